@@ -1,0 +1,67 @@
+# Flame's two commands are `make run` and `make test`; both install what is missing first.
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+CARGO ?= cargo
+APP := target/debug/flame-desktop
+UI_SOURCES := $(shell find ui/src ui/index.html -type f 2>/dev/null) vite.config.ts package-lock.json
+XVFB := xvfb-run -a -s "-screen 0 1280x800x24"
+
+.PHONY: help setup run build ui test fmt-check clippy rust-test ui-check e2e bindings fmt clean
+
+help:
+	@echo "make run    install what is missing, build, and open Flame"
+	@echo "make test   install what is missing, then every check (format, lints, Rust, UI, end-to-end)"
+	@echo "make setup  only install what is missing"
+	@echo "make bindings  regenerate ui/src/bindings.ts from the Rust types"
+	@echo "make fmt    format the Rust code"
+
+setup:
+	@scripts/setup.sh
+
+# The Tauri shell embeds ui/dist at compile time, so the UI is built before any cargo step that
+# compiles src-tauri.
+ui: ui/dist/index.html
+ui/dist/index.html: $(UI_SOURCES)
+	npm run --silent build
+
+build: setup ui
+	$(CARGO) build -p flame-desktop
+
+# Opens the window on the desktop, or under Xvfb when there is no display.
+run: build
+	@if [ -n "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ]; then exec $(APP); \
+	else echo "no display: running Flame under Xvfb"; exec $(XVFB) $(APP); fi
+
+test: setup ui fmt-check clippy rust-test ui-check e2e
+	@echo "make test: every check passed"
+
+fmt-check:
+	$(CARGO) fmt --all --check
+
+clippy:
+	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+
+# Includes the bindings freshness check (src-tauri) and the repository rules (tidy).
+rust-test:
+	$(CARGO) test --workspace --locked
+
+ui-check:
+	npm run --silent typecheck
+	npm run --silent lint
+	npm run --silent test:ui
+
+e2e: ui
+	$(CARGO) build -p flame-desktop --locked
+	$(XVFB) npm run --silent test:e2e
+
+bindings:
+	FLAME_BLESS=1 $(CARGO) test -p flame-desktop --lib bindings
+
+fmt:
+	$(CARGO) fmt --all
+
+clean:
+	$(CARGO) clean
+	rm -rf ui/dist

@@ -1,0 +1,57 @@
+//! The one error shape at the boundary: a code a front end may branch on and a message a person
+//! can act on.
+
+use std::fmt::Display;
+
+use flame_store::OpenError;
+use serde::{Deserialize, Serialize};
+
+/// What a front end can branch on. Only codes some front end actually treats differently belong
+/// here; everything else is `Internal` with a clear message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The data directory cannot be created, opened or written.
+    DataDirUnusable,
+    /// The database file exists but Flame cannot read it; it was left untouched.
+    DatabaseUnreadable,
+    /// Anything else; the message says what failed.
+    Internal,
+}
+
+/// An error as it crosses to a front end: `{code, message}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type, thiserror::Error)]
+#[error("{message}")]
+pub struct ApiError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> ApiError {
+        ApiError { code, message: message.into() }
+    }
+
+    /// An unexpected failure while doing `what` (a phrase such as "read the schema version").
+    pub fn internal(what: &str, cause: impl Display) -> ApiError {
+        ApiError::new(ErrorCode::Internal, format!("could not {what}: {cause}"))
+    }
+
+    pub(crate) fn from_open(err: OpenError) -> ApiError {
+        let code = match err {
+            OpenError::NotADatabase { .. } | OpenError::TooNew { .. } => {
+                ErrorCode::DatabaseUnreadable
+            }
+            OpenError::CannotOpen { .. } => ErrorCode::DataDirUnusable,
+            OpenError::Sqlite { .. } => ErrorCode::Internal,
+        };
+        let advice = match code {
+            ErrorCode::DatabaseUnreadable => {
+                "; Flame left the file as it was: move it aside to start afresh, or set FLAME_HOME to another folder"
+            }
+            ErrorCode::DataDirUnusable => "; set FLAME_HOME to a folder you can write",
+            ErrorCode::Internal => "",
+        };
+        ApiError::new(code, format!("{err}{advice}"))
+    }
+}

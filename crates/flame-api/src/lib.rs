@@ -1,0 +1,80 @@
+//! The facade every Flame front end calls.
+//!
+//! The desktop shell and the command line both go through this crate: they resolve a
+//! [`DataDir`], open a [`Flame`] on it, and call plain methods that return domain results or an
+//! [`ApiError`]. The types here are the transport types: they derive `serde` and `specta::Type`
+//! so that the desktop shell can generate their TypeScript twins.
+
+mod data_dir;
+mod error;
+pub mod logging;
+
+use std::sync::{Mutex, MutexGuard};
+
+use flame_store::Store;
+use serde::Serialize;
+
+pub use data_dir::{DataDir, DataDirSource};
+pub use error::{ApiError, ErrorCode};
+
+/// Flame's version, as every front end reports it.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// An open Flame: a data directory and its store.
+#[derive(Debug)]
+pub struct Flame {
+    data_dir: DataDir,
+    // One connection behind a mutex is enough while every operation is short; the store's own
+    // busy timeout handles other processes.
+    store: Mutex<Store>,
+}
+
+/// What the front ends show about the running Flame.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+pub struct AppInfo {
+    /// Flame's version.
+    pub version: String,
+    /// The data directory in use, absolute.
+    pub data_dir: String,
+    /// Where the data directory setting came from.
+    pub data_dir_source: DataDirSource,
+    /// The SQLite database inside the data directory.
+    pub database_path: String,
+    /// The schema version the database is at.
+    pub schema_version: u32,
+}
+
+impl Flame {
+    /// Creates the data directory if needed and opens (creating or migrating) its database.
+    pub fn open(data_dir: DataDir) -> Result<Flame, ApiError> {
+        data_dir.create()?;
+        let store = Store::open(&data_dir.database_path()).map_err(ApiError::from_open)?;
+        tracing::info!(data_dir = %data_dir.path().display(), "Flame opened");
+        Ok(Flame { data_dir, store: Mutex::new(store) })
+    }
+
+    /// The data directory this Flame works in.
+    pub fn data_dir(&self) -> &DataDir {
+        &self.data_dir
+    }
+
+    /// The running Flame's version, data directory and database, read from the store.
+    pub fn info(&self) -> Result<AppInfo, ApiError> {
+        let store = self.store()?;
+        let schema_version =
+            store.schema_version().map_err(|e| ApiError::internal("read the schema version", e))?;
+        Ok(AppInfo {
+            version: VERSION.to_owned(),
+            data_dir: self.data_dir.path().display().to_string(),
+            data_dir_source: self.data_dir.source(),
+            database_path: store.path().display().to_string(),
+            schema_version,
+        })
+    }
+
+    fn store(&self) -> Result<MutexGuard<'_, Store>, ApiError> {
+        // A panic while the lock was held cannot leave the store half-written (every write is
+        // one SQLite transaction), so a poisoned lock is safe to take over.
+        Ok(self.store.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+    }
+}

@@ -1,0 +1,55 @@
+//! Diagnostic logging for every front end: `tracing` events go to stderr and, when the data
+//! directory can be written, to a daily-rotated file in its `diagnostics/` folder.
+
+use std::path::Path;
+
+use tracing_appender::non_blocking::WorkerGuard;
+use tracing_appender::rolling::{RollingFileAppender, Rotation};
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+
+/// How many daily log files are kept before the oldest is removed.
+const KEPT_LOG_FILES: usize = 7;
+
+/// Keeps the file writer flushing; drop it only when the program ends.
+#[derive(Debug)]
+pub struct LoggingGuard {
+    _file: Option<WorkerGuard>,
+}
+
+/// Installs the global subscriber. `filter` is an `EnvFilter` directive such as `"info"` or
+/// `"flame_store=debug"`; an invalid one falls back to `info`. `file_dir` is where the rotating
+/// file goes; if it cannot be created, logging goes to stderr only and says so.
+///
+/// Installing twice (as tests may) keeps the first subscriber.
+pub fn init(filter: &str, file_dir: Option<&Path>) -> LoggingGuard {
+    let filter = EnvFilter::try_new(filter).unwrap_or_else(|_| EnvFilter::new("info"));
+    let stderr = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+
+    let appender = file_dir.map(|dir| {
+        RollingFileAppender::builder()
+            .rotation(Rotation::DAILY)
+            .filename_prefix("flame")
+            .filename_suffix("log")
+            .max_log_files(KEPT_LOG_FILES)
+            .build(dir)
+            .map_err(|e| format!("cannot write diagnostic logs to {}: {e}", dir.display()))
+    });
+    let (file_layer, guard, file_error) = match appender {
+        Some(Ok(appender)) => {
+            let (writer, guard) = tracing_appender::non_blocking(appender);
+            let layer = tracing_subscriber::fmt::layer().with_ansi(false).with_writer(writer);
+            (Some(layer), Some(guard), None)
+        }
+        Some(Err(message)) => (None, None, Some(message)),
+        None => (None, None, None),
+    };
+
+    let installed =
+        tracing_subscriber::registry().with(filter).with(stderr).with(file_layer).try_init();
+    if let (Ok(()), Some(message)) = (installed, file_error) {
+        tracing::warn!("{message}; logging to stderr only");
+    }
+    LoggingGuard { _file: guard }
+}

@@ -1,0 +1,129 @@
+//! Flame's SQLite store.
+//!
+//! This is the only crate that writes SQL. It owns the database file, its pragmas and the
+//! versioned migrations; the crates above it see typed operations, never connections.
+
+mod migrations;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode as SqliteCode, OpenFlags};
+
+pub use migrations::LATEST_SCHEMA_VERSION;
+
+/// How long a writer waits for another process's lock before giving up. The app, the command
+/// line and MCP servers share one database, so short waits are normal and must not fail.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Why the store could not be opened. Callers branch on this: an unreadable file is shown to the
+/// person differently from a location that cannot be written at all.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The file exists but is not an SQLite database (or is damaged beyond SQLite's recognition).
+    #[error("{} is not a Flame database (the file is damaged or is some other kind of file)", path.display())]
+    NotADatabase { path: PathBuf },
+    /// The file or its folder cannot be opened or written.
+    #[error("cannot open the database at {}: {source}", path.display())]
+    CannotOpen { path: PathBuf, source: rusqlite::Error },
+    /// The database was written by a newer Flame; opening it would risk data written by that
+    /// version, so it is refused rather than migrated downwards.
+    #[error(
+        "the database at {} has schema version {found}, newer than this Flame understands ({supported}); update Flame",
+        path.display()
+    )]
+    TooNew { path: PathBuf, found: u32, supported: u32 },
+    /// Any other SQLite failure while opening or migrating.
+    #[error("cannot prepare the database at {}: {source}", path.display())]
+    Sqlite { path: PathBuf, source: rusqlite::Error },
+}
+
+/// An open Flame database.
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path`, switches it to WAL, and applies any
+    /// pending migrations. The folder must already exist.
+    pub fn open(path: &Path) -> Result<Store, OpenError> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let mut conn =
+            Connection::open_with_flags(path, flags).map_err(|source| classify(path, source))?;
+        configure(&conn).map_err(|source| classify(path, source))?;
+        migrations::apply(&mut conn, path)?;
+        tracing::debug!(path = %path.display(), "store opened");
+        Ok(Store { conn, path: path.to_path_buf() })
+    }
+
+    /// The database file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version the database is at; after `open` this is [`LATEST_SCHEMA_VERSION`].
+    pub fn schema_version(&self) -> rusqlite::Result<u32> {
+        migrations::current_version(&self.conn)
+    }
+
+    /// The journal mode SQLite reports, lower-case (`"wal"` once opened).
+    pub fn journal_mode(&self) -> rusqlite::Result<String> {
+        self.conn.query_row("PRAGMA journal_mode", [], |row| row.get(0))
+    }
+}
+
+/// Applies the connection settings every Flame connection needs. Reading `journal_mode` is also
+/// the first real read of the file, which is where SQLite notices a file that is not a database.
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        tracing::warn!(%mode, "SQLite refused WAL; concurrent readers will wait for writers");
+    }
+    conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")?;
+    Ok(())
+}
+
+/// Sorts an SQLite error met while opening into the cases a person can act on differently.
+fn classify(path: &Path, source: rusqlite::Error) -> OpenError {
+    let path = path.to_path_buf();
+    match source.sqlite_error_code() {
+        Some(SqliteCode::NotADatabase) => OpenError::NotADatabase { path },
+        Some(
+            SqliteCode::CannotOpen
+            | SqliteCode::ReadOnly
+            | SqliteCode::PermissionDenied
+            | SqliteCode::DiskFull
+            | SqliteCode::SystemIoFailure,
+        ) => OpenError::CannotOpen { path, source },
+        _ => OpenError::Sqlite { path, source },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classify_sorts_not_a_database_apart() {
+        let err = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_NOTADB),
+            None,
+        );
+        assert!(matches!(classify(Path::new("x.db"), err), OpenError::NotADatabase { .. }));
+    }
+
+    #[test]
+    fn classify_sorts_cannot_open_apart() {
+        let err = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
+            None,
+        );
+        assert!(matches!(classify(Path::new("x.db"), err), OpenError::CannotOpen { .. }));
+    }
+}

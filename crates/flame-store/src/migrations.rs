@@ -1,0 +1,72 @@
+//! Versioned schema migrations.
+//!
+//! The schema version lives in SQLite's `user_version`. Each migration runs in its own
+//! transaction together with the version bump, so a crash leaves the database at a whole version.
+//! Migrations are only ever appended: a released migration is never edited.
+
+use std::path::Path;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use crate::OpenError;
+
+struct Migration {
+    version: u32,
+    sql: &'static str,
+}
+
+/// Every migration, in order. Version N is at index N - 1.
+const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    // Facts about the database itself, such as which Flame created it, kept as key/value text.
+    sql: "CREATE TABLE store_meta (
+              key   TEXT PRIMARY KEY NOT NULL,
+              value TEXT NOT NULL
+          ) STRICT;",
+}];
+
+/// The version a freshly opened database is at.
+pub const LATEST_SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+pub(crate) fn current_version(conn: &Connection) -> rusqlite::Result<u32> {
+    conn.query_row("PRAGMA user_version", [], |row| row.get(0))
+}
+
+/// Brings the database up to [`LATEST_SCHEMA_VERSION`], refusing one that is newer.
+pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), OpenError> {
+    let sqlite = |source| crate::classify(path, source);
+    let found = current_version(conn).map_err(sqlite)?;
+    if found > LATEST_SCHEMA_VERSION {
+        return Err(OpenError::TooNew {
+            path: path.to_path_buf(),
+            found,
+            supported: LATEST_SCHEMA_VERSION,
+        });
+    }
+    for migration in MIGRATIONS.iter().filter(|m| m.version > found) {
+        // IMMEDIATE takes the write lock up front, so two processes opening a new database at
+        // once cannot both run the same migration.
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sqlite)?;
+        // Another process may have migrated while this one waited for the lock.
+        if current_version(&tx).map_err(sqlite)? >= migration.version {
+            continue;
+        }
+        tx.execute_batch(migration.sql).map_err(sqlite)?;
+        tx.pragma_update(None, "user_version", migration.version).map_err(sqlite)?;
+        tx.commit().map_err(sqlite)?;
+        tracing::info!(version = migration.version, "migrated the database");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_are_dense_and_start_at_one() {
+        for (index, migration) in MIGRATIONS.iter().enumerate() {
+            assert_eq!(migration.version as usize, index + 1);
+        }
+    }
+}

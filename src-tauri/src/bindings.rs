@@ -1,0 +1,55 @@
+//! The command list, and the TypeScript bindings generated from it.
+//!
+//! `ui/src/bindings.ts` is generated from the Rust types here and committed. The test below
+//! fails when it is stale; `FLAME_BLESS=1 cargo test -p flame-desktop bindings` rewrites it.
+
+use std::path::{Path, PathBuf};
+
+use specta_typescript::Typescript;
+use tauri::Runtime;
+use tauri_specta::{Builder, collect_commands, collect_events};
+
+use crate::commands;
+
+const HEADER: &str = "// Generated from the Rust types by src-tauri/src/bindings.rs. Do not edit by hand:\n\
+// run `make bindings` (FLAME_BLESS=1 cargo test -p flame-desktop bindings) after changing them.";
+
+/// Every command and event the UI may use, for the given runtime.
+pub fn builder<R: Runtime>() -> Builder<R> {
+    Builder::<R>::new().commands(collect_commands![commands::app_info]).events(collect_events![])
+}
+
+/// Where the committed bindings live.
+pub fn committed_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src/bindings.ts")
+}
+
+/// Writes the bindings to `path`.
+pub fn export(path: &Path) -> Result<(), String> {
+    builder::<tauri::Wry>()
+        .export(Typescript::default().header(HEADER), path)
+        .map_err(|e| format!("cannot export the TypeScript bindings to {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bindings_are_fresh() {
+        let fresh = tempfile::NamedTempFile::new().unwrap();
+        export(fresh.path()).unwrap();
+        let fresh = std::fs::read_to_string(fresh.path()).unwrap();
+        let committed_path = committed_path();
+        if std::env::var_os("FLAME_BLESS").is_some() {
+            std::fs::write(&committed_path, &fresh).unwrap();
+            return;
+        }
+        let committed = std::fs::read_to_string(&committed_path).unwrap_or_default();
+        assert!(
+            committed == fresh,
+            "{} is stale: run `make bindings` and commit the result",
+            committed_path.display()
+        );
+    }
+}

@@ -1,0 +1,47 @@
+//! Flame's desktop shell: the window, the Tauri commands and the state they share.
+//!
+//! Nothing here decides anything about frames, context or models: commands convert their
+//! arguments, call `flame-api`, and hand back its result or its `{code, message}` error.
+
+pub mod bindings;
+mod commands;
+mod startup;
+
+pub use startup::Startup;
+
+use tauri::Runtime;
+
+/// Puts Flame's commands, events and state on a Tauri builder: the app does this on the real
+/// runtime, the command tests on the mock one, so both exercise the same wiring.
+pub fn assemble<R: Runtime>(builder: tauri::Builder<R>, startup: Startup) -> tauri::Builder<R> {
+    let bindings = bindings::builder::<R>();
+    builder.invoke_handler(bindings.invoke_handler()).manage(startup).setup(move |app| {
+        bindings.mount_events(app);
+        Ok(())
+    })
+}
+
+/// Opens Flame on its data directory and runs the window until it is closed.
+///
+/// A data directory or database that cannot be used does not stop the window from opening: the
+/// failure is kept in [`Startup`] and every command answers with it, so the UI shows the person
+/// a clear error instead of the process dying.
+pub fn run() {
+    let filter = std::env::var("FLAME_LOG").unwrap_or_else(|_| "info".to_owned());
+    let data_dir = flame_api::DataDir::from_env();
+    let log_dir = data_dir.as_ref().ok().map(flame_api::DataDir::diagnostics_dir);
+    let _logging = flame_api::logging::init(&filter, log_dir.as_deref());
+
+    let startup = Startup::open(data_dir);
+    if let Err(err) = startup.flame() {
+        tracing::error!(code = ?err.code, "Flame could not start: {}", err.message);
+    }
+
+    let result = assemble(tauri::Builder::default(), startup)
+        .run(tauri::generate_context!("../tauri.conf.json"));
+    if let Err(err) = result {
+        // Without a window there is nowhere else to say it.
+        tracing::error!("the window could not be opened: {err}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,152 @@
+// Starts the real Flame window under WebDriver and hands a test a session on it.
+//
+// Each launch gets its own tauri-driver (which starts WebKitWebDriver, which starts Flame) on free
+// ports, with FLAME_HOME set to the test's data directory, so tests never share state. When the
+// test body fails, a screenshot of the window is saved under tests/e2e/artifacts/.
+
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { homedir, tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { Builder, By, until, type WebDriver, type WebElement } from "selenium-webdriver";
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const ARTIFACTS = join(REPO, "tests/e2e/artifacts");
+
+/** The app binary under test: $FLAME_APP, else the debug build. */
+export const APP_BINARY = process.env["FLAME_APP"] ?? join(REPO, "target/debug/flame-desktop");
+
+function tauriDriverPath(): string {
+  const fromEnv = process.env["TAURI_DRIVER"];
+  if (fromEnv !== undefined) return fromEnv;
+  const cargoHome = process.env["CARGO_HOME"] ?? join(homedir(), ".cargo");
+  return join(cargoHome, "bin/tauri-driver");
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => {
+        if (address !== null && typeof address === "object") resolvePort(address.port);
+        else reject(new Error("no port was assigned"));
+      });
+    });
+  });
+}
+
+async function waitForDriver(port: number, driver: ChildProcess, log: () => string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    if (driver.exitCode !== null) {
+      throw new Error(`tauri-driver exited with ${driver.exitCode}:\n${log()}`);
+    }
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/status`);
+      if (response.ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`tauri-driver did not answer on port ${port}:\n${log()}`);
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolveStop) => {
+    child.once("exit", () => resolveStop());
+    // SIGTERM, never SIGKILL: tauri-driver only stops its WebKitWebDriver child when asked nicely.
+    child.kill("SIGTERM");
+  });
+}
+
+export interface App {
+  driver: WebDriver;
+  /** The data directory this app was started on. */
+  home: string;
+  /** Waits for an element matching a CSS selector to be present and visible. */
+  find(css: string): Promise<WebElement>;
+}
+
+export interface LaunchOptions {
+  /**
+   * Prepares the data directory inside `scratch` (a fresh temporary folder, removed afterwards)
+   * and returns the path to use as FLAME_HOME. By default it is `scratch/home`, not yet created.
+   */
+  prepareHome?: (scratch: string) => Promise<string>;
+}
+
+/**
+ * Runs `body` against a freshly started Flame window and always tears it down. `name` names the
+ * screenshot saved when `body` throws.
+ */
+export async function withApp(
+  name: string,
+  body: (app: App) => Promise<void>,
+  options: LaunchOptions = {},
+): Promise<void> {
+  if (!existsSync(APP_BINARY)) {
+    throw new Error(`${APP_BINARY} does not exist: build the app first (make build)`);
+  }
+  const scratch = await mkdtemp(join(tmpdir(), "flame-e2e-"));
+  const home = options.prepareHome ? await options.prepareHome(scratch) : join(scratch, "home");
+  const [port, nativePort] = [await freePort(), await freePort()];
+
+  let output = "";
+  const tauriDriver = spawn(
+    tauriDriverPath(),
+    ["--port", String(port), "--native-port", String(nativePort)],
+    { env: { ...process.env, FLAME_HOME: home, FLAME_LOG: "info" }, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  tauriDriver.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  tauriDriver.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  tauriDriver.once("error", (err) => (output += `\nspawn failed: ${err.message}`));
+
+  let driver: WebDriver | undefined;
+  try {
+    await waitForDriver(port, tauriDriver, () => output);
+    driver = await new Builder()
+      .usingServer(`http://127.0.0.1:${port}/`)
+      .withCapabilities({ browserName: "wry", "tauri:options": { application: APP_BINARY } })
+      .build();
+    const session = driver;
+    const app: App = {
+      driver: session,
+      home,
+      async find(css) {
+        const element = await session.wait(until.elementLocated(By.css(css)), 10_000);
+        await session.wait(until.elementIsVisible(element), 10_000);
+        return element;
+      },
+    };
+    try {
+      await body(app);
+    } catch (err) {
+      await saveScreenshot(session, name, output);
+      throw err;
+    }
+  } finally {
+    await driver?.quit().catch(() => undefined);
+    await stop(tauriDriver);
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+async function saveScreenshot(driver: WebDriver, name: string, log: string): Promise<void> {
+  const file = name.replace(/[^a-z0-9]+/gi, "-").toLowerCase();
+  try {
+    await mkdir(ARTIFACTS, { recursive: true });
+    await writeFile(join(ARTIFACTS, `${file}.png`), await driver.takeScreenshot(), "base64");
+    await writeFile(join(ARTIFACTS, `${file}.log`), log);
+    console.error(`saved tests/e2e/artifacts/${file}.png`);
+  } catch (err) {
+    console.error(`could not save a screenshot for ${name}: ${String(err)}`);
+  }
+}

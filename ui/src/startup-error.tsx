@@ -1,0 +1,21 @@
+import type { ApiError, ErrorCode } from "./bindings";
+
+const HEADLINE: Record<ErrorCode, string> = {
+  data_dir_unusable: "Flame cannot use its data directory",
+  database_unreadable: "Flame cannot read its database",
+  internal: "Flame could not start",
+};
+
+/** Shown instead of the panes when the backend could not open the data directory. */
+export function StartupError({ error }: { error: ApiError }) {
+  return (
+    <div class="startup-error" role="alert" data-testid="startup-error" data-code={error.code}>
+      <h1>{HEADLINE[error.code]}</h1>
+      <p class="error-message">{error.message}</p>
+      <p class="muted">
+        Nothing was changed on disk. Fix the location or set <code>FLAME_HOME</code>, then start
+        Flame again.
+      </p>
+    </div>
+  );
+}
