@@ -28,6 +28,10 @@ pub fn init(filter: &str, file_dir: Option<&Path>) -> LoggingGuard {
     let stderr = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
 
     let appender = file_dir.map(|dir| {
+        // The appender prunes old files by listing the folder, and complains on stderr when the
+        // folder is not there yet, so it is created first.
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot write diagnostic logs to {}: {e}", dir.display()))?;
         RollingFileAppender::builder()
             .rotation(Rotation::DAILY)
             .filename_prefix("flame")
