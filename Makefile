@@ -8,12 +8,13 @@ APP := target/debug/flame-desktop
 UI_SOURCES := $(shell find ui/src ui/index.html -type f 2>/dev/null) vite.config.ts package-lock.json
 XVFB := xvfb-run -a -s "-screen 0 1280x800x24"
 
-.PHONY: help setup run build ui test fmt-check clippy rust-test ui-check e2e bindings fmt clean
+.PHONY: help setup run build ui test fmt-check clippy rust-test ui-check e2e bench bindings fmt clean
 
 help:
 	@echo "make run    install what is missing, build, and open Flame"
 	@echo "make test   install what is missing, then every check (format, lints, Rust, UI, end-to-end)"
 	@echo "make setup  only install what is missing"
+	@echo "make bench  every benchmark, one line per figure: BENCH <name> <value> <unit>"
 	@echo "make bindings  regenerate ui/src/bindings.ts from the Rust types"
 	@echo "make fmt    format the Rust code"
 
@@ -31,8 +32,8 @@ build: setup ui
 
 # Opens the window on the desktop, or under Xvfb when there is no display.
 run: build
-	@if [ -n "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ]; then exec $(APP); \
-	else echo "no display: running Flame under Xvfb"; exec $(XVFB) $(APP); fi
+	@if [ -n "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ]; then $(APP); \
+	else echo "no display: running Flame under Xvfb"; $(XVFB) $(APP); fi
 
 test: setup ui fmt-check clippy rust-test ui-check e2e
 	@echo "make test: every check passed"
@@ -55,6 +56,11 @@ ui-check:
 e2e: ui
 	$(CARGO) build -p flame-desktop --locked
 	$(XVFB) npm run --silent test:e2e
+
+# Each benchmark prints `BENCH <name> <value> <unit>` lines on stdout; the rest goes to stderr.
+BENCHES := -p flame-store --bench store -p flame-api --bench append
+bench: setup
+	@$(CARGO) bench --locked $(BENCHES) | grep '^BENCH '
 
 bindings:
 	FLAME_BLESS=1 $(CARGO) test -p flame-desktop --lib bindings

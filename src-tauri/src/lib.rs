@@ -30,7 +30,10 @@ pub fn run() {
     let filter = std::env::var("FLAME_LOG").unwrap_or_else(|_| "info".to_owned());
     let data_dir = flame_api::DataDir::from_env();
     let log_dir = data_dir.as_ref().ok().map(flame_api::DataDir::diagnostics_dir);
-    let _logging = flame_api::logging::init(&filter, log_dir.as_deref());
+    let logging = flame_api::logging::init(&filter, log_dir.as_deref());
+    if let Some(problem) = &logging.file_error {
+        tracing::warn!("{problem}; logging to stderr only");
+    }
 
     let startup = Startup::open(data_dir);
     if let Err(err) = startup.flame() {

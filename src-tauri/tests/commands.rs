@@ -48,7 +48,7 @@ fn app_info_reports_the_data_directory_it_opened() {
     assert_eq!(info["data_dir"], home.display().to_string());
     assert_eq!(info["data_dir_source"], "flame_home");
     assert_eq!(info["database_path"], home.join("flame.db").display().to_string());
-    assert_eq!(info["schema_version"], 1);
+    assert_eq!(info["schema_version"], flame_api::SCHEMA_VERSION);
     assert!(home.join("flame.db").is_file());
 }
 

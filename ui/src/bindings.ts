@@ -47,6 +47,15 @@ export type ErrorCode =
 "data_dir_unusable" | 
 /**  The database file exists but Flame cannot read it; it was left untouched. */
 "database_unreadable" | 
+/**  A tree or frame named in the request does not exist (or there is no tree yet). */
+"not_found" | 
+/**  The lifecycle rules refused the operation in the frame's current state; nothing changed. */
+"refused" | 
+/**
+ *  The request itself is malformed (an empty title, a missing reason, a bad id); nothing
+ *  changed.
+ */
+"invalid" | 
 /**  Anything else; the message says what failed. */
 "internal";
 

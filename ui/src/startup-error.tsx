@@ -1,9 +1,14 @@
 import type { ApiError, ErrorCode } from "./bindings";
 
+// Startup fails only with the first three codes; the others belong to frame operations and are
+// listed because the record must cover every code.
 const HEADLINE: Record<ErrorCode, string> = {
   data_dir_unusable: "Flame cannot use its data directory",
   database_unreadable: "Flame cannot read its database",
   internal: "Flame could not start",
+  not_found: "Flame could not start",
+  refused: "Flame could not start",
+  invalid: "Flame could not start",
 };
 
 /** Shown instead of the panes when the backend could not open the data directory. */

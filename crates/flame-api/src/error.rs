@@ -3,7 +3,8 @@
 
 use std::fmt::Display;
 
-use flame_store::OpenError;
+use flame_model::FrameError;
+use flame_store::{OpenError, StoreError};
 use serde::{Deserialize, Serialize};
 
 /// What a front end can branch on. Only codes some front end actually treats differently belong
@@ -15,6 +16,13 @@ pub enum ErrorCode {
     DataDirUnusable,
     /// The database file exists but Flame cannot read it; it was left untouched.
     DatabaseUnreadable,
+    /// A tree or frame named in the request does not exist (or there is no tree yet).
+    NotFound,
+    /// The lifecycle rules refused the operation in the frame's current state; nothing changed.
+    Refused,
+    /// The request itself is malformed (an empty title, a missing reason, a bad id); nothing
+    /// changed.
+    Invalid,
     /// Anything else; the message says what failed.
     Internal,
 }
@@ -50,8 +58,30 @@ impl ApiError {
                 "; Flame left the file as it was: move it aside to start afresh, or set FLAME_HOME to another folder"
             }
             ErrorCode::DataDirUnusable => "; set FLAME_HOME to a folder you can write",
-            ErrorCode::Internal => "",
+            _ => "",
         };
         ApiError::new(code, format!("{err}{advice}"))
+    }
+}
+
+impl From<FrameError> for ApiError {
+    fn from(err: FrameError) -> ApiError {
+        let code = match err {
+            FrameError::NoSuchFrame(_) | FrameError::NoSuchTree(_) | FrameError::NoCurrentTree => {
+                ErrorCode::NotFound
+            }
+            FrameError::Refused { .. } => ErrorCode::Refused,
+            FrameError::Invalid(_) => ErrorCode::Invalid,
+        };
+        ApiError::new(code, err.to_string())
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(err: StoreError) -> ApiError {
+        match err {
+            StoreError::Frame(err) => err.into(),
+            other => ApiError::internal("update the database", other),
+        }
     }
 }

@@ -5,8 +5,11 @@
 //! [`ApiError`]. The types here are the transport types: they derive `serde` and `specta::Type`
 //! so that the desktop shell can generate their TypeScript twins.
 
+mod clock;
 mod data_dir;
 mod error;
+pub mod frame_log;
+mod frames;
 pub mod logging;
 
 use std::sync::{Mutex, MutexGuard};
@@ -14,8 +17,13 @@ use std::sync::{Mutex, MutexGuard};
 use flame_store::Store;
 use serde::Serialize;
 
+pub use clock::Env;
 pub use data_dir::{DataDir, DataDirSource};
 pub use error::{ApiError, ErrorCode};
+pub use frames::{FrameEntry, PlanSpec, PopRequest, TreeListEntry, TreeStatus};
+
+/// The database schema this Flame writes.
+pub const SCHEMA_VERSION: u32 = flame_store::LATEST_SCHEMA_VERSION;
 
 /// Flame's version, as every front end reports it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -27,6 +35,7 @@ pub struct Flame {
     // One connection behind a mutex is enough while every operation is short; the store's own
     // busy timeout handles other processes.
     store: Mutex<Store>,
+    env: Mutex<Env>,
 }
 
 /// What the front ends show about the running Flame.
@@ -45,12 +54,25 @@ pub struct AppInfo {
 }
 
 impl Flame {
-    /// Creates the data directory if needed and opens (creating or migrating) its database.
+    /// Creates the data directory if needed, opens (creating or migrating) its database, and
+    /// repairs any frame log a crash left behind; time and ids come from the system.
     pub fn open(data_dir: DataDir) -> Result<Flame, ApiError> {
+        Flame::open_with(data_dir, Env::system())
+    }
+
+    /// [`Flame::open`] with the given sources of time and ids.
+    pub fn open_with(data_dir: DataDir, env: Env) -> Result<Flame, ApiError> {
         data_dir.create()?;
-        let store = Store::open(&data_dir.database_path()).map_err(ApiError::from_open)?;
+        let mut store = Store::open(&data_dir.database_path()).map_err(ApiError::from_open)?;
+        match frame_log::sync_pending(&mut store, data_dir.path()) {
+            Ok(0) => {}
+            Ok(repaired) => {
+                tracing::info!(repaired, "brought frame logs up to date with the database")
+            }
+            Err(err) => tracing::warn!("frame logs could not be repaired: {err:#}"),
+        }
         tracing::info!(data_dir = %data_dir.path().display(), "Flame opened");
-        Ok(Flame { data_dir, store: Mutex::new(store) })
+        Ok(Flame { data_dir, store: Mutex::new(store), env: Mutex::new(env) })
     }
 
     /// The data directory this Flame works in.
@@ -60,7 +82,7 @@ impl Flame {
 
     /// The running Flame's version, data directory and database, read from the store.
     pub fn info(&self) -> Result<AppInfo, ApiError> {
-        let store = self.store()?;
+        let store = self.store();
         let schema_version =
             store.schema_version().map_err(|e| ApiError::internal("read the schema version", e))?;
         Ok(AppInfo {
@@ -72,9 +94,13 @@ impl Flame {
         })
     }
 
-    fn store(&self) -> Result<MutexGuard<'_, Store>, ApiError> {
+    fn store(&self) -> MutexGuard<'_, Store> {
         // A panic while the lock was held cannot leave the store half-written (every write is
         // one SQLite transaction), so a poisoned lock is safe to take over.
-        Ok(self.store.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+        self.store.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn env(&self) -> MutexGuard<'_, Env> {
+        self.env.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }

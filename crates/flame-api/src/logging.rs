@@ -16,13 +16,14 @@ const KEPT_LOG_FILES: usize = 7;
 #[derive(Debug)]
 pub struct LoggingGuard {
     _file: Option<WorkerGuard>,
+    /// Why the log file could not be written, if it could not; logging then goes to stderr
+    /// only. The caller decides whether that is worth saying.
+    pub file_error: Option<String>,
 }
 
 /// Installs the global subscriber. `filter` is an `EnvFilter` directive such as `"info"` or
 /// `"flame_store=debug"`; an invalid one falls back to `info`. `file_dir` is where the rotating
-/// file goes; if it cannot be created, logging goes to stderr only and says so.
-///
-/// Installing twice (as tests may) keeps the first subscriber.
+/// file goes; if it cannot be created, logging goes to stderr only and the guard says why.
 pub fn init(filter: &str, file_dir: Option<&Path>) -> LoggingGuard {
     let filter = EnvFilter::try_new(filter).unwrap_or_else(|_| EnvFilter::new("info"));
     let stderr = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
@@ -50,10 +51,7 @@ pub fn init(filter: &str, file_dir: Option<&Path>) -> LoggingGuard {
         None => (None, None, None),
     };
 
-    let installed =
-        tracing_subscriber::registry().with(filter).with(stderr).with(file_layer).try_init();
-    if let (Ok(()), Some(message)) = (installed, file_error) {
-        tracing::warn!("{message}; logging to stderr only");
-    }
-    LoggingGuard { _file: guard }
+    // A second call (as in tests) keeps the first subscriber.
+    let _ = tracing_subscriber::registry().with(filter).with(stderr).with(file_layer).try_init();
+    LoggingGuard { _file: guard, file_error }
 }

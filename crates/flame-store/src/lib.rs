@@ -3,14 +3,21 @@
 //! This is the only crate that writes SQL. It owns the database file, its pragmas and the
 //! versioned migrations; the crates above it see typed operations, never connections.
 
+mod frames;
+mod import;
 mod migrations;
+mod rows;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode as SqliteCode, OpenFlags};
 
+pub use frames::{Change, MAX_MESSAGE_BYTES, PlanItem, Pop, TreeSummary};
+pub use import::{ImportCounts, ImportedMessage};
 pub use migrations::LATEST_SCHEMA_VERSION;
+
+use flame_model::FrameError;
 
 /// How long a writer waits for another process's lock before giving up. The app, the command
 /// line and MCP servers share one database, so short waits are normal and must not fail.
@@ -36,6 +43,33 @@ pub enum OpenError {
     /// Any other SQLite failure while opening or migrating.
     #[error("cannot prepare the database at {}: {source}", path.display())]
     Sqlite { path: PathBuf, source: rusqlite::Error },
+}
+
+/// Why a store operation failed. Callers branch on it: a refused frame operation goes back to
+/// the person or model as it is; a taken id is retried with another; the rest is a fault.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The lifecycle rules or the input refused the operation; nothing was changed.
+    #[error(transparent)]
+    Frame(#[from] FrameError),
+    /// A new tree or frame id is already in use; nothing was changed.
+    #[error("the id {0} is already taken")]
+    IdTaken(String),
+    /// SQLite failed; the transaction was rolled back.
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+impl StoreError {
+    /// A primary-key clash on insert means the id is taken; anything else stays a fault.
+    fn taken_or(err: rusqlite::Error, id: &str) -> StoreError {
+        match err.sqlite_error_code() {
+            Some(SqliteCode::ConstraintViolation) if err.to_string().contains(".id") => {
+                StoreError::IdTaken(id.to_owned())
+            }
+            _ => StoreError::Sqlite(err),
+        }
+    }
 }
 
 /// An open Flame database.
@@ -85,7 +119,12 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     if !mode.eq_ignore_ascii_case("wal") {
         tracing::warn!(%mode, "SQLite refused WAL; concurrent readers will wait for writers");
     }
-    conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")?;
+    // A 64 MiB page cache and memory-mapped reads keep large trees (100k frames, 1M messages)
+    // fast to load; both are upper bounds, not allocations.
+    conn.execute_batch(
+        "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;
+         PRAGMA cache_size = -65536; PRAGMA mmap_size = 268435456;",
+    )?;
     Ok(())
 }
 

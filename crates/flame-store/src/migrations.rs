@@ -16,14 +16,17 @@ struct Migration {
 }
 
 /// Every migration, in order. Version N is at index N - 1.
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    // Facts about the database itself, such as which Flame created it, kept as key/value text.
-    sql: "CREATE TABLE store_meta (
-              key   TEXT PRIMARY KEY NOT NULL,
-              value TEXT NOT NULL
-          ) STRICT;",
-}];
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        // Facts about the database itself (such as the current tree), as key/value text.
+        sql: "CREATE TABLE store_meta (
+                  key   TEXT PRIMARY KEY NOT NULL,
+                  value TEXT NOT NULL
+              ) STRICT;",
+    },
+    Migration { version: 2, sql: include_str!("migrations/0002_frames.sql") },
+];
 
 /// The version a freshly opened database is at.
 pub const LATEST_SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

@@ -1,14 +1,12 @@
-//! The facade as a front end uses it: resolve a data directory, open Flame, ask it things, and
-//! get one clear `{code, message}` error for every bad location.
+//! Opening Flame: resolving a data directory, one clear `{code, message}` error for every bad
+//! location, and diagnostic logging.
 
 use std::ffi::OsStr;
 use std::fs;
 
 use flame_api::{DataDir, DataDirSource, ErrorCode, Flame};
 
-fn data_dir_at(path: &std::path::Path) -> DataDir {
-    DataDir::resolve(Some(path.as_os_str()), None, None).unwrap()
-}
+use crate::home as data_dir_at;
 
 #[test]
 fn opening_creates_the_directory_and_the_database() {

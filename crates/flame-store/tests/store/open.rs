@@ -1,5 +1,4 @@
-//! The store's behaviour as the crates above it see it: opening, migrating and refusing files
-//! it must not touch.
+//! Opening and migrating the database, and refusing files it must not touch.
 
 use std::fs;
 

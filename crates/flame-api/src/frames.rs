@@ -1,0 +1,325 @@
+//! The frame operations every front end calls. Each one runs one store transaction (retrying
+//! with a fresh id in the rare case a random id is taken), then brings the touched frames'
+//! logs up to date.
+
+use flame_model::lifecycle::PopStatus;
+use flame_model::{
+    Actor, Frame, FrameError, FrameId, FrameTree, Message, NewMessage, Role, Status, Tree, TreeId,
+};
+use flame_store::{Change, PlanItem, Pop, Store, StoreError};
+use serde::{Deserialize, Serialize};
+
+use crate::{ApiError, Env, Flame, frame_log};
+
+/// How many fresh ids a creation tries before giving up; with 50-bit ids a second try is
+/// already a one-in-a-trillion event.
+const ID_TRIES: usize = 4;
+
+/// A tree with every frame, as the status command and the flame graph read it.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct TreeStatus {
+    pub tree: Tree,
+    /// The focused frame (also in `tree.focus`), repeated for scripts.
+    pub focus: FrameId,
+    /// Every frame, depth first: each parent before its children, siblings in position order.
+    pub frames: Vec<FrameEntry>,
+}
+
+/// A frame and where its log is.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct FrameEntry {
+    #[serde(flatten)]
+    pub frame: Frame,
+    /// The frame's Markdown log, absolute.
+    pub log_path: String,
+}
+
+/// A tree as the tree list shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct TreeListEntry {
+    pub tree: Tree,
+    pub root_status: Status,
+    #[specta(type = f64)]
+    pub frame_count: u64,
+    /// The tree commands act on when they name none.
+    pub current: bool,
+}
+
+/// A planned frame to create, with its planned children.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, specta::Type)]
+pub struct PlanSpec {
+    pub title: String,
+    pub success_criteria: String,
+    #[serde(default)]
+    pub children: Vec<PlanSpec>,
+}
+
+/// What to record when popping a frame.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, specta::Type)]
+pub struct PopRequest {
+    pub status: PopStatus,
+    pub results: Option<String>,
+    pub results_compacted: Option<String>,
+    #[serde(default)]
+    pub artifacts: Vec<String>,
+    #[serde(default)]
+    pub decisions: Vec<String>,
+    pub reason: Option<String>,
+}
+
+impl Flame {
+    /// Creates a tree (its root frame in progress and focused) and makes it current.
+    pub fn create_tree(&self, actor: Actor, title: &str, criteria: &str) -> Result<Tree, ApiError> {
+        self.write(actor, |store, change, env| {
+            with_fresh_ids(|| {
+                store.create_tree(change, &env.ids.tree_id(), &env.ids.frame_id(), title, criteria)
+            })
+        })
+    }
+
+    /// Every tree, oldest first.
+    pub fn trees(&self) -> Result<Vec<TreeListEntry>, ApiError> {
+        let store = self.store();
+        let current = store.current_tree()?;
+        Ok(store
+            .trees()?
+            .into_iter()
+            .map(|s| TreeListEntry {
+                current: current.as_ref() == Some(&s.tree.id),
+                tree: s.tree,
+                root_status: s.root_status,
+                frame_count: s.frame_count,
+            })
+            .collect())
+    }
+
+    /// A tree (the current one if `tree` is `None`) with all its frames, depth first.
+    pub fn status(&self, tree: Option<&TreeId>) -> Result<TreeStatus, ApiError> {
+        let store = self.store();
+        let id = resolve_tree(&store, tree)?;
+        let tree = store.tree(&id)?;
+        let frames = FrameTree::new(tree.clone(), store.frames_of_tree(&id)?);
+        let mut ordered = Vec::with_capacity(frames.frames().len());
+        let mut stack: Vec<&Frame> = frames.root().into_iter().collect();
+        while let Some(frame) = stack.pop() {
+            ordered.push(self.entry(frame.clone()));
+            let children: Vec<&Frame> = frames.children(&frame.id).collect();
+            stack.extend(children.into_iter().rev());
+        }
+        Ok(TreeStatus { focus: tree.focus.clone(), tree, frames: ordered })
+    }
+
+    /// One frame.
+    pub fn frame(&self, id: &FrameId) -> Result<FrameEntry, ApiError> {
+        Ok(self.entry(self.store().frame(id)?))
+    }
+
+    /// Pushes an in-progress child under `parent` (default: the focused frame of the current
+    /// tree) and focuses it.
+    pub fn push(
+        &self,
+        actor: Actor,
+        parent: Option<&FrameId>,
+        title: &str,
+        criteria: &str,
+    ) -> Result<Frame, ApiError> {
+        self.write(actor, |store, change, env| {
+            let parent = default_to_focus(store, parent)?;
+            with_fresh_ids(|| store.push(change, &env.ids.frame_id(), &parent, title, criteria))
+        })
+    }
+
+    /// Plans frames, with nested planned children, under `parent` (default: the focused frame)
+    /// at `position` (default: last).
+    pub fn plan(
+        &self,
+        actor: Actor,
+        parent: Option<&FrameId>,
+        position: Option<u32>,
+        specs: &[PlanSpec],
+    ) -> Result<Vec<Frame>, ApiError> {
+        self.write(actor, |store, change, env| {
+            let parent = default_to_focus(store, parent)?;
+            with_fresh_ids(|| {
+                let items = plan_items(specs, &mut env.ids);
+                store.plan(change, &parent, position, &items)
+            })
+        })
+    }
+
+    /// Changes a planned frame's title and/or criteria.
+    pub fn edit(
+        &self,
+        actor: Actor,
+        id: &FrameId,
+        title: Option<&str>,
+        criteria: Option<&str>,
+    ) -> Result<Frame, ApiError> {
+        self.write(actor, |store, change, _| store.edit(change, id, title, criteria))
+    }
+
+    /// Moves a planned frame among its siblings or under another frame.
+    pub fn move_frame(
+        &self,
+        actor: Actor,
+        id: &FrameId,
+        parent: Option<&FrameId>,
+        position: Option<u32>,
+    ) -> Result<Frame, ApiError> {
+        self.write(actor, |store, change, _| store.move_frame(change, id, parent, position))
+    }
+
+    /// Deletes a planned frame (and its planned subtree) that has no messages.
+    pub fn delete(&self, actor: Actor, id: &FrameId) -> Result<Vec<FrameId>, ApiError> {
+        self.write(actor, |store, change, _| store.delete(change, id))
+    }
+
+    /// Starts a planned frame (and its planned ancestors) and focuses it.
+    pub fn start(&self, actor: Actor, id: &FrameId) -> Result<Frame, ApiError> {
+        self.write(actor, |store, change, _| store.start(change, id))
+    }
+
+    /// Pops a frame (default: the focused frame of the current tree).
+    pub fn pop(
+        &self,
+        actor: Actor,
+        id: Option<&FrameId>,
+        request: &PopRequest,
+    ) -> Result<Frame, ApiError> {
+        let pop = Pop {
+            status: request.status,
+            results: request.results.clone(),
+            results_compacted: request.results_compacted.clone(),
+            artifacts: request.artifacts.clone(),
+            decisions: request.decisions.clone(),
+            reason: request.reason.clone(),
+        };
+        self.write(actor, |store, change, _| {
+            let id = default_to_focus(store, id)?;
+            store.pop(change, &id, &pop)
+        })
+    }
+
+    /// Resumes a blocked frame and focuses it.
+    pub fn resume(&self, actor: Actor, id: &FrameId) -> Result<Frame, ApiError> {
+        self.write(actor, |store, change, _| store.resume(change, id))
+    }
+
+    /// Retries a failed frame as a new in-progress sibling, and focuses it.
+    pub fn retry(&self, actor: Actor, id: &FrameId) -> Result<Frame, ApiError> {
+        self.write(actor, |store, change, env| {
+            with_fresh_ids(|| store.retry(change, id, &env.ids.frame_id()))
+        })
+    }
+
+    /// Invalidates a frame and its open descendants; returns every frame invalidated.
+    pub fn invalidate(
+        &self,
+        actor: Actor,
+        id: &FrameId,
+        reason: Option<&str>,
+    ) -> Result<Vec<FrameId>, ApiError> {
+        self.write(actor, |store, change, _| store.invalidate(change, id, reason))
+    }
+
+    /// Focuses a frame and makes its tree current.
+    pub fn focus(&self, actor: Actor, id: &FrameId) -> Result<Frame, ApiError> {
+        self.write(actor, |store, change, _| store.focus(change, id))
+    }
+
+    /// Adds a message to a frame without calling a model.
+    pub fn append(
+        &self,
+        actor: Actor,
+        id: &FrameId,
+        role: Role,
+        text: &str,
+    ) -> Result<Message, ApiError> {
+        let message = NewMessage::text(role, text);
+        let tokens = flame_model::estimate_tokens(text);
+        self.write(actor, |store, change, _| store.add_message(change, id, &message, tokens))
+    }
+
+    /// A frame's messages, oldest first.
+    pub fn messages(&self, id: &FrameId) -> Result<Vec<Message>, ApiError> {
+        let store = self.store();
+        store.frame(id)?;
+        Ok(store.messages(id)?)
+    }
+
+    /// The frame's full Markdown log, brought up to date first.
+    pub fn log(&self, id: &FrameId) -> Result<String, ApiError> {
+        let store = self.store();
+        let frame = store.frame(id)?;
+        frame_log::sync(&store, self.data_dir.path(), &frame.tree, id)
+            .map_err(|e| ApiError::internal("write the frame's log", format!("{e:#}")))?;
+        let path = frame_log::log_path(self.data_dir.path(), &frame.tree, id);
+        std::fs::read_to_string(&path)
+            .map_err(|e| ApiError::internal(&format!("read {}", path.display()), e))
+    }
+
+    fn entry(&self, frame: Frame) -> FrameEntry {
+        let log_path =
+            frame_log::log_path(self.data_dir.path(), &frame.tree, &frame.id).display().to_string();
+        FrameEntry { frame, log_path }
+    }
+
+    /// Runs one write with the time and ids of `env`, then writes the logs it left behind.
+    fn write<T>(
+        &self,
+        actor: Actor,
+        op: impl FnOnce(&mut Store, Change, &mut Env) -> Result<T, StoreError>,
+    ) -> Result<T, ApiError> {
+        let mut store = self.store();
+        let mut env = self.env();
+        let change = Change { actor, at: env.now() };
+        let result = op(&mut store, change, &mut env)?;
+        if let Err(err) = frame_log::sync_pending(&mut store, self.data_dir.path()) {
+            // The change is committed; the log catches up on the next operation or start.
+            tracing::warn!("frame logs are behind the database: {err:#}");
+        }
+        Ok(result)
+    }
+}
+
+/// The current tree, or `tree` if given (which must exist).
+fn resolve_tree(store: &Store, tree: Option<&TreeId>) -> Result<TreeId, StoreError> {
+    match tree {
+        Some(id) => Ok(store.tree(id)?.id),
+        None => store.current_tree()?.ok_or(StoreError::Frame(FrameError::NoCurrentTree)),
+    }
+}
+
+/// `id`, or the focused frame of the current tree.
+fn default_to_focus(store: &Store, id: Option<&FrameId>) -> Result<FrameId, StoreError> {
+    match id {
+        Some(id) => Ok(id.clone()),
+        None => Ok(store.tree(&resolve_tree(store, None)?)?.focus),
+    }
+}
+
+/// Runs `create` again with fresh ids while it reports a taken id.
+fn with_fresh_ids<T>(mut create: impl FnMut() -> Result<T, StoreError>) -> Result<T, StoreError> {
+    let mut tries = 1;
+    loop {
+        match create() {
+            Err(StoreError::IdTaken(id)) if tries < ID_TRIES => {
+                tracing::debug!(%id, "a new id was taken; trying another");
+                tries += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
+fn plan_items(specs: &[PlanSpec], ids: &mut flame_model::IdSource) -> Vec<PlanItem> {
+    specs
+        .iter()
+        .map(|spec| PlanItem {
+            id: ids.frame_id(),
+            title: spec.title.clone(),
+            success_criteria: spec.success_criteria.clone(),
+            children: plan_items(&spec.children, ids),
+        })
+        .collect()
+}

@@ -1,0 +1,33 @@
+//! The facade's one integration test binary.
+
+mod crash;
+mod frames;
+mod open;
+mod properties;
+
+use flame_api::{DataDir, Env, Flame};
+
+/// A Flame on a fresh temporary data directory with a fixed clock and seeded ids.
+#[derive(Debug)]
+pub struct Scratch {
+    pub flame: Flame,
+    pub dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    pub fn new(seed: u64) -> Scratch {
+        let dir = tempfile::tempdir().unwrap();
+        let flame =
+            Flame::open_with(home(dir.path()), Env::fixed(1_795_307_601_000, seed)).unwrap();
+        Scratch { flame, dir }
+    }
+
+    /// Opens the same data directory again, as a restarted app or another process would.
+    pub fn reopen(&self, seed: u64) -> Flame {
+        Flame::open_with(home(self.dir.path()), Env::fixed(1_795_400_000_000, seed)).unwrap()
+    }
+}
+
+pub fn home(path: &std::path::Path) -> DataDir {
+    DataDir::resolve(Some(path.as_os_str()), None, None).unwrap()
+}

@@ -1,0 +1,124 @@
+//! The command line's surface. It is used by people, scripts and acceptance tests, so it changes
+//! only on purpose.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "flame",
+    version,
+    about = "Work with Flame's frame trees from a terminal or a script"
+)]
+pub struct Cli {
+    /// The data directory (else $FLAME_HOME, else the platform data directory).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// Print machine-readable JSON (errors too, on stderr).
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create and list trees.
+    Tree {
+        #[command(subcommand)]
+        command: TreeCommand,
+    },
+    /// Draw a tree (the current one by default) with statuses and the focus.
+    Status {
+        #[arg(long, value_name = "TREE")]
+        tree: Option<String>,
+    },
+    /// Push an in-progress child (of the focused frame by default) and focus it.
+    Push {
+        title: String,
+        #[arg(long, value_name = "TEXT")]
+        criteria: String,
+        #[arg(long, value_name = "ID")]
+        parent: Option<String>,
+    },
+    /// Plan a frame (under the focused frame by default).
+    Plan {
+        title: String,
+        #[arg(long, value_name = "TEXT")]
+        criteria: String,
+        #[arg(long, value_name = "ID")]
+        parent: Option<String>,
+        #[arg(long, value_name = "N")]
+        position: Option<u32>,
+    },
+    /// Start a planned frame (and its planned ancestors) and focus it.
+    Start { id: String },
+    /// Resume a blocked frame and focus it.
+    Resume { id: String },
+    /// Retry a failed frame as a new sibling and focus it.
+    Retry { id: String },
+    /// Focus a frame and make its tree current.
+    Focus { id: String },
+    /// Delete a planned frame that has no messages.
+    Delete { id: String },
+    /// Pop a frame (the focused one by default) as completed, failed or blocked.
+    Pop {
+        id: Option<String>,
+        #[arg(long, value_name = "completed|failed|blocked")]
+        status: String,
+        #[arg(long, value_name = "TEXT")]
+        results: Option<String>,
+        #[arg(long, value_name = "TEXT")]
+        compacted: Option<String>,
+        #[arg(long, value_name = "PATH")]
+        artifact: Vec<String>,
+        #[arg(long, value_name = "TEXT")]
+        decision: Vec<String>,
+        #[arg(long, value_name = "TEXT")]
+        reason: Option<String>,
+    },
+    /// Invalidate a frame and its open descendants.
+    Invalidate {
+        id: String,
+        #[arg(long, value_name = "TEXT")]
+        reason: Option<String>,
+    },
+    /// Move a planned frame among its siblings or under another frame.
+    Move {
+        id: String,
+        #[arg(long, value_name = "ID")]
+        parent: Option<String>,
+        #[arg(long, value_name = "N")]
+        position: Option<u32>,
+    },
+    /// Change a planned frame's title or criteria.
+    Edit {
+        id: String,
+        #[arg(long, value_name = "TEXT")]
+        title: Option<String>,
+        #[arg(long, value_name = "TEXT")]
+        criteria: Option<String>,
+    },
+    /// Add a message to a frame without calling a model.
+    Append {
+        id: String,
+        #[arg(long, value_name = "user|assistant|note")]
+        role: String,
+        text: String,
+    },
+    /// Print a frame's full log.
+    Log { id: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TreeCommand {
+    /// Create a tree; prints its id and its root frame's id.
+    New {
+        title: String,
+        #[arg(long, value_name = "TEXT")]
+        criteria: String,
+    },
+    /// List every tree; `*` marks the current one.
+    List,
+}

@@ -1,0 +1,187 @@
+//! `flame`: the frame tree from a terminal or a script, over the same data directory as the app.
+//!
+//! Every command is a thin call into `flame-api`; this crate only parses arguments and prints.
+//! A refusal exits with status 1 and one line naming the frame, its status and what is allowed
+//! (with `--json`, that line is `{"code", "message"}`); a usage error exits with status 2.
+
+// The command line's whole job is printing to the terminal.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod args;
+mod render;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use flame_api::{ApiError, DataDir, Flame, PlanSpec, PopRequest};
+use flame_model::lifecycle::PopStatus;
+use flame_model::{Actor, FrameId, Role, TreeId};
+use serde::Serialize;
+use serde_json::json;
+
+use args::{Cli, Command, TreeCommand};
+
+const ACTOR: Actor = Actor::Cli;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let filter = std::env::var("FLAME_LOG").unwrap_or_else(|_| "warn".to_owned());
+    let data_dir = match &cli.home {
+        Some(home) => {
+            let cwd = std::env::current_dir().ok();
+            DataDir::resolve(Some(home.as_os_str()), None, cwd.as_deref())
+        }
+        None => DataDir::from_env(),
+    };
+    let log_dir = data_dir.as_ref().ok().map(DataDir::diagnostics_dir);
+    // A data directory that cannot take the diagnostic log is reported by the command itself,
+    // in its one line, so the logging problem is not printed as well.
+    let _logging = flame_api::logging::init(&filter, log_dir.as_deref());
+
+    let result = data_dir.and_then(Flame::open).and_then(|flame| run(&flame, &cli));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            if cli.json {
+                eprintln!("{}", json!({ "code": err.code, "message": err.message }));
+            } else {
+                eprintln!("flame: {}", err.message);
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(flame: &Flame, cli: &Cli) -> Result<(), ApiError> {
+    let out = Output { json: cli.json };
+    match &cli.command {
+        Command::Tree { command: TreeCommand::New { title, criteria } } => {
+            let tree = flame.create_tree(ACTOR, title, criteria)?;
+            out.print(&json!({ "tree": tree.id, "root": tree.root }), || {
+                format!("tree {}\nroot {}", tree.id, tree.root)
+            })
+        }
+        Command::Tree { command: TreeCommand::List } => {
+            let trees = flame.trees()?;
+            out.print(&trees, || render::tree_list(&trees))
+        }
+        Command::Status { tree } => {
+            let tree = tree.as_deref().map(TreeId::parse).transpose()?;
+            let status = flame.status(tree.as_ref())?;
+            out.print(&status, || render::status(&status))
+        }
+        Command::Push { title, criteria, parent } => {
+            let frame = flame.push(ACTOR, frame_id(parent)?.as_ref(), title, criteria)?;
+            out.frame(flame, &frame.id)
+        }
+        Command::Plan { title, criteria, parent, position } => {
+            let spec = PlanSpec {
+                title: title.clone(),
+                success_criteria: criteria.clone(),
+                children: vec![],
+            };
+            let frames = flame.plan(ACTOR, frame_id(parent)?.as_ref(), *position, &[spec])?;
+            out.frame(flame, &frames[0].id)
+        }
+        Command::Start { id } => out.frame(flame, &flame.start(ACTOR, &FrameId::parse(id)?)?.id),
+        Command::Resume { id } => out.frame(flame, &flame.resume(ACTOR, &FrameId::parse(id)?)?.id),
+        Command::Retry { id } => out.frame(flame, &flame.retry(ACTOR, &FrameId::parse(id)?)?.id),
+        Command::Focus { id } => out.frame(flame, &flame.focus(ACTOR, &FrameId::parse(id)?)?.id),
+        Command::Delete { id } => {
+            let deleted = flame.delete(ACTOR, &FrameId::parse(id)?)?;
+            out.print(&json!({ "deleted": deleted }), || render::id_list("deleted", &deleted))
+        }
+        Command::Pop { id, status, results, compacted, artifact, decision, reason } => {
+            let request = PopRequest {
+                status: PopStatus::parse(status)?,
+                results: results.clone(),
+                results_compacted: compacted.clone(),
+                artifacts: artifact.clone(),
+                decisions: decision.clone(),
+                reason: reason.clone(),
+            };
+            let frame = flame.pop(ACTOR, frame_id(id)?.as_ref(), &request)?;
+            out.frame(flame, &frame.id)
+        }
+        Command::Invalidate { id, reason } => {
+            let invalidated = flame.invalidate(ACTOR, &FrameId::parse(id)?, reason.as_deref())?;
+            out.print(&json!({ "invalidated": invalidated }), || {
+                render::id_list("invalidated", &invalidated)
+            })
+        }
+        Command::Move { id, parent, position } => {
+            let frame = flame.move_frame(
+                ACTOR,
+                &FrameId::parse(id)?,
+                frame_id(parent)?.as_ref(),
+                *position,
+            )?;
+            out.frame(flame, &frame.id)
+        }
+        Command::Edit { id, title, criteria } => {
+            let frame =
+                flame.edit(ACTOR, &FrameId::parse(id)?, title.as_deref(), criteria.as_deref())?;
+            out.frame(flame, &frame.id)
+        }
+        Command::Append { id, role, text } => {
+            let role = match role.as_str() {
+                "user" => Role::User,
+                "assistant" => Role::Assistant,
+                "note" => Role::Note,
+                other => {
+                    return Err(flame_model::FrameError::Invalid(format!(
+                        "--role is user, assistant or note, not {other:?}"
+                    ))
+                    .into());
+                }
+            };
+            let message = flame.append(ACTOR, &FrameId::parse(id)?, role, text)?;
+            out.print(&message, || {
+                format!(
+                    "message {} added to {} ({} tokens)",
+                    message.id, message.frame, message.tokens
+                )
+            })
+        }
+        Command::Log { id } => {
+            let id = FrameId::parse(id)?;
+            let log = flame.log(&id)?;
+            let entry = flame.frame(&id)?;
+            out.print(&json!({ "frame": id, "log_path": entry.log_path, "log": log }), || {
+                log.trim_end().to_owned()
+            })
+        }
+    }
+}
+
+fn frame_id(text: &Option<String>) -> Result<Option<FrameId>, ApiError> {
+    Ok(text.as_deref().map(FrameId::parse).transpose()?)
+}
+
+/// Prints either JSON or the human form.
+struct Output {
+    json: bool,
+}
+
+impl Output {
+    fn print<T: Serialize>(
+        &self,
+        value: &T,
+        human: impl FnOnce() -> String,
+    ) -> Result<(), ApiError> {
+        if self.json {
+            let text = serde_json::to_string_pretty(value)
+                .map_err(|e| ApiError::internal("write JSON", e))?;
+            println!("{text}");
+        } else {
+            println!("{}", human());
+        }
+        Ok(())
+    }
+
+    /// Prints a frame as it is after the operation.
+    fn frame(&self, flame: &Flame, id: &FrameId) -> Result<(), ApiError> {
+        let entry = flame.frame(id)?;
+        self.print(&entry, || render::frame_line(&entry.frame))
+    }
+}

@@ -1,0 +1,77 @@
+//! The human forms of the command line's output.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use flame_api::{TreeListEntry, TreeStatus};
+use flame_model::{Frame, FrameId, Status};
+
+fn glyph(status: Status) -> &'static str {
+    match status {
+        Status::Planned => "○",
+        Status::InProgress => "●",
+        Status::Completed => "✓",
+        Status::Failed => "✗",
+        Status::Blocked => "‖",
+        Status::Invalidated => "⊘",
+    }
+}
+
+/// `f7k2m9q4x1z ● in_progress "Auth"`.
+pub fn frame_line(frame: &Frame) -> String {
+    format!("{} {} {} {:?}", frame.id, glyph(frame.status), frame.status, frame.title)
+}
+
+pub fn id_list(verb: &str, ids: &[FrameId]) -> String {
+    let ids: Vec<&str> = ids.iter().map(FrameId::as_str).collect();
+    format!("{verb}: {}", ids.join(" "))
+}
+
+pub fn tree_list(trees: &[TreeListEntry]) -> String {
+    if trees.is_empty() {
+        return "no trees yet: flame tree new \"TITLE\" --criteria \"TEXT\"".to_owned();
+    }
+    let mut out = String::new();
+    for entry in trees {
+        let _ = writeln!(
+            out,
+            "{} {} {:<11} {:>6} frames  {}",
+            if entry.current { "*" } else { " " },
+            entry.tree.id,
+            entry.root_status.as_str(),
+            entry.frame_count,
+            entry.tree.title
+        );
+    }
+    out.trim_end().to_owned()
+}
+
+/// The tree drawn with box characters, root on top, the focus marked.
+pub fn status(status: &TreeStatus) -> String {
+    let mut out = format!("{} (tree {})\n", status.tree.title, status.tree.id);
+    // Frames come depth first, so each frame's depth and whether it is its parent's last child
+    // are enough to draw the guides.
+    let mut last_child_at_depth: Vec<bool> = Vec::new();
+    let frames: Vec<&Frame> = status.frames.iter().map(|e| &e.frame).collect();
+    let mut depth_of = HashMap::new();
+    // In depth-first order a parent's last child is the last frame naming it.
+    let last_child: HashMap<Option<&FrameId>, &FrameId> =
+        frames.iter().map(|f| (f.parent.as_ref(), &f.id)).collect();
+    for frame in &frames {
+        let depth = frame.parent.as_ref().and_then(|p| depth_of.get(p)).map_or(0, |d| d + 1);
+        depth_of.insert(frame.id.clone(), depth);
+        let is_last = last_child.get(&frame.parent.as_ref()) == Some(&&frame.id);
+        last_child_at_depth.truncate(depth);
+        let mut prefix = String::new();
+        for &done in last_child_at_depth.iter().skip(1) {
+            prefix.push_str(if done { "   " } else { "│  " });
+        }
+        if depth > 0 {
+            prefix.push_str(if is_last { "└─ " } else { "├─ " });
+        }
+        last_child_at_depth.push(is_last);
+        let focus = if frame.id == status.focus { "  ← focus" } else { "" };
+        let _ = writeln!(out, "{prefix}{}{focus}", frame_line(frame));
+    }
+    out.trim_end().to_owned()
+}

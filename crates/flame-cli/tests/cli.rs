@@ -1,0 +1,379 @@
+//! The `flame` binary as people and scripts use it: its exact surface, its JSON, its exit codes,
+//! and a clear one-line error for every bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+struct Home {
+    dir: tempfile::TempDir,
+}
+
+impl Home {
+    fn new() -> Home {
+        Home { dir: tempfile::tempdir().unwrap() }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        flame(self.path(), args)
+    }
+
+    /// Runs a command that must succeed and returns its stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "flame {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        serde_json::from_str(&self.ok(&all)).unwrap()
+    }
+
+    /// Runs a command that must fail; returns its one-line error.
+    fn refused(&self, args: &[&str]) -> String {
+        let before = self.run(&["--json", "status"]).stdout;
+        let out = self.run(args);
+        assert_eq!(out.status.code(), Some(1), "flame {args:?} should fail with status 1");
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err}");
+        assert_eq!(self.run(&["--json", "status"]).stdout, before, "a refusal changed the tree");
+        err.trim_end().to_owned()
+    }
+
+    /// Creates the spec's tree and returns its frame ids by title.
+    fn spec_tree(&self) -> std::collections::HashMap<String, String> {
+        self.ok(&[
+            "tree",
+            "new",
+            "Build the application",
+            "--criteria",
+            "Complete working app with auth and API",
+        ]);
+        let auth = self.json(&["push", "User Authentication", "--criteria", "JWT auth"])["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        self.ok(&["push", "Tokens", "--criteria", "refresh tokens"]);
+        self.ok(&["pop", "--status", "completed", "--results", "Refresh tokens work"]);
+        self.ok(&[
+            "pop",
+            &auth,
+            "--status",
+            "completed",
+            "--results",
+            "Implemented JWT-based auth",
+            "--compacted",
+            "JWT auth",
+            "--artifact",
+            "src/auth/*",
+            "--decision",
+            "JWT over sessions",
+        ]);
+        self.ok(&["push", "API Routes", "--criteria", "RESTful CRUD endpoints with pagination"]);
+        self.ok(&["push", "CRUD Endpoints", "--criteria", "GET/POST/PUT/DELETE for resources"]);
+        let status = self.json(&["status"]);
+        let api = frame_by_title(&status, "API Routes");
+        self.ok(&["plan", "Pagination", "--criteria", "Cursor-based pagination", "--parent", &api]);
+        self.json(&["status"])["frames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (f["title"].as_str().unwrap().to_owned(), f["id"].as_str().unwrap().to_owned())
+            })
+            .collect()
+    }
+}
+
+fn flame(home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flame"))
+        .args(args)
+        .env("FLAME_HOME", home)
+        .env_remove("FLAME_LOG")
+        .output()
+        .unwrap()
+}
+
+fn frame_by_title(status: &Value, title: &str) -> String {
+    status["frames"].as_array().unwrap().iter().find(|f| f["title"] == title).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn tree_new_prints_the_tree_and_root_ids() {
+    let home = Home::new();
+    let out = home.ok(&["tree", "new", "Build", "--criteria", "It works"]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[0].starts_with("tree t") && lines[1].starts_with("root f"), "{out}");
+    let status = home.json(&["status"]);
+    assert_eq!(status["tree"]["id"], lines[0].trim_start_matches("tree "));
+    assert_eq!(status["focus"], lines[1].trim_start_matches("root "));
+}
+
+#[test]
+fn status_json_has_the_documented_shape() {
+    let home = Home::new();
+    let ids = home.spec_tree();
+    let status = home.json(&["status"]);
+    assert_eq!(status["focus"], ids["CRUD Endpoints"].as_str());
+    let frames = status["frames"].as_array().unwrap();
+    assert_eq!(frames.len(), 6);
+    for key in [
+        "id",
+        "parent",
+        "position",
+        "title",
+        "success_criteria",
+        "status",
+        "results",
+        "results_compacted",
+        "artifacts",
+        "decisions",
+        "retry_of",
+        "log_path",
+    ] {
+        assert!(frames.iter().all(|f| f.get(key).is_some()), "frames lack {key:?}");
+    }
+    let auth = frames.iter().find(|f| f["title"] == "User Authentication").unwrap();
+    assert_eq!(auth["status"], "completed");
+    assert_eq!(auth["results_compacted"], "JWT auth");
+    assert_eq!(auth["artifacts"], serde_json::json!(["src/auth/*"]));
+    assert_eq!(auth["decisions"], serde_json::json!(["JWT over sessions"]));
+    let log = PathBuf::from(auth["log_path"].as_str().unwrap());
+    assert!(log.starts_with(home.path()) && log.is_file(), "{}", log.display());
+    let pagination = frames.iter().find(|f| f["title"] == "Pagination").unwrap();
+    assert_eq!(
+        (pagination["status"].as_str(), pagination["position"].as_u64()),
+        (Some("planned"), Some(1))
+    );
+}
+
+#[test]
+fn status_draws_the_tree_with_the_focus() {
+    let home = Home::new();
+    let ids = home.spec_tree();
+    let drawn = home.ok(&["status"]);
+    let expected = format!(
+        "Build the application (tree {tree})\n\
+         {root} ● in_progress \"Build the application\"\n\
+         ├─ {auth} ✓ completed \"User Authentication\"\n\
+         │  └─ {tokens} ✓ completed \"Tokens\"\n\
+         └─ {api} ● in_progress \"API Routes\"\n   \
+            ├─ {crud} ● in_progress \"CRUD Endpoints\"  ← focus\n   \
+            └─ {page} ○ planned \"Pagination\"\n",
+        tree = home.json(&["status"])["tree"]["id"].as_str().unwrap(),
+        root = ids["Build the application"],
+        auth = ids["User Authentication"],
+        tokens = ids["Tokens"],
+        api = ids["API Routes"],
+        crud = ids["CRUD Endpoints"],
+        page = ids["Pagination"],
+    );
+    assert_eq!(drawn, expected);
+}
+
+#[test]
+fn every_lifecycle_command_works_from_the_command_line() {
+    let home = Home::new();
+    let ids = home.spec_tree();
+    let page = &ids["Pagination"];
+    home.ok(&["edit", page, "--title", "Cursor pagination", "--criteria", "cursor + limit"]);
+    home.ok(&["move", page, "--position", "0"]);
+    assert_eq!(
+        home.json(&["status"])["frames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"] == page.as_str())
+            .unwrap()["position"],
+        0
+    );
+    home.ok(&["start", page]);
+    let msg = home.json(&["append", page, "--role", "user", "Add a cursor"]);
+    assert_eq!(msg["role"], "user");
+    home.ok(&["pop", page, "--status", "failed", "--reason", "cursor design unclear"]);
+    let retry = home.json(&["retry", page]);
+    assert_eq!(retry["retry_of"], page.as_str());
+    let retry_id = retry["id"].as_str().unwrap();
+    home.ok(&["pop", retry_id, "--status", "blocked", "--reason", "waiting for API review"]);
+    home.ok(&["resume", retry_id]);
+    home.ok(&["focus", &ids["Build the application"]]);
+    let draft = home.json(&["plan", "Draft", "--criteria", "d"])["id"].as_str().unwrap().to_owned();
+    assert_eq!(home.json(&["delete", &draft])["deleted"], serde_json::json!([draft]));
+    let invalidated = home.json(&["invalidate", &ids["API Routes"], "--reason", "scope cut"]);
+    assert_eq!(invalidated["invalidated"].as_array().unwrap().len(), 3, "{invalidated}");
+    let log = home.ok(&["log", page]);
+    for expected in [
+        "# Pagination",
+        "**Title:** Cursor pagination",
+        "edited by cli",
+        "moved by cli",
+        "Add a cursor",
+        "popped as failed",
+        "cursor design unclear",
+    ] {
+        assert!(log.contains(expected), "{expected:?} missing from\n{log}");
+    }
+    let trees = home.ok(&["tree", "list"]);
+    assert!(trees.starts_with("* t") && trees.contains("Build the application"), "{trees}");
+}
+
+#[test]
+fn refusals_exit_non_zero_with_one_line_naming_the_frame_status_and_what_is_allowed() {
+    let home = Home::new();
+    let ids = home.spec_tree();
+    let auth = &ids["User Authentication"];
+    let err = home.refused(&["pop", auth, "--status", "completed", "--results", "again"]);
+    assert_eq!(
+        err,
+        format!(
+            "flame: cannot pop {auth} \"User Authentication\": it is completed; pop is allowed only for in_progress frames (it is finished for good)"
+        )
+    );
+    let api = &ids["API Routes"];
+    let err = home.refused(&["pop", api, "--status", "completed", "--results", "x"]);
+    assert!(err.contains(&ids["CRUD Endpoints"]) && err.contains("pop that first"), "{err}");
+    let err = home.refused(&["start", auth]);
+    assert!(
+        err.contains("it is completed") && err.contains("start is allowed only for planned frames"),
+        "{err}"
+    );
+    let err = home.refused(&["move", &ids["Pagination"], "--parent", &ids["Tokens"]]);
+    assert!(err.contains(&ids["Tokens"]) && err.contains("completed"), "{err}");
+}
+
+#[test]
+fn bad_input_gets_a_clear_error_and_changes_nothing() {
+    let home = Home::new();
+    let ids = home.spec_tree();
+    let err = home.refused(&["start", "fzzzzzzzzzz"]);
+    assert_eq!(err, "flame: no frame fzzzzzzzzzz in this data directory");
+    let err = home.refused(&["start", "not-an-id"]);
+    assert!(err.contains("\"not-an-id\" is not a frame id"), "{err}");
+    let err = home.refused(&["push", "  ", "--criteria", "c"]);
+    assert!(err.contains("needs a title"), "{err}");
+    let err = home.refused(&["pop", "--status", "done"]);
+    assert!(err.contains("completed, failed or blocked"), "{err}");
+    let err = home.refused(&["pop", "--status", "completed"]);
+    assert!(err.contains("needs its results"), "{err}");
+    let err = home.refused(&["append", &ids["Tokens"], "--role", "robot", "hi"]);
+    assert!(err.contains("--role is user, assistant or note"), "{err}");
+    let err = home.refused(&["status", "--tree", "tzzzzzzzzzz"]);
+    assert_eq!(err, "flame: no tree tzzzzzzzzzz in this data directory");
+}
+
+#[test]
+fn json_errors_are_code_and_message() {
+    let home = Home::new();
+    home.spec_tree();
+    let out = home.run(&["--json", "start", "fzzzzzzzzzz"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(err["code"], "not_found");
+    assert_eq!(err.as_object().unwrap().len(), 2);
+}
+
+#[test]
+fn usage_errors_exit_with_two() {
+    let home = Home::new();
+    assert_eq!(home.run(&["push", "no criteria"]).status.code(), Some(2));
+    assert_eq!(home.run(&["frobnicate"]).status.code(), Some(2));
+}
+
+#[test]
+fn home_overrides_flame_home() {
+    let env_home = Home::new();
+    let other = tempfile::tempdir().unwrap();
+    let out = flame(
+        env_home.path(),
+        &["--home", other.path().to_str().unwrap(), "tree", "new", "T", "--criteria", "c"],
+    );
+    assert!(out.status.success());
+    assert!(other.path().join("flame.db").is_file());
+    assert!(!env_home.path().join("flame.db").exists());
+}
+
+#[test]
+fn without_a_tree_the_error_says_how_to_make_one() {
+    let home = Home::new();
+    let out = home.run(&["status"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("flame tree new"));
+}
+
+#[test]
+fn a_corrupt_database_is_reported_and_left_alone() {
+    let home = Home::new();
+    let garbage = vec![7u8; 4096];
+    std::fs::write(home.path().join("flame.db"), &garbage).unwrap();
+    let out = home.run(&["status"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is not a Flame database") && err.contains("left the file as it was"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(home.path().join("flame.db")).unwrap(), garbage);
+}
+
+#[test]
+fn a_read_only_data_directory_is_reported_and_loses_nothing() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = Home::new();
+    home.spec_tree();
+    let before = home.ok(&["--json", "status"]);
+    let db = std::fs::read(home.path().join("flame.db")).unwrap();
+    std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o555)).unwrap();
+    std::fs::set_permissions(home.path().join("flame.db"), std::fs::Permissions::from_mode(0o444))
+        .unwrap();
+
+    // Root ignores permission bits, so as root the command runs as `nobody` instead.
+    let as_root = std::fs::metadata("/proc/self")
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
+        .unwrap_or(false);
+    // The build may live where `nobody` cannot reach it, so it runs a copy.
+    let copy = tempfile::tempdir().unwrap();
+    let mut command = if as_root {
+        let binary = copy.path().join("flame");
+        std::fs::copy(env!("CARGO_BIN_EXE_flame"), &binary).unwrap();
+        std::fs::set_permissions(copy.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(&binary);
+        c
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_flame"))
+    };
+    let out = command
+        .args(["push", "Anything", "--criteria", "c"])
+        .env("FLAME_HOME", home.path())
+        .env_remove("FLAME_LOG")
+        .output()
+        .unwrap();
+
+    std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(home.path().join("flame.db"), std::fs::Permissions::from_mode(0o644))
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("flame: ") && err.contains(&home.path().display().to_string()),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(home.path().join("flame.db")).unwrap(), db);
+    assert_eq!(home.ok(&["--json", "status"]), before);
+}

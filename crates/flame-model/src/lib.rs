@@ -1,0 +1,26 @@
+//! The frame model, with no I/O.
+//!
+//! A tree of frames is a call stack of work: each [`Frame`] is a subtask with an identity
+//! (title and success criteria), a [`Status`], its own messages, and — once popped — results.
+//! This crate holds the types every other crate shares and the lifecycle rules as pure
+//! functions ([`lifecycle`]); `flame-store` applies them inside its transactions, and
+//! [`FrameTree::check_invariants`] states what must hold after every operation.
+
+mod error;
+mod frame;
+mod ids;
+pub mod lifecycle;
+mod message;
+mod tree;
+
+pub use error::FrameError;
+pub use frame::{Actor, Event, EventKind, Frame, FrameOutline, Status, Tree, log_relative_path};
+pub use ids::{FrameId, IdSource, MessageId, TreeId};
+pub use message::{Message, NewMessage, Role, estimate_tokens};
+pub use tree::FrameTree;
+
+/// Milliseconds since the Unix epoch. Time is always passed in, never read, in the core crates.
+pub type Timestamp = i64;
+
+/// The longest title a frame may have, in characters.
+pub const MAX_TITLE_CHARS: usize = 200;

@@ -1,0 +1,183 @@
+//! Bulk import of a whole tree in one transaction, for transcripts from other tools.
+
+use flame_model::{EventKind, Frame, FrameError, FrameTree, NewMessage, Timestamp, Tree};
+use rusqlite::{TransactionBehavior, params};
+use serde_json::json;
+
+use crate::frames::{Change, MAX_MESSAGE_BYTES};
+use crate::{Store, StoreError, rows};
+
+/// A message to import, with its frame, its time and its counted tokens.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportedMessage {
+    /// Index into the imported frames.
+    pub frame: usize,
+    pub message: NewMessage,
+    pub tokens: u64,
+    pub at: Timestamp,
+}
+
+/// How many rows an import wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImportCounts {
+    pub frames: u64,
+    pub messages: u64,
+}
+
+impl Store {
+    /// Imports a whole tree: its frames (which must form a valid tree, checked first) and their
+    /// messages, with one `imported` event per frame. All of it or none of it is written.
+    pub fn import_tree(
+        &mut self,
+        change: Change,
+        tree: &Tree,
+        frames: &[Frame],
+        messages: &[ImportedMessage],
+    ) -> Result<ImportCounts, StoreError> {
+        let whole = FrameTree::new(tree.clone(), frames.to_vec());
+        whole.check_invariants().map_err(|broken| {
+            FrameError::Invalid(format!("the imported tree is not valid: {broken}"))
+        })?;
+        let mut counts = vec![(0u64, 0u64); frames.len()];
+        for m in messages {
+            let slot = counts.get_mut(m.frame).ok_or_else(|| {
+                FrameError::Invalid(format!(
+                    "an imported message names frame {} of {}",
+                    m.frame,
+                    frames.len()
+                ))
+            })?;
+            if m.message.content.len() > MAX_MESSAGE_BYTES {
+                return Err(FrameError::Invalid(format!(
+                    "an imported message of {} bytes is over the {MAX_MESSAGE_BYTES}-byte limit",
+                    m.message.content.len()
+                ))
+                .into());
+            }
+            slot.0 += 1;
+            slot.1 += m.tokens;
+        }
+
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute(
+            "INSERT INTO trees (id, title, root_id, focus_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![tree.id.as_str(), tree.title, tree.root.as_str(), tree.focus.as_str(), tree.created_at],
+        )
+        .map_err(|e| StoreError::taken_or(e, tree.id.as_str()))?;
+        {
+            let mut insert_frame = tx.prepare(
+                "INSERT INTO frames (id, tree_id, parent_id, position, title, success_criteria,
+                     success_criteria_compacted, status, status_reason, results, results_compacted,
+                     artifacts, decisions, retry_of, created_at, started_at, ended_at, message_count, tokens)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+            )?;
+            // Parents before children, so every parent row exists when its child is written.
+            let mut order: Vec<usize> = Vec::with_capacity(frames.len());
+            let index: std::collections::HashMap<_, _> =
+                frames.iter().enumerate().map(|(i, f)| (&f.id, i)).collect();
+            let mut stack = vec![index[&tree.root]];
+            let children = children_by_parent(frames, &index);
+            while let Some(i) = stack.pop() {
+                order.push(i);
+                stack.extend(children[i].iter().copied());
+            }
+            for &i in &order {
+                let f = &frames[i];
+                let (message_count, tokens) = counts[i];
+                insert_frame
+                    .execute(params![
+                        f.id.as_str(),
+                        tree.id.as_str(),
+                        f.parent.as_ref().map(|p| p.as_str()),
+                        f.position,
+                        f.title,
+                        f.success_criteria,
+                        f.success_criteria_compacted,
+                        f.status.as_str(),
+                        f.status_reason,
+                        f.results,
+                        f.results_compacted,
+                        rows::json_list(&f.artifacts),
+                        rows::json_list(&f.decisions),
+                        f.retry_of.as_ref().map(|r| r.as_str()),
+                        f.created_at,
+                        f.started_at,
+                        f.ended_at,
+                        message_count as i64,
+                        tokens as i64,
+                    ])
+                    .map_err(|e| StoreError::taken_or(e, f.id.as_str()))?;
+            }
+        }
+        let mut ranges: Vec<Option<(i64, i64)>> = vec![None; frames.len()];
+        {
+            let mut insert_message = tx.prepare(
+                "INSERT INTO messages (frame_id, role, content, tool_calls, tool_result, tokens, model, usage, created_at, interrupted)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            )?;
+            let json = |v: &Option<serde_json::Value>| v.as_ref().map(|v| v.to_string());
+            for m in messages {
+                insert_message.execute(params![
+                    frames[m.frame].id.as_str(),
+                    m.message.role.as_str(),
+                    m.message.content,
+                    json(&m.message.tool_calls),
+                    json(&m.message.tool_result),
+                    m.tokens as i64,
+                    m.message.model,
+                    json(&m.message.usage),
+                    m.at,
+                    m.message.interrupted,
+                ])?;
+                let id = tx.last_insert_rowid();
+                let range = ranges[m.frame].get_or_insert((id, id));
+                range.1 = id;
+            }
+        }
+        {
+            let mut insert_event = tx.prepare(
+                "INSERT INTO events (tree_id, frame_id, kind, actor, at, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?;
+            let mut pending = tx.prepare(
+                "INSERT OR REPLACE INTO log_pending (frame_id, through_seq) VALUES (?1, ?2)",
+            )?;
+            for (f, range) in frames.iter().zip(&ranges) {
+                let detail = json!({
+                    "title": f.title,
+                    "success_criteria": f.success_criteria,
+                    "first_message": range.map(|r| r.0),
+                    "last_message": range.map(|r| r.1),
+                });
+                insert_event.execute(params![
+                    tree.id.as_str(),
+                    f.id.as_str(),
+                    EventKind::Imported.as_str(),
+                    change.actor.as_str(),
+                    change.at,
+                    detail.to_string()
+                ])?;
+                pending.execute(params![f.id.as_str(), tx.last_insert_rowid()])?;
+            }
+        }
+        tx.execute(
+            "INSERT INTO store_meta (key, value) VALUES ('current_tree', ?1)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [tree.id.as_str()],
+        )?;
+        tx.commit()?;
+        Ok(ImportCounts { frames: frames.len() as u64, messages: messages.len() as u64 })
+    }
+}
+
+fn children_by_parent(
+    frames: &[Frame],
+    index: &std::collections::HashMap<&flame_model::FrameId, usize>,
+) -> Vec<Vec<usize>> {
+    let mut children = vec![Vec::new(); frames.len()];
+    for (i, f) in frames.iter().enumerate() {
+        if let Some(parent) = &f.parent {
+            children[index[parent]].push(i);
+        }
+    }
+    children
+}

@@ -1,0 +1,142 @@
+//! Mapping between rows and model types.
+
+use flame_model::{
+    Actor, Event, EventKind, Frame, FrameId, FrameOutline, Message, MessageId, Role, Status, Tree,
+    TreeId,
+};
+use rusqlite::Row;
+use rusqlite::types::{FromSqlError, Type};
+
+pub(crate) const FRAME_COLUMNS: &str = "id, tree_id, parent_id, position, title, \
+    success_criteria, success_criteria_compacted, status, status_reason, results, \
+    results_compacted, artifacts, decisions, retry_of, created_at, started_at, ended_at, \
+    message_count, tokens";
+
+pub(crate) const OUTLINE_COLUMNS: &str = "id, parent_id, position, title, status, \
+    success_criteria_compacted, retry_of, created_at, started_at, ended_at, message_count, tokens";
+
+pub(crate) const TREE_COLUMNS: &str = "id, title, root_id, focus_id, created_at";
+
+pub(crate) const MESSAGE_COLUMNS: &str = "id, frame_id, role, content, tool_calls, tool_result, \
+    tokens, model, usage, created_at, interrupted";
+
+pub(crate) const EVENT_COLUMNS: &str = "seq, tree_id, frame_id, kind, actor, at, detail";
+
+fn bad(index: usize, what: String) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(index, Type::Text, what.into())
+}
+
+fn enum_column<T>(row: &Row, index: usize, parse: fn(&str) -> Option<T>) -> rusqlite::Result<T> {
+    let text: String = row.get(index)?;
+    parse(&text).ok_or_else(|| bad(index, format!("unknown value {text:?}")))
+}
+
+fn json_column(row: &Row, index: usize) -> rusqlite::Result<Option<serde_json::Value>> {
+    let text: Option<String> = row.get(index)?;
+    text.map(|t| serde_json::from_str(&t).map_err(|e| bad(index, e.to_string()))).transpose()
+}
+
+fn string_list(row: &Row, index: usize) -> rusqlite::Result<Vec<String>> {
+    let text: String = row.get(index)?;
+    if text == "[]" {
+        return Ok(Vec::new());
+    }
+    serde_json::from_str(&text).map_err(|e| bad(index, e.to_string()))
+}
+
+fn count(row: &Row, index: usize) -> rusqlite::Result<u64> {
+    let n: i64 = row.get(index)?;
+    u64::try_from(n).map_err(|_| {
+        rusqlite::Error::FromSqlConversionFailure(
+            index,
+            Type::Integer,
+            FromSqlError::OutOfRange(n).into(),
+        )
+    })
+}
+
+pub(crate) fn frame(row: &Row) -> rusqlite::Result<Frame> {
+    Ok(Frame {
+        id: FrameId::from_trusted(row.get(0)?),
+        tree: TreeId::from_trusted(row.get(1)?),
+        parent: row.get::<_, Option<String>>(2)?.map(FrameId::from_trusted),
+        position: row.get(3)?,
+        title: row.get(4)?,
+        success_criteria: row.get(5)?,
+        success_criteria_compacted: row.get(6)?,
+        status: enum_column(row, 7, Status::parse)?,
+        status_reason: row.get(8)?,
+        results: row.get(9)?,
+        results_compacted: row.get(10)?,
+        artifacts: string_list(row, 11)?,
+        decisions: string_list(row, 12)?,
+        retry_of: row.get::<_, Option<String>>(13)?.map(FrameId::from_trusted),
+        created_at: row.get(14)?,
+        started_at: row.get(15)?,
+        ended_at: row.get(16)?,
+        message_count: count(row, 17)?,
+        tokens: count(row, 18)?,
+    })
+}
+
+pub(crate) fn outline(row: &Row) -> rusqlite::Result<FrameOutline> {
+    Ok(FrameOutline {
+        id: FrameId::from_trusted(row.get(0)?),
+        parent: row.get::<_, Option<String>>(1)?.map(FrameId::from_trusted),
+        position: row.get(2)?,
+        title: row.get(3)?,
+        status: enum_column(row, 4, Status::parse)?,
+        success_criteria_compacted: row.get(5)?,
+        retry_of: row.get::<_, Option<String>>(6)?.map(FrameId::from_trusted),
+        created_at: row.get(7)?,
+        started_at: row.get(8)?,
+        ended_at: row.get(9)?,
+        message_count: count(row, 10)?,
+        tokens: count(row, 11)?,
+    })
+}
+
+pub(crate) fn tree(row: &Row) -> rusqlite::Result<Tree> {
+    Ok(Tree {
+        id: TreeId::from_trusted(row.get(0)?),
+        title: row.get(1)?,
+        root: FrameId::from_trusted(row.get(2)?),
+        focus: FrameId::from_trusted(row.get(3)?),
+        created_at: row.get(4)?,
+    })
+}
+
+pub(crate) fn message(row: &Row) -> rusqlite::Result<Message> {
+    Ok(Message {
+        id: MessageId(row.get(0)?),
+        frame: FrameId::from_trusted(row.get(1)?),
+        role: enum_column(row, 2, Role::parse)?,
+        content: row.get(3)?,
+        tool_calls: json_column(row, 4)?,
+        tool_result: json_column(row, 5)?,
+        tokens: count(row, 6)?,
+        model: row.get(7)?,
+        usage: json_column(row, 8)?,
+        created_at: row.get(9)?,
+        interrupted: row.get(10)?,
+    })
+}
+
+pub(crate) fn event(row: &Row) -> rusqlite::Result<Event> {
+    Ok(Event {
+        seq: row.get(0)?,
+        tree: TreeId::from_trusted(row.get(1)?),
+        frame: FrameId::from_trusted(row.get(2)?),
+        kind: enum_column(row, 3, EventKind::parse)?,
+        actor: enum_column(row, 4, Actor::parse)?,
+        at: row.get(5)?,
+        detail: json_column(row, 6)?.unwrap_or(serde_json::Value::Null),
+    })
+}
+
+pub(crate) fn json_list(items: &[String]) -> String {
+    if items.is_empty() {
+        return "[]".to_owned();
+    }
+    serde_json::to_string(items).expect("a list of strings serialises")
+}

@@ -1,0 +1,96 @@
+//! Bulk import: a valid tree goes in whole, an invalid one not at all.
+
+use flame_model::{Actor, Frame, FrameId, IdSource, NewMessage, Role, Status, Tree};
+use flame_store::{Change, ImportedMessage, Store, StoreError};
+
+pub fn frame(
+    id: &FrameId,
+    tree: &Tree,
+    parent: Option<&FrameId>,
+    position: u32,
+    status: Status,
+) -> Frame {
+    Frame {
+        id: id.clone(),
+        tree: tree.id.clone(),
+        parent: parent.cloned(),
+        position,
+        title: format!("frame {position}"),
+        success_criteria: "imported".into(),
+        success_criteria_compacted: None,
+        status,
+        status_reason: None,
+        results: (status == Status::Completed).then(|| "done".to_owned()),
+        results_compacted: None,
+        artifacts: vec![],
+        decisions: vec![],
+        retry_of: None,
+        created_at: 1,
+        started_at: Some(1),
+        ended_at: None,
+        message_count: 0,
+        tokens: 0,
+    }
+}
+
+fn sample(ids: &mut IdSource) -> (Tree, Vec<Frame>) {
+    let (tree_id, root, a, b) = (ids.tree_id(), ids.frame_id(), ids.frame_id(), ids.frame_id());
+    let tree = Tree {
+        id: tree_id,
+        title: "Imported".into(),
+        root: root.clone(),
+        focus: b.clone(),
+        created_at: 1,
+    };
+    let frames = vec![
+        frame(&root, &tree, None, 0, Status::InProgress),
+        frame(&a, &tree, Some(&root), 0, Status::Completed),
+        frame(&b, &tree, Some(&root), 1, Status::InProgress),
+    ];
+    (tree, frames)
+}
+
+fn message(frame: usize, text: &str) -> ImportedMessage {
+    ImportedMessage { frame, message: NewMessage::text(Role::User, text), tokens: 3, at: 5 }
+}
+
+#[test]
+fn a_valid_tree_is_imported_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("flame.db")).unwrap();
+    let (tree, frames) = sample(&mut IdSource::seeded(3));
+    let change = Change { actor: Actor::Cli, at: 9 };
+    let counts = store
+        .import_tree(
+            change,
+            &tree,
+            &frames,
+            &[message(1, "one"), message(1, "two"), message(2, "three")],
+        )
+        .unwrap();
+    assert_eq!((counts.frames, counts.messages), (3, 3));
+    assert_eq!(store.current_tree().unwrap(), Some(tree.id.clone()));
+    let a = store.frame(&frames[1].id).unwrap();
+    assert_eq!((a.message_count, a.tokens), (2, 6));
+    let texts: Vec<_> =
+        store.messages(&frames[1].id).unwrap().into_iter().map(|m| m.content).collect();
+    assert_eq!(texts, ["one", "two"]);
+    assert_eq!(store.pending_logs().unwrap().len(), 3);
+}
+
+#[test]
+fn an_invalid_tree_is_refused_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("flame.db")).unwrap();
+    let (tree, mut frames) = sample(&mut IdSource::seeded(4));
+    frames[1].status = Status::InProgress;
+    frames[0].status = Status::Completed; // an in-progress frame under a completed root
+    let change = Change { actor: Actor::Cli, at: 9 };
+    let err = store.import_tree(change, &tree, &frames, &[message(0, "x")]).unwrap_err();
+    assert!(matches!(&err, StoreError::Frame(e) if e.to_string().contains("not valid")), "{err}");
+    assert!(store.trees().unwrap().is_empty());
+    let (tree, frames) = sample(&mut IdSource::seeded(5));
+    let err = store.import_tree(change, &tree, &frames, &[message(7, "x")]).unwrap_err();
+    assert!(err.to_string().contains("names frame 7 of 3"), "{err}");
+    assert!(store.trees().unwrap().is_empty());
+}

@@ -1,0 +1,5 @@
+//! The store's one integration test binary: opening and migrating, the frame lifecycle, import.
+
+mod frames;
+mod import;
+mod open;
