@@ -115,6 +115,42 @@ pub struct Frame {
 }
 
 impl Frame {
+    /// A frame with the given place, identity and status, created and (unless planned) started
+    /// at `at`, with no results, messages or history yet: the starting point for imports.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        id: FrameId,
+        tree: TreeId,
+        parent: Option<FrameId>,
+        position: u32,
+        title: impl Into<String>,
+        success_criteria: impl Into<String>,
+        status: Status,
+        at: Timestamp,
+    ) -> Frame {
+        Frame {
+            id,
+            tree,
+            parent,
+            position,
+            title: title.into(),
+            success_criteria: success_criteria.into(),
+            success_criteria_compacted: None,
+            status,
+            status_reason: None,
+            results: None,
+            results_compacted: None,
+            artifacts: Vec::new(),
+            decisions: Vec::new(),
+            retry_of: None,
+            created_at: at,
+            started_at: (status != Status::Planned).then_some(at),
+            ended_at: None,
+            message_count: 0,
+            tokens: 0,
+        }
+    }
+
     /// The frame's log file, relative to the data directory.
     pub fn log_relative_path(&self) -> String {
         log_relative_path(&self.tree, &self.id)

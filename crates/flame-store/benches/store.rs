@@ -49,27 +49,18 @@ fn generate(frame_count: usize, message_count: usize) -> (Tree, Vec<Frame>, Vec<
         });
         child_counts.push(0);
         let in_progress = i < chain;
-        frames.push(Frame {
-            id: ids.frame_id(),
-            tree: tree_id.clone(),
-            parent: parent.map(|p| frames[p].id.clone()),
+        let mut frame = Frame::new(
+            ids.frame_id(),
+            tree_id.clone(),
+            parent.map(|p| frames[p].id.clone()),
             position,
-            title: format!("Frame {i}"),
-            success_criteria: format!("Criteria of frame {i}, concrete and verifiable"),
-            success_criteria_compacted: None,
-            status: if in_progress { Status::InProgress } else { Status::Completed },
-            status_reason: None,
-            results: (!in_progress).then(|| format!("Results of frame {i}")),
-            results_compacted: None,
-            artifacts: vec![],
-            decisions: vec![],
-            retry_of: None,
-            created_at: i as i64,
-            started_at: Some(i as i64),
-            ended_at: None,
-            message_count: 0,
-            tokens: 0,
-        });
+            format!("Frame {i}"),
+            format!("Criteria of frame {i}, concrete and verifiable"),
+            if in_progress { Status::InProgress } else { Status::Completed },
+            i as i64,
+        );
+        frame.results = (!in_progress).then(|| format!("Results of frame {i}"));
+        frames.push(frame);
     }
     let words = [
         "frame", "context", "token", "stack", "result", "criteria", "model", "tree", "push", "pop",

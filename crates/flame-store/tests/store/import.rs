@@ -3,34 +3,25 @@
 use flame_model::{Actor, Frame, FrameId, IdSource, NewMessage, Role, Status, Tree};
 use flame_store::{Change, ImportedMessage, Store, StoreError};
 
-pub fn frame(
+fn frame(
     id: &FrameId,
     tree: &Tree,
     parent: Option<&FrameId>,
     position: u32,
     status: Status,
 ) -> Frame {
-    Frame {
-        id: id.clone(),
-        tree: tree.id.clone(),
-        parent: parent.cloned(),
+    let mut frame = Frame::new(
+        id.clone(),
+        tree.id.clone(),
+        parent.cloned(),
         position,
-        title: format!("frame {position}"),
-        success_criteria: "imported".into(),
-        success_criteria_compacted: None,
+        format!("frame {position}"),
+        "imported",
         status,
-        status_reason: None,
-        results: (status == Status::Completed).then(|| "done".to_owned()),
-        results_compacted: None,
-        artifacts: vec![],
-        decisions: vec![],
-        retry_of: None,
-        created_at: 1,
-        started_at: Some(1),
-        ended_at: None,
-        message_count: 0,
-        tokens: 0,
-    }
+        1,
+    );
+    frame.results = (status == Status::Completed).then(|| "done".to_owned());
+    frame
 }
 
 fn sample(ids: &mut IdSource) -> (Tree, Vec<Frame>) {
