@@ -4,7 +4,8 @@
 
 use flame_model::lifecycle::PopStatus;
 use flame_model::{
-    Actor, Frame, FrameError, FrameId, FrameTree, Message, NewMessage, Role, Status, Tree, TreeId,
+    Actor, Event, Frame, FrameError, FrameId, FrameOutline, FrameTree, Message, NewMessage, Role,
+    Status, Tree, TreeId,
 };
 use flame_store::{Change, PlanItem, Pop, Store, StoreError};
 use serde::{Deserialize, Serialize};
@@ -23,6 +24,18 @@ pub struct TreeStatus {
     pub focus: FrameId,
     /// Every frame, depth first: each parent before its children, siblings in position order.
     pub frames: Vec<FrameEntry>,
+}
+
+/// A tree in the narrow form the flame graph draws, with the newest event seq so the caller
+/// can follow later changes with [`Flame::events_since`].
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct TreeOutline {
+    pub tree: Tree,
+    /// Every frame, in no particular order.
+    pub frames: Vec<FrameOutline>,
+    /// The newest event in the data directory when the outline was read.
+    #[specta(type = f64)]
+    pub seq: i64,
 }
 
 /// A frame and where its log is.
@@ -107,6 +120,22 @@ impl Flame {
             stack.extend(children.into_iter().rev());
         }
         Ok(TreeStatus { focus: tree.focus.clone(), tree, frames: ordered })
+    }
+
+    /// A tree (the current one if `tree` is `None`) in the narrow form drawing needs.
+    pub fn outline(&self, tree: Option<&TreeId>) -> Result<TreeOutline, ApiError> {
+        let store = self.store();
+        // The seq is read first, so a change made while the frames are read is reported again
+        // by `events_since` rather than missed.
+        let seq = store.latest_event_seq()?;
+        let id = resolve_tree(&store, tree)?;
+        Ok(TreeOutline { tree: store.tree(&id)?, frames: store.outline_of_tree(&id)?, seq })
+    }
+
+    /// Events after `after_seq`, oldest first, at most `limit`: how a front end follows changes
+    /// made by itself, the agent, or other processes on the same data directory.
+    pub fn events_since(&self, after_seq: i64, limit: u32) -> Result<Vec<Event>, ApiError> {
+        Ok(self.store().events_since(after_seq, limit)?)
     }
 
     /// One frame.

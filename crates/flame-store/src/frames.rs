@@ -562,6 +562,11 @@ impl Store {
         Ok(events.collect::<Result<_, _>>()?)
     }
 
+    /// The newest event's seq, or 0 when there are none.
+    pub fn latest_event_seq(&self) -> Result<i64, StoreError> {
+        Ok(self.conn.query_row("SELECT coalesce(max(seq), 0) FROM events", [], |r| r.get(0))?)
+    }
+
     /// Every event after `after_seq`, oldest first, at most `limit` of them: how other
     /// processes' changes are followed.
     pub fn events_since(&self, after_seq: i64, limit: u32) -> Result<Vec<Event>, StoreError> {

@@ -297,3 +297,23 @@ fn imported_frames_get_logs_with_their_messages() {
         "{log}"
     );
 }
+
+#[test]
+fn the_outline_and_events_let_a_front_end_follow_changes() {
+    let s = Scratch::new(12);
+    let tree = s.flame.create_tree(A, "Root", "r").unwrap();
+    let outline = s.flame.outline(None).unwrap();
+    assert_eq!((outline.tree.id.clone(), outline.frames.len()), (tree.id.clone(), 1));
+    // Another process changes the tree.
+    let other = s.reopen(13);
+    let pushed = other.push(Actor::Cli, Some(&tree.root), "From elsewhere", "c").unwrap();
+    let events = s.flame.events_since(outline.seq, 100).unwrap();
+    assert!(
+        events.iter().any(|e| e.frame == pushed.id
+            && e.kind == flame_model::EventKind::Pushed
+            && e.actor == Actor::Cli),
+        "{events:?}"
+    );
+    assert_eq!(s.flame.outline(None).unwrap().frames.len(), 2);
+    assert!(s.flame.events_since(s.flame.outline(None).unwrap().seq, 100).unwrap().is_empty());
+}
