@@ -8,7 +8,7 @@ APP := target/debug/flame-desktop
 UI_SOURCES := $(shell find ui/src ui/index.html -type f 2>/dev/null) vite.config.ts package-lock.json
 XVFB := xvfb-run -a -s "-screen 0 1280x800x24"
 
-.PHONY: help setup run build ui test fmt-check clippy rust-test ui-check e2e bench bindings fmt clean
+.PHONY: help setup run build ui test fmt-check clippy rust-test ui-check e2e bench bindings bless fmt clean
 
 help:
 	@echo "make run    install what is missing, build, and open Flame"
@@ -16,6 +16,7 @@ help:
 	@echo "make setup  only install what is missing"
 	@echo "make bench  every benchmark, one line per figure: BENCH <name> <value> <unit>"
 	@echo "make bindings  regenerate ui/src/bindings.ts from the Rust types"
+	@echo "make bless  rewrite the golden context documents after an intended change"
 	@echo "make fmt    format the Rust code"
 
 setup:
@@ -58,12 +59,16 @@ e2e: ui
 	$(XVFB) npm run --silent test:e2e
 
 # Each benchmark prints `BENCH <name> <value> <unit>` lines on stdout; the rest goes to stderr.
-BENCHES := -p flame-store --bench store -p flame-api --bench append
+BENCHES := -p flame-store -p flame-api -p flame-tokens --bench store --bench append --bench context --bench tokens
 bench: setup
 	@$(CARGO) bench --locked $(BENCHES) | grep '^BENCH '
 
 bindings:
 	FLAME_BLESS=1 $(CARGO) test -p flame-desktop --lib bindings
+
+# The golden stack-context documents of the spec's tree, one per focus.
+bless:
+	FLAME_BLESS=1 $(CARGO) test -p flame-context --test context golden
 
 fmt:
 	$(CARGO) fmt --all

@@ -10,7 +10,19 @@ use flame_model::{
 use flame_store::{Change, PlanItem, Pop, Store, StoreError};
 use serde::{Deserialize, Serialize};
 
+use std::collections::HashMap;
+
+use flame_context::{Budget, ContextDoc, ContextInput};
+use flame_tokens::Encoding;
+
 use crate::{ApiError, Env, Flame, frame_log};
+
+/// How messages are counted and contexts sized until model settings exist: `o200k_base`, the
+/// encoding of current OpenAI models and the closest public one for the rest.
+pub const DEFAULT_ENCODING: Encoding = Encoding::O200kBase;
+/// The budget until model settings exist: a 128k-token window with 8k kept for the reply.
+pub const DEFAULT_BUDGET: Budget =
+    Budget { context_window: 128_000, reply_reserve: 8_000, tool_schemas: 0 };
 
 /// How many fresh ids a creation tries before giving up; with 50-bit ids a second try is
 /// already a one-in-a-trillion event.
@@ -256,7 +268,7 @@ impl Flame {
         self.write(actor, |store, change, _| store.focus(change, id))
     }
 
-    /// Adds a message to a frame without calling a model.
+    /// Adds a message to a frame without calling a model. Its tokens are counted here, once.
     pub fn append(
         &self,
         actor: Actor,
@@ -265,8 +277,45 @@ impl Flame {
         text: &str,
     ) -> Result<Message, ApiError> {
         let message = NewMessage::text(role, text);
-        let tokens = flame_model::estimate_tokens(text);
+        let tokens = flame_tokens::count(DEFAULT_ENCODING, text);
         self.write(actor, |store, change, _| store.add_message(change, id, &message, tokens))
+    }
+
+    /// Exactly what the model receives for frame `id` (default: the focused frame of the
+    /// current tree) under `budget` (default: [`DEFAULT_BUDGET`]), with the inspector's account.
+    pub fn context(
+        &self,
+        id: Option<&FrameId>,
+        budget: Option<Budget>,
+    ) -> Result<ContextDoc, ApiError> {
+        let store = self.store();
+        let focus = default_to_focus(&store, id)?;
+        let frames = store.path_with_children(&focus)?;
+        let messages = store.messages(&focus)?;
+        let tree = frames
+            .iter()
+            .find(|f| f.id == focus)
+            .map(|f| f.tree.clone())
+            .ok_or_else(|| FrameError::NoSuchFrame(focus.clone()))?;
+        let log_paths: HashMap<FrameId, String> = frames
+            .iter()
+            .map(|f| {
+                (
+                    f.id.clone(),
+                    frame_log::log_path(self.data_dir.path(), &f.tree, &f.id).display().to_string(),
+                )
+            })
+            .collect();
+        let input = ContextInput {
+            focus: &focus,
+            frames: &frames,
+            messages: &messages,
+            encoding: DEFAULT_ENCODING,
+            budget: budget.unwrap_or(DEFAULT_BUDGET),
+            log_paths: &log_paths,
+            linear_message_tokens: store.tree_message_tokens(&tree)?,
+        };
+        flame_context::assemble(&input).map_err(|e| ApiError::internal("assemble the context", e))
     }
 
     /// A frame's messages, oldest first.

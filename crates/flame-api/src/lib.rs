@@ -20,7 +20,11 @@ use serde::Serialize;
 pub use clock::Env;
 pub use data_dir::{DataDir, DataDirSource};
 pub use error::{ApiError, ErrorCode};
-pub use frames::{FrameEntry, PlanSpec, PopRequest, TreeListEntry, TreeOutline, TreeStatus};
+pub use flame_context::{Budget, ContextDoc, ContextReport};
+pub use frames::{
+    DEFAULT_BUDGET, DEFAULT_ENCODING, FrameEntry, PlanSpec, PopRequest, TreeListEntry, TreeOutline,
+    TreeStatus,
+};
 
 /// The database schema this Flame writes.
 pub const SCHEMA_VERSION: u32 = flame_store::LATEST_SCHEMA_VERSION;

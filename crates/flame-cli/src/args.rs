@@ -109,6 +109,23 @@ pub enum Command {
     },
     /// Print a frame's full log.
     Log { id: String },
+    /// Print exactly what the model would receive in a frame, fitted to a token budget.
+    Context {
+        id: String,
+        /// The tokens the context may use (default: a 128k window less an 8k reply reserve).
+        #[arg(long, value_name = "N")]
+        budget: Option<u64>,
+        /// `xml`: the system prompt (preamble and stack-context) and the messages, as sent;
+        /// `json`: the same with the inspector's account of every section.
+        #[arg(long, value_name = "xml|json", default_value = "xml")]
+        format: ContextFormat,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ContextFormat {
+    Xml,
+    Json,
 }
 
 #[derive(Debug, Subcommand)]

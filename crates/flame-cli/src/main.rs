@@ -19,7 +19,7 @@ use flame_model::{Actor, FrameId, Role, TreeId};
 use serde::Serialize;
 use serde_json::json;
 
-use args::{Cli, Command, TreeCommand};
+use args::{Cli, Command, ContextFormat, TreeCommand};
 
 const ACTOR: Actor = Actor::Cli;
 
@@ -142,6 +142,12 @@ fn run(flame: &Flame, cli: &Cli) -> Result<(), ApiError> {
                     message.id, message.frame, message.tokens
                 )
             })
+        }
+        Command::Context { id, budget, format } => {
+            let doc =
+                flame.context(Some(&FrameId::parse(id)?), budget.map(flame_api::Budget::of))?;
+            let json = cli.json || *format == ContextFormat::Json;
+            Output { json }.print(&doc, || render::context(&doc))
         }
         Command::Log { id } => {
             let id = FrameId::parse(id)?;

@@ -75,3 +75,35 @@ pub fn status(status: &TreeStatus) -> String {
     }
     out.trim_end().to_owned()
 }
+
+/// A context as the model receives it: the system prompt, then the messages, with a closing
+/// line of totals.
+pub fn context(doc: &flame_api::ContextDoc) -> String {
+    let mut out = format!("{}\n", doc.system.trim_end());
+    if let Some(omission) = &doc.omission {
+        let _ = write!(out, "\n--- note ---\n{omission}\n");
+    }
+    for message in &doc.messages {
+        let _ = write!(
+            out,
+            "\n--- {} · {} tokens ---\n{}\n",
+            message.role.as_str(),
+            message.tokens,
+            message.content.trim_end()
+        );
+    }
+    let report = &doc.report;
+    let _ = write!(
+        out,
+        "\n# {} of {} tokens{}; a linear chat would send {}",
+        report.total_tokens,
+        report.budget,
+        if report.fits {
+            ""
+        } else {
+            " (does not fit: even what is never dropped is over the budget)"
+        },
+        report.linear_tokens
+    );
+    out
+}

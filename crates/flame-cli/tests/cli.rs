@@ -377,3 +377,43 @@ fn a_read_only_data_directory_is_reported_and_loses_nothing() {
     assert_eq!(std::fs::read(home.path().join("flame.db")).unwrap(), db);
     assert_eq!(home.ok(&["--json", "status"]), before);
 }
+
+#[test]
+fn context_prints_what_the_model_receives_and_its_account() {
+    let home = Home::new();
+    let ids = home.spec_tree();
+    let crud = &ids["CRUD Endpoints"];
+    home.ok(&["append", crud, "--role", "user", "Start with GET /items"]);
+    let text = home.ok(&["context", crud]);
+    assert!(text.starts_with("You are working inside Flame"), "{text}");
+    assert!(
+        text.contains(&format!("<child id=\"{crud}\" status=\"in_progress\" current=\"true\">")),
+        "{text}"
+    );
+    assert!(
+        text.contains("<results>JWT auth</results>"),
+        "the finished uncle reports its compacted results:\n{text}"
+    );
+    assert!(!text.contains("Refresh tokens work"), "nothing below an off-path frame:\n{text}");
+    assert!(text.contains("--- user · ") && text.contains("Start with GET /items"), "{text}");
+    let json = home.json(&["context", crud, "--budget", "400"]);
+    assert_eq!(json["report"]["budget"], 400);
+    assert_eq!(json["report"]["focus"], crud.as_str());
+    let kinds: Vec<&str> = json["report"]["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.first(), Some(&"preamble"));
+    assert_eq!(kinds.last(), Some(&"history"));
+    assert!(
+        json["report"]["sections"].as_array().unwrap().iter().any(|s| s["state"] != "full"),
+        "400 tokens forces something to give way"
+    );
+    assert_eq!(
+        home.run(&["context", crud, "--format", "yaml"]).status.code(),
+        Some(2),
+        "a usage error"
+    );
+}

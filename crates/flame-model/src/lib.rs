@@ -16,7 +16,7 @@ mod tree;
 pub use error::FrameError;
 pub use frame::{Actor, Event, EventKind, Frame, FrameOutline, Status, Tree, log_relative_path};
 pub use ids::{FrameId, IdSource, MessageId, TreeId};
-pub use message::{Message, NewMessage, Role, estimate_tokens};
+pub use message::{Message, NewMessage, Role};
 pub use tree::FrameTree;
 
 /// Milliseconds since the Unix epoch. Time is always passed in, never read, in the core crates.

@@ -82,9 +82,3 @@ impl NewMessage {
         }
     }
 }
-
-/// A token estimate of about four bytes a token, used until a model's own tokenizer counts it.
-/// It never returns zero for non-empty text.
-pub fn estimate_tokens(text: &str) -> u64 {
-    (text.len() as u64).div_ceil(4)
-}

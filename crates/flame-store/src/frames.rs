@@ -429,6 +429,8 @@ impl Store {
             let id = MessageId(w.tx.last_insert_rowid());
             w.tx.prepare_cached("UPDATE frames SET message_count = message_count + 1, tokens = tokens + ?2 WHERE id = ?1")?
                 .execute(params![frame.as_str(), tokens as i64])?;
+            w.tx.prepare_cached("UPDATE trees SET message_tokens = message_tokens + ?2 WHERE id = ?1")?
+                .execute(params![target.tree.as_str(), tokens as i64])?;
             w.event(&target.tree, frame, EventKind::MessageAdded, json!({ "message": id }))?;
             Ok(Message {
                 id,
@@ -560,6 +562,17 @@ impl Store {
         ))?;
         let events = stmt.query_map(params![frame.as_str(), after_seq], rows::event)?;
         Ok(events.collect::<Result<_, _>>()?)
+    }
+
+    /// The tokens of every message in a tree.
+    pub fn tree_message_tokens(&self, tree: &TreeId) -> Result<u64, StoreError> {
+        let tokens: i64 = self
+            .conn
+            .prepare_cached("SELECT message_tokens FROM trees WHERE id = ?1")?
+            .query_row([tree.as_str()], |r| r.get(0))
+            .optional()?
+            .ok_or_else(|| FrameError::NoSuchTree(tree.clone()))?;
+        Ok(tokens as u64)
     }
 
     /// The newest event's seq, or 0 when there are none.

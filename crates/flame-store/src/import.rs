@@ -59,9 +59,10 @@ impl Store {
         }
 
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let message_tokens: u64 = counts.iter().map(|c| c.1).sum();
         tx.execute(
-            "INSERT INTO trees (id, title, root_id, focus_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![tree.id.as_str(), tree.title, tree.root.as_str(), tree.focus.as_str(), tree.created_at],
+            "INSERT INTO trees (id, title, root_id, focus_id, created_at, message_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![tree.id.as_str(), tree.title, tree.root.as_str(), tree.focus.as_str(), tree.created_at, message_tokens as i64],
         )
         .map_err(|e| StoreError::taken_or(e, tree.id.as_str()))?;
         {

@@ -7,6 +7,7 @@ mod frames;
 mod import;
 mod migrations;
 mod rows;
+pub mod synthetic;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

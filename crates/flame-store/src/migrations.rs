@@ -26,6 +26,7 @@ const MIGRATIONS: &[Migration] = &[
               ) STRICT;",
     },
     Migration { version: 2, sql: include_str!("migrations/0002_frames.sql") },
+    Migration { version: 3, sql: include_str!("migrations/0003_tree_tokens.sql") },
 ];
 
 /// The version a freshly opened database is at.

@@ -1,5 +1,6 @@
 //! The facade's one integration test binary.
 
+mod context;
 mod crash;
 mod frames;
 mod open;

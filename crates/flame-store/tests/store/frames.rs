@@ -660,3 +660,15 @@ fn the_outline_has_every_frame_in_its_narrow_form() {
     assert_eq!(outline.iter().find(|o| o.id == a).unwrap().tokens, 7);
     assert_eq!(outline.iter().find(|o| o.id == p).unwrap().status, Status::Planned);
 }
+
+#[test]
+fn a_tree_keeps_the_total_tokens_of_its_messages() {
+    let mut f = Fixture::new();
+    let root = f.root.clone();
+    let a = f.push(&root, "A");
+    for (frame, tokens) in [(&root, 5), (&a, 7), (&a, 11)] {
+        let ch = f.change();
+        f.store.add_message(ch, frame, &NewMessage::text(Role::User, "x"), tokens).unwrap();
+    }
+    assert_eq!(f.store.tree_message_tokens(&f.tree).unwrap(), 23);
+}

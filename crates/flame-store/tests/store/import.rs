@@ -67,6 +67,7 @@ fn a_valid_tree_is_imported_whole() {
         store.messages(&frames[1].id).unwrap().into_iter().map(|m| m.content).collect();
     assert_eq!(texts, ["one", "two"]);
     assert_eq!(store.pending_logs().unwrap().len(), 3);
+    assert_eq!(store.tree_message_tokens(&tree.id).unwrap(), 9);
 }
 
 #[test]

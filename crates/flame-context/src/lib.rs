@@ -1,0 +1,151 @@
+//! Context assembly: exactly what the model receives for a focused frame, and an account of how
+//! it was built (DESIGN.md §3).
+//!
+//! For the focused frame F the model gets a short preamble, a `<stack-context>` XML document,
+//! and F's own messages. The document holds the path from the root to F and, for every frame on
+//! it, its children: finished ones with their (compacted) results, artifacts, decisions and log
+//! path; planned ones with their compacted criteria; other in-progress branches with title and
+//! status; invalidated ones not at all. F's own children report with their full results. Nothing
+//! below an off-path frame appears, and no message of any frame but F is ever included — the
+//! assembler is not even given any.
+//!
+//! The assembly is pure: the caller reads the frames and messages and passes them in, with the
+//! budget and the encoding. When everything does not fit, parts give way in the fixed order of
+//! [`budget`]; the [`ContextReport`] says what each section cost and what was left out.
+
+pub mod budget;
+mod memo;
+mod render;
+
+use std::collections::HashMap;
+
+use flame_model::{Frame, FrameId, Message};
+use flame_tokens::Encoding;
+use serde::Serialize;
+
+pub use budget::Budget;
+
+/// The preamble that opens every context.
+pub const PREAMBLE: &str = "You are working inside Flame, which organises work as a call stack of frames \
+instead of one long chat. Each frame is a subtask with a title, success criteria and a status. The \
+<stack-context> document below shows the path from the root goal to your current frame (marked \
+current=\"true\"), what finished frames handed back (results, artifacts, decisions), what is planned, \
+and where each frame's full log is. You see only your current frame's own conversation; other frames \
+appear only as these summaries, and their logs can be read when the detail matters. Push a child \
+frame for a distinct subtask, pop the current frame when its success criteria are met, and plan \
+frames to sketch the work ahead.";
+
+/// Tokens each message costs beyond its content (role and framing), as providers count them.
+pub const MESSAGE_OVERHEAD: u64 = 4;
+
+/// What the assembler needs, read by the caller.
+#[derive(Debug, Clone, Copy)]
+pub struct ContextInput<'a> {
+    pub focus: &'a FrameId,
+    /// The frames on the path from the root to the focus, and every child of each of them.
+    /// Other frames may be present and are ignored.
+    pub frames: &'a [Frame],
+    /// The focused frame's messages, oldest first.
+    pub messages: &'a [Message],
+    pub encoding: Encoding,
+    pub budget: Budget,
+    /// Where each frame's log lives, as the model should see the path: frame → path.
+    pub log_paths: &'a HashMap<FrameId, String>,
+    /// The tokens of every message in the tree: what a linear chat of the same work sends.
+    pub linear_message_tokens: u64,
+}
+
+/// The assembled context.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct ContextDoc {
+    /// The preamble followed by the `<stack-context>` document: the system prompt.
+    pub system: String,
+    /// The `<stack-context>` document alone.
+    pub xml: String,
+    /// When older messages were left out, the line that says so; it comes before `messages`.
+    pub omission: Option<String>,
+    /// F's messages that are included, oldest first.
+    pub messages: Vec<Message>,
+    pub report: ContextReport,
+}
+
+/// How the context was built: the data of the context inspector.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct ContextReport {
+    pub focus: FrameId,
+    /// The tokens available for the context (window − reply reserve − tool schemas).
+    #[specta(type = f64)]
+    pub budget: u64,
+    /// The tokens the assembled context costs.
+    #[specta(type = f64)]
+    pub total_tokens: u64,
+    /// Whether it fits; `false` only when even what is never dropped does not.
+    pub fits: bool,
+    /// Every section in document order, with its cost and what became of it.
+    pub sections: Vec<Section>,
+    /// How many of F's oldest messages were left out.
+    pub omitted_messages: u32,
+    /// What a linear chat of the same work would send: the preamble and every message of
+    /// the tree.
+    #[specta(type = f64)]
+    pub linear_tokens: u64,
+}
+
+/// One part of the context.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct Section {
+    pub kind: SectionKind,
+    /// The frame the section is about, if any.
+    pub frame: Option<FrameId>,
+    pub label: String,
+    #[specta(type = f64)]
+    pub tokens: u64,
+    pub state: SectionState,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum SectionKind {
+    Preamble,
+    /// A frame on the path from the root to F, F included.
+    Ancestor,
+    /// A child of an ancestor above F's parent: an uncle, great-uncle and so on.
+    Relative,
+    /// Another child of F's parent.
+    Sibling,
+    /// A child of F.
+    Child,
+    /// F's own messages.
+    History,
+}
+
+/// What became of a section under the budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum SectionState {
+    /// Included as it is.
+    Full,
+    /// A child of F whose full results gave way to its compacted results.
+    Compacted,
+    /// Shrunk to its title.
+    TitleOnly,
+    /// An ancestor kept only as the element that holds the path (id and status).
+    Bare,
+    /// Left out.
+    Dropped,
+}
+
+/// Why the context could not be assembled at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ContextError {
+    #[error("the frames given do not include the focused frame {0}")]
+    NoFocus(FrameId),
+    #[error("the frames given do not reach the root from {0}: its ancestor {1} is missing")]
+    BrokenPath(FrameId, FrameId),
+}
+
+/// Assembles the context for `input.focus`.
+pub fn assemble(input: &ContextInput<'_>) -> Result<ContextDoc, ContextError> {
+    let plan = render::Plan::new(input)?;
+    Ok(budget::fit(input, plan))
+}

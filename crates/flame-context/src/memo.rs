@@ -1,0 +1,51 @@
+//! Token counts of the texts assembly renders, remembered across assemblies.
+//!
+//! A frame's XML changes rarely, while contexts are assembled on every message, and counting is
+//! most of an assembly's cost. A count depends only on the encoding and the text, so it is kept
+//! under the text itself (never a hash of it, so a remembered count is always exact). The memo
+//! forgets everything when it holds [`CAPACITY`] texts, which bounds it to a few megabytes.
+
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
+use flame_tokens::Encoding;
+
+const CAPACITY: usize = 16_384;
+
+static COUNTS: LazyLock<Mutex<HashMap<(Encoding, String), u64>>> = LazyLock::new(Mutex::default);
+
+/// `flame_tokens::count`, remembered.
+pub(crate) fn count(encoding: Encoding, text: &str) -> u64 {
+    if text.is_empty() {
+        return 0;
+    }
+    // Counting happens outside the lock, so parallel assemblies do not wait on each other.
+    let key = (encoding, text.to_owned());
+    if let Some(&n) = COUNTS.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+        return n;
+    }
+    let n = flame_tokens::count(encoding, text);
+    let mut counts = COUNTS.lock().unwrap_or_else(|p| p.into_inner());
+    if counts.len() >= CAPACITY {
+        counts.clear();
+    }
+    counts.insert(key, n);
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remembered_counts_equal_fresh_ones() {
+        let text = r#"<child id="f0000000000" status="planned"><title>Pagination</title></child>"#;
+        let first = count(Encoding::O200kBase, text);
+        assert_eq!(first, flame_tokens::count(Encoding::O200kBase, text));
+        assert_eq!(count(Encoding::O200kBase, text), first);
+        assert_eq!(
+            count(Encoding::ClaudeEstimate, text),
+            flame_tokens::count(Encoding::ClaudeEstimate, text)
+        );
+    }
+}

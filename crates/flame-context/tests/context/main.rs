@@ -1,0 +1,74 @@
+//! The assembler's one integration test binary.
+
+mod budget;
+mod properties;
+mod spec_tree;
+mod xml;
+
+use std::collections::HashMap;
+
+use flame_context::{Budget, ContextDoc, ContextInput, assemble};
+use flame_model::{Frame, FrameId, Message, MessageId, Role, Status, TreeId};
+use flame_tokens::Encoding;
+
+/// A frame with a marker in every field, so tests can see exactly which fields reach a context.
+pub fn marked(id: &str, parent: Option<&str>, position: u32, status: Status) -> Frame {
+    let mut frame = Frame::new(
+        FrameId::parse(id).unwrap(),
+        TreeId::parse("t0000000000").unwrap(),
+        parent.map(|p| FrameId::parse(p).unwrap()),
+        position,
+        format!("title-{id}"),
+        format!("criteria-{id}"),
+        status,
+        1,
+    );
+    frame.success_criteria_compacted = Some(format!("crit-compact-{id}"));
+    if status != Status::Planned {
+        frame.results = Some(format!("results-{id}"));
+        frame.results_compacted = Some(format!("res-compact-{id}"));
+    }
+    if matches!(status, Status::Completed | Status::Failed | Status::Blocked) {
+        frame.artifacts = vec![format!("artifact-{id}")];
+        frame.decisions = vec![format!("decision-{id}")];
+    }
+    if matches!(status, Status::Failed | Status::Blocked) {
+        frame.status_reason = Some(format!("reason-{id}"));
+    }
+    frame
+}
+
+pub fn message(id: i64, frame: &FrameId, text: &str, tokens: u64) -> Message {
+    Message {
+        id: MessageId(id),
+        frame: frame.clone(),
+        role: if id % 2 == 0 { Role::User } else { Role::Assistant },
+        content: text.to_owned(),
+        tool_calls: None,
+        tool_result: None,
+        tokens,
+        model: None,
+        usage: None,
+        created_at: id,
+        interrupted: false,
+    }
+}
+
+pub fn log_paths(frames: &[Frame]) -> HashMap<FrameId, String> {
+    frames.iter().map(|f| (f.id.clone(), format!("logs/t0000000000/{}.md", f.id))).collect()
+}
+
+/// Assembles with a budget of `budget` tokens.
+pub fn context(frames: &[Frame], focus: &FrameId, messages: &[Message], budget: u64) -> ContextDoc {
+    let logs = log_paths(frames);
+    let input = ContextInput {
+        focus,
+        frames,
+        messages,
+        encoding: Encoding::O200kBase,
+        budget: Budget::of(budget),
+        log_paths: &logs,
+        linear_message_tokens: 0,
+    };
+    assemble(&input).unwrap()
+}
