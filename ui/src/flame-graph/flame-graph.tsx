@@ -482,6 +482,7 @@ export function FlameGraph({ outline, mode, onFocus, onRequest, onMove }: FlameG
           mode={mode}
           x={hover.x}
           y={hover.y}
+          paneWidth={view.current.width}
         />
       )}
       {menuFrame && menu && (
@@ -588,16 +589,22 @@ function Tooltip({
   mode,
   x,
   y,
+  paneWidth,
 }: {
   frame: FrameOutline;
   weight: number;
   mode: WeightMode;
   x: number;
   y: number;
+  paneWidth: number;
 }) {
   const started = frame.started_at;
   const ran = started === null ? null : (frame.ended_at ?? Date.now()) - started;
-  const style: JSX.CSSProperties = { left: `${x + 14}px`, top: `${y + 40}px` };
+  // Near the right edge the tooltip opens to the left of the pointer, so it stays in the pane.
+  const style: JSX.CSSProperties =
+    x > paneWidth - 300
+      ? { right: `${paneWidth - x + 14}px`, top: `${y + 40}px` }
+      : { left: `${x + 14}px`, top: `${y + 40}px` };
   return (
     <div class="graph-tooltip" role="tooltip" style={style}>
       <div class="tooltip-title">{frame.title}</div>

@@ -15,7 +15,7 @@ export const WEIGHT_MODES: readonly WeightMode[] = ["tokens", "equal", "messages
  * A frame whose subtree weighs nothing (a new plan has no tokens) still gets at least this
  * share of its parent's width, so it can be seen, pointed at and dropped on.
  */
-export const MIN_SHARE = 0.02;
+export const MIN_SHARE = 0.06;
 
 /** The tree as columns: frame `i` has parent `parent[i]` (-1 for the root). */
 export interface LayoutInput {
