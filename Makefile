@@ -54,14 +54,18 @@ ui-check:
 	npm run --silent lint
 	npm run --silent test:ui
 
+# The end-to-end tests use the `flame` command line to build trees and to read the store back.
 e2e: ui
-	$(CARGO) build -p flame-desktop --locked
+	$(CARGO) build -p flame-desktop -p flame-cli --locked
 	$(XVFB) npm run --silent test:e2e
 
 # Each benchmark prints `BENCH <name> <value> <unit>` lines on stdout; the rest goes to stderr.
 BENCHES := -p flame-store -p flame-api -p flame-tokens --bench store --bench append --bench context --bench tokens
-bench: setup
+# The UI benchmark runs in the real window under Xvfb (tests/bench).
+bench: setup ui
 	@$(CARGO) bench --locked $(BENCHES) | grep '^BENCH '
+	@$(CARGO) build -p flame-desktop --locked --quiet
+	@$(XVFB) npm run --silent bench:ui | grep '^BENCH '
 
 bindings:
 	FLAME_BLESS=1 $(CARGO) test -p flame-desktop --lib bindings

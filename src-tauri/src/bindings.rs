@@ -9,14 +9,31 @@ use specta_typescript::Typescript;
 use tauri::Runtime;
 use tauri_specta::{Builder, collect_commands, collect_events};
 
-use crate::commands;
+use crate::{change_watch, commands};
 
 const HEADER: &str = "// Generated from the Rust types by src-tauri/src/bindings.rs. Do not edit by hand:\n\
 // run `make bindings` (FLAME_BLESS=1 cargo test -p flame-desktop bindings) after changing them.";
 
 /// Every command and event the UI may use, for the given runtime.
 pub fn builder<R: Runtime>() -> Builder<R> {
-    Builder::<R>::new().commands(collect_commands![commands::app_info]).events(collect_events![])
+    Builder::<R>::new()
+        .commands(collect_commands![
+            commands::app_info,
+            commands::outline,
+            commands::create_tree,
+            commands::focus_frame,
+            commands::push_frame,
+            commands::plan_frames,
+            commands::move_frame,
+            commands::start_frame,
+            commands::pop_frame,
+            commands::resume_frame,
+            commands::retry_frame,
+            commands::invalidate_frame,
+            commands::edit_frame,
+            commands::delete_frame,
+        ])
+        .events(collect_events![change_watch::TreeChanged])
 }
 
 /// Where the committed bindings live.

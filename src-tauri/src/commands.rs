@@ -1,7 +1,8 @@
-//! The Tauri commands. Each one converts, calls `flame-api`, and returns its result; the error
-//! type is always `ApiError`, which reaches the UI as `{code, message}`.
+//! The Tauri commands. Each one converts, calls `flame-api` as [`Actor::Person`], and returns its
+//! result; the error type is always `ApiError`, which reaches the UI as `{code, message}`.
 
-use flame_api::{ApiError, AppInfo};
+use flame_api::{ApiError, AppInfo, PlanSpec, PopRequest, TreeOutline};
+use flame_model::{Actor, Frame, FrameId, Tree, TreeId};
 use tauri::State;
 
 use crate::Startup;
@@ -11,4 +12,127 @@ use crate::Startup;
 #[specta::specta]
 pub fn app_info(startup: State<'_, Startup>) -> Result<AppInfo, ApiError> {
     startup.flame()?.info()
+}
+
+/// A tree (the current one when `tree` is null) in the narrow form the flame graph draws.
+#[tauri::command]
+#[specta::specta]
+pub fn outline(startup: State<'_, Startup>, tree: Option<TreeId>) -> Result<TreeOutline, ApiError> {
+    startup.flame()?.outline(tree.as_ref())
+}
+
+/// Creates a tree, its root frame in progress and focused, and makes it current.
+#[tauri::command]
+#[specta::specta]
+pub fn create_tree(
+    startup: State<'_, Startup>,
+    title: String,
+    criteria: String,
+) -> Result<Tree, ApiError> {
+    startup.flame()?.create_tree(Actor::Person, &title, &criteria)
+}
+
+/// Focuses a frame (the chat pane follows it) and makes its tree current.
+#[tauri::command]
+#[specta::specta]
+pub fn focus_frame(startup: State<'_, Startup>, id: FrameId) -> Result<Frame, ApiError> {
+    startup.flame()?.focus(Actor::Person, &id)
+}
+
+/// Pushes an in-progress child under `parent` (null: the focused frame) and focuses it.
+#[tauri::command]
+#[specta::specta]
+pub fn push_frame(
+    startup: State<'_, Startup>,
+    parent: Option<FrameId>,
+    title: String,
+    criteria: String,
+) -> Result<Frame, ApiError> {
+    startup.flame()?.push(Actor::Person, parent.as_ref(), &title, &criteria)
+}
+
+/// Plans frames under `parent` (null: the focused frame) at `position` (null: last).
+#[tauri::command]
+#[specta::specta]
+pub fn plan_frames(
+    startup: State<'_, Startup>,
+    parent: Option<FrameId>,
+    position: Option<u32>,
+    specs: Vec<PlanSpec>,
+) -> Result<Vec<Frame>, ApiError> {
+    startup.flame()?.plan(Actor::Person, parent.as_ref(), position, &specs)
+}
+
+/// Moves a planned frame among its siblings or under another frame (`parent` null: same parent).
+#[tauri::command]
+#[specta::specta]
+pub fn move_frame(
+    startup: State<'_, Startup>,
+    id: FrameId,
+    parent: Option<FrameId>,
+    position: Option<u32>,
+) -> Result<Frame, ApiError> {
+    startup.flame()?.move_frame(Actor::Person, &id, parent.as_ref(), position)
+}
+
+/// Starts a planned frame (and its planned ancestors) and focuses it.
+#[tauri::command]
+#[specta::specta]
+pub fn start_frame(startup: State<'_, Startup>, id: FrameId) -> Result<Frame, ApiError> {
+    startup.flame()?.start(Actor::Person, &id)
+}
+
+/// Pops a frame as completed, failed or blocked.
+#[tauri::command]
+#[specta::specta]
+pub fn pop_frame(
+    startup: State<'_, Startup>,
+    id: FrameId,
+    request: PopRequest,
+) -> Result<Frame, ApiError> {
+    startup.flame()?.pop(Actor::Person, Some(&id), &request)
+}
+
+/// Resumes a blocked frame and focuses it.
+#[tauri::command]
+#[specta::specta]
+pub fn resume_frame(startup: State<'_, Startup>, id: FrameId) -> Result<Frame, ApiError> {
+    startup.flame()?.resume(Actor::Person, &id)
+}
+
+/// Retries a failed frame as a new in-progress sibling and focuses it.
+#[tauri::command]
+#[specta::specta]
+pub fn retry_frame(startup: State<'_, Startup>, id: FrameId) -> Result<Frame, ApiError> {
+    startup.flame()?.retry(Actor::Person, &id)
+}
+
+/// Invalidates a frame and its open descendants; returns every frame invalidated.
+#[tauri::command]
+#[specta::specta]
+pub fn invalidate_frame(
+    startup: State<'_, Startup>,
+    id: FrameId,
+    reason: Option<String>,
+) -> Result<Vec<FrameId>, ApiError> {
+    startup.flame()?.invalidate(Actor::Person, &id, reason.as_deref())
+}
+
+/// Changes a planned frame's title and/or criteria.
+#[tauri::command]
+#[specta::specta]
+pub fn edit_frame(
+    startup: State<'_, Startup>,
+    id: FrameId,
+    title: Option<String>,
+    criteria: Option<String>,
+) -> Result<Frame, ApiError> {
+    startup.flame()?.edit(Actor::Person, &id, title.as_deref(), criteria.as_deref())
+}
+
+/// Deletes a planned frame with no messages, and its planned subtree; returns the deleted ids.
+#[tauri::command]
+#[specta::specta]
+pub fn delete_frame(startup: State<'_, Startup>, id: FrameId) -> Result<Vec<FrameId>, ApiError> {
+    startup.flame()?.delete(Actor::Person, &id)
 }

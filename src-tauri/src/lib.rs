@@ -4,9 +4,11 @@
 //! arguments, call `flame-api`, and hand back its result or its `{code, message}` error.
 
 pub mod bindings;
+mod change_watch;
 mod commands;
 mod startup;
 
+pub use change_watch::TreeChanged;
 pub use startup::Startup;
 
 use tauri::Runtime;
@@ -17,6 +19,7 @@ pub fn assemble<R: Runtime>(builder: tauri::Builder<R>, startup: Startup) -> tau
     let bindings = bindings::builder::<R>();
     builder.invoke_handler(bindings.invoke_handler()).manage(startup).setup(move |app| {
         bindings.mount_events(app);
+        change_watch::spawn(app.handle().clone());
         Ok(())
     })
 }

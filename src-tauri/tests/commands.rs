@@ -3,10 +3,14 @@
 
 use std::ffi::OsStr;
 use std::path::Path;
+use std::sync::mpsc;
+use std::time::Duration;
 
-use flame_api::DataDir;
+use flame_api::{DataDir, Flame};
 use flame_desktop::{Startup, assemble};
-use serde_json::Value;
+use flame_model::Actor;
+use serde_json::{Value, json};
+use tauri::Listener;
 use tauri::ipc::{CallbackFn, InvokeBody};
 use tauri::test::{
     INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder, mock_context, noop_assets,
@@ -26,12 +30,20 @@ fn window_on(home: &Path) -> (tauri::App<MockRuntime>, WebviewWindow<MockRuntime
 }
 
 fn invoke(window: &WebviewWindow<MockRuntime>, command: &str) -> Result<Value, Value> {
+    invoke_with(window, command, json!({}))
+}
+
+fn invoke_with(
+    window: &WebviewWindow<MockRuntime>,
+    command: &str,
+    args: Value,
+) -> Result<Value, Value> {
     let request = InvokeRequest {
         cmd: command.into(),
         callback: CallbackFn(0),
         error: CallbackFn(1),
         url: "tauri://localhost".parse().unwrap(),
-        body: InvokeBody::default(),
+        body: InvokeBody::Json(args),
         headers: Default::default(),
         invoke_key: INVOKE_KEY.to_string(),
     };
@@ -79,4 +91,184 @@ fn an_unknown_command_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let (_app, window) = window_on(tmp.path());
     assert!(invoke(&window, "no_such_command").is_err());
+}
+
+/// Another Flame on the same data directory, standing for another process.
+fn open_flame(home: &Path) -> Flame {
+    Flame::open(DataDir::resolve(Some(home.as_os_str()), None, None).unwrap()).unwrap()
+}
+
+/// Creates a tree titled "Root" and returns the root frame's id.
+fn new_tree(window: &WebviewWindow<MockRuntime>) -> String {
+    let tree = invoke_with(window, "create_tree", json!({"title": "Root", "criteria": "All done"}))
+        .expect("create_tree succeeds");
+    tree["root"].as_str().unwrap().to_owned()
+}
+
+fn plan(window: &WebviewWindow<MockRuntime>, parent: &str, title: &str) -> String {
+    let spec = json!([{"title": title, "success_criteria": "Done when done"}]);
+    let planned = invoke_with(
+        window,
+        "plan_frames",
+        json!({"parent": parent, "position": null, "specs": spec}),
+    )
+    .expect("plan_frames succeeds");
+    planned[0]["id"].as_str().unwrap().to_owned()
+}
+
+/// The titles of `parent`'s children in the current tree's outline, in position order.
+fn children(window: &WebviewWindow<MockRuntime>, parent: &str) -> Vec<String> {
+    let outline = invoke_with(window, "outline", json!({"tree": null})).unwrap();
+    let mut kids: Vec<(u64, String)> = outline["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["parent"] == parent)
+        .map(|f| (f["position"].as_u64().unwrap(), f["title"].as_str().unwrap().to_owned()))
+        .collect();
+    kids.sort();
+    kids.into_iter().map(|(_, title)| title).collect()
+}
+
+#[test]
+fn outline_without_a_tree_is_not_found_and_create_tree_makes_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_app, window) = window_on(tmp.path());
+    let err = invoke_with(&window, "outline", json!({"tree": null})).expect_err("no tree yet");
+    assert_eq!(err["code"], "not_found");
+
+    let root = new_tree(&window);
+    let outline = invoke_with(&window, "outline", json!({"tree": null})).unwrap();
+    assert_eq!(outline["tree"]["focus"], root.as_str());
+    assert_eq!(outline["frames"].as_array().unwrap().len(), 1);
+    assert_eq!(outline["frames"][0]["status"], "in_progress");
+    assert!(outline["seq"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn focus_frame_moves_the_focus_as_the_person() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_app, window) = window_on(tmp.path());
+    let root = new_tree(&window);
+    let child = invoke_with(
+        &window,
+        "push_frame",
+        json!({"parent": root, "title": "Child", "criteria": "Works"}),
+    )
+    .unwrap();
+    assert_eq!(child["status"], "in_progress");
+    invoke_with(&window, "focus_frame", json!({"id": root})).expect("focus succeeds");
+    let status = open_flame(tmp.path()).status(None).unwrap();
+    assert_eq!(status.focus.as_str(), root);
+    let flame = open_flame(tmp.path());
+    let last = flame.events_since(0, 1000).unwrap().pop().unwrap();
+    assert_eq!(last.actor, Actor::Person);
+}
+
+#[test]
+fn move_frame_reorders_and_reparents_planned_frames() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_app, window) = window_on(tmp.path());
+    let root = new_tree(&window);
+    let a = plan(&window, &root, "A");
+    plan(&window, &root, "B");
+    let c = plan(&window, &root, "C");
+
+    invoke_with(&window, "move_frame", json!({"id": c, "parent": root, "position": 0})).unwrap();
+    assert_eq!(children(&window, &root), ["C", "A", "B"]);
+
+    invoke_with(&window, "move_frame", json!({"id": c, "parent": a, "position": null})).unwrap();
+    assert_eq!(children(&window, &root), ["A", "B"]);
+    assert_eq!(children(&window, &a), ["C"]);
+}
+
+#[test]
+fn a_refused_move_returns_the_rule_and_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_app, window) = window_on(tmp.path());
+    let root = new_tree(&window);
+    let a = plan(&window, &root, "A");
+    let b = plan(&window, &root, "B");
+    invoke_with(&window, "start_frame", json!({"id": b})).unwrap();
+    let before = invoke_with(&window, "outline", json!({"tree": null})).unwrap();
+
+    let err = invoke_with(&window, "move_frame", json!({"id": b, "parent": root, "position": 0}))
+        .expect_err("an in-progress frame does not move");
+    assert_eq!(err["code"], "refused");
+    assert!(err["message"].as_str().unwrap().contains("planned"), "{err}");
+    let err = invoke_with(&window, "move_frame", json!({"id": a, "parent": a, "position": null}))
+        .expect_err("a frame does not move into itself");
+    assert_eq!(err["code"], "invalid");
+
+    let after = invoke_with(&window, "outline", json!({"tree": null})).unwrap();
+    assert_eq!(before["frames"], after["frames"]);
+    assert_eq!(before["seq"], after["seq"]);
+}
+
+#[test]
+fn the_lifecycle_commands_reach_the_facade() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_app, window) = window_on(tmp.path());
+    let root = new_tree(&window);
+    let a = plan(&window, &root, "A");
+    invoke_with(&window, "edit_frame", json!({"id": a, "title": "A2", "criteria": null})).unwrap();
+    assert_eq!(children(&window, &root), ["A2"]);
+    invoke_with(&window, "start_frame", json!({"id": a})).unwrap();
+    let popped = invoke_with(
+        &window,
+        "pop_frame",
+        json!({"id": a, "request": {"status": "failed", "results": null, "results_compacted": null, "reason": "no way"}}),
+    )
+    .unwrap();
+    assert_eq!(popped["status"], "failed");
+    let retry = invoke_with(&window, "retry_frame", json!({"id": a})).unwrap();
+    assert_eq!(retry["retry_of"], a.as_str());
+    let retry_id = retry["id"].as_str().unwrap();
+    invoke_with(
+        &window,
+        "pop_frame",
+        json!({"id": retry_id, "request": {"status": "blocked", "results": null, "results_compacted": null, "reason": "waiting"}}),
+    )
+    .unwrap();
+    assert_eq!(
+        invoke_with(&window, "resume_frame", json!({"id": retry_id})).unwrap()["status"],
+        "in_progress"
+    );
+    let gone =
+        invoke_with(&window, "invalidate_frame", json!({"id": retry_id, "reason": null})).unwrap();
+    assert_eq!(gone, json!([retry_id]));
+    let b = plan(&window, &root, "B");
+    assert_eq!(invoke_with(&window, "delete_frame", json!({"id": b})).unwrap(), json!([b]));
+    let err =
+        invoke_with(&window, "delete_frame", json!({"id": "fnotanid"})).expect_err("no frame");
+    assert_eq!(err["code"], "not_found");
+}
+
+#[test]
+fn a_change_from_another_process_is_announced_to_the_window() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut app, window) = window_on(tmp.path());
+    new_tree(&window);
+    // The mock runtime runs the setup hook (events, the change watch) on the first turn of its
+    // event loop, as the real one does when the window is ready.
+    #[allow(deprecated)]
+    app.run_iteration(|_, _| {});
+    let (tx, rx) = mpsc::channel::<String>();
+    app.listen_any("tree-changed", move |event| {
+        let _ = tx.send(event.payload().to_owned());
+    });
+    // Let the watch read its starting point, then drain what this window's own change caused.
+    std::thread::sleep(Duration::from_millis(500));
+    while rx.try_recv().is_ok() {}
+
+    // A second Flame on the same data directory stands for the `flame` command line.
+    let other = open_flame(tmp.path());
+    let pushed = other.push(Actor::Cli, None, "From elsewhere", "It shows").unwrap();
+    let newest = other.events_since(0, 1000).unwrap().last().unwrap().seq;
+
+    let payload = rx.recv_timeout(Duration::from_secs(2)).expect("the window is told within 2 s");
+    let payload: Value = serde_json::from_str(&payload).unwrap();
+    assert_eq!(payload["seq"].as_i64().unwrap(), newest);
+    let outline = invoke_with(&window, "outline", json!({"tree": null})).unwrap();
+    assert!(outline["frames"].as_array().unwrap().iter().any(|f| f["id"] == pushed.id.as_str()));
 }

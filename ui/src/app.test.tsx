@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 
 import { App } from "./app";
 import type { Backend } from "./backend";
-import type { ApiError, AppInfo } from "./bindings";
+import type { ApiError, AppInfo, FrameOutline_Serialize, TreeOutline_Serialize } from "./bindings";
 
 const INFO: AppInfo = {
   version: "0.1.0",
@@ -14,13 +14,83 @@ const INFO: AppInfo = {
   schema_version: 1,
 };
 
-function backendAnswering(answer: AppInfo | ApiError): Backend {
+const NO_TREE: ApiError = { code: "not_found", message: "there is no tree yet" };
+
+function frame(
+  id: string,
+  parent: string | null,
+  position: number,
+  title: string,
+): FrameOutline_Serialize {
   return {
-    appInfo: () =>
-      Promise.resolve(
-        "code" in answer ? { status: "error", error: answer } : { status: "ok", data: answer },
-      ),
+    id,
+    parent,
+    position,
+    title,
+    status: parent === null ? "in_progress" : "planned",
+    success_criteria_compacted: null,
+    retry_of: null,
+    created_at: 0,
+    started_at: null,
+    ended_at: null,
+    message_count: 0,
+    tokens: 0,
   };
+}
+
+const OUTLINE: TreeOutline_Serialize = {
+  tree: {
+    id: "t0000000001",
+    title: "Build the app",
+    root: "f0000000001",
+    focus: "f0000000002",
+    created_at: 0,
+  },
+  frames: [
+    frame("f0000000001", null, 0, "Build the app"),
+    frame("f0000000002", "f0000000001", 0, "Design"),
+  ],
+  seq: 3,
+};
+
+function isApiError(value: unknown): value is ApiError {
+  return typeof value === "object" && value !== null && "code" in value && "message" in value;
+}
+
+function answer<T>(
+  value: T | ApiError,
+): Promise<{ status: "ok"; data: T } | { status: "error"; error: ApiError }> {
+  return Promise.resolve(
+    isApiError(value) ? { status: "error", error: value } : { status: "ok", data: value },
+  );
+}
+
+/** A backend whose every command fails unless `parts` answers it. */
+function fakeBackend(parts: Partial<Backend>): Backend {
+  const refuse = () => answer<never>({ code: "internal", message: "not part of this test" });
+  return {
+    appInfo: () => answer(INFO),
+    outline: () => answer<TreeOutline_Serialize>(NO_TREE),
+    createTree: refuse,
+    focusFrame: refuse,
+    pushFrame: refuse,
+    planFrames: refuse,
+    moveFrame: refuse,
+    startFrame: refuse,
+    popFrame: refuse,
+    resumeFrame: refuse,
+    retryFrame: refuse,
+    invalidateFrame: refuse,
+    editFrame: refuse,
+    deleteFrame: refuse,
+    onTreeChanged: () => Promise.resolve(() => undefined),
+    ...parts,
+  };
+}
+
+/** Lets every pending promise of the fake backend, and the renders they cause, run. */
+async function settle() {
+  for (let i = 0; i < 3; i++) await new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 async function mount(backend: Backend): Promise<HTMLElement> {
@@ -28,8 +98,10 @@ async function mount(backend: Backend): Promise<HTMLElement> {
   document.body.append(root);
   await act(async () => {
     render(<App backend={backend} />, root);
-    await Promise.resolve();
+    await settle();
   });
+  // The outline is read after the app info arrives: give that second round its own turn.
+  await act(settle);
   return root;
 }
 
@@ -39,7 +111,7 @@ afterEach(() => {
 
 describe("App", () => {
   it("shows both panes and the data directory the backend reports", async () => {
-    const root = await mount(backendAnswering(INFO));
+    const root = await mount(fakeBackend({}));
     expect(root.querySelector("[data-testid=graph-pane]")).not.toBeNull();
     expect(root.querySelector("[data-testid=chat-pane]")).not.toBeNull();
     expect(root.querySelector("[data-testid=data-dir]")?.textContent).toBe("/tmp/flame-home");
@@ -48,15 +120,20 @@ describe("App", () => {
   });
 
   it("says where the default location came from", async () => {
-    const root = await mount(backendAnswering({ ...INFO, data_dir_source: "platform" }));
+    const root = await mount(
+      fakeBackend({ appInfo: () => answer({ ...INFO, data_dir_source: "platform" }) }),
+    );
     expect(root.textContent).toContain("default location");
   });
 
   it("shows the startup error instead of the panes", async () => {
     const root = await mount(
-      backendAnswering({
-        code: "database_unreadable",
-        message: "/x/flame.db is not a Flame database",
+      fakeBackend({
+        appInfo: () =>
+          answer<AppInfo>({
+            code: "database_unreadable",
+            message: "/x/flame.db is not a Flame database",
+          }),
       }),
     );
     const alert = root.querySelector("[role=alert]");
@@ -67,7 +144,83 @@ describe("App", () => {
   });
 
   it("says it is opening until the backend answers", async () => {
-    const root = await mount({ appInfo: () => new Promise(() => undefined) });
+    const root = await mount(fakeBackend({ appInfo: () => new Promise(() => undefined) }));
     expect(root.querySelector(".status-bar")?.textContent).toContain("Opening");
+  });
+
+  it("offers to create a tree when there is none, and draws the one it creates", async () => {
+    let created: [string, string] | null = null;
+    let outline: TreeOutline_Serialize | ApiError = NO_TREE;
+    const root = await mount(
+      fakeBackend({
+        outline: () => answer<TreeOutline_Serialize>(outline),
+        createTree: (title, criteria) => {
+          created = [title, criteria];
+          outline = OUTLINE;
+          return answer(OUTLINE.tree);
+        },
+      }),
+    );
+    const form = root.querySelector<HTMLFormElement>("[data-testid=new-tree-form]");
+    expect(form).not.toBeNull();
+    await act(async () => {
+      const title = form!.querySelector<HTMLInputElement>("input[name=title]")!;
+      title.value = "Build the app";
+      title.dispatchEvent(new Event("input"));
+      const criteria = form!.querySelector<HTMLTextAreaElement>("textarea[name=criteria]")!;
+      criteria.value = "It works";
+      criteria.dispatchEvent(new Event("input"));
+      await settle();
+    });
+    await act(async () => {
+      form!.dispatchEvent(new Event("submit", { cancelable: true }));
+      await settle();
+    });
+    expect(created).toEqual(["Build the app", "It works"]);
+    expect(root.querySelector("[data-testid=new-tree-form]")).toBeNull();
+    expect(root.querySelector("[data-testid=flame-graph]")).not.toBeNull();
+  });
+
+  it("names the focused frame above the chat and mirrors the tree for assistive technology", async () => {
+    const root = await mount(fakeBackend({ outline: () => answer(OUTLINE) }));
+    const header = root.querySelector("[data-testid=focused-frame]");
+    expect(header?.getAttribute("data-frame-id")).toBe("f0000000002");
+    expect(header?.textContent).toContain("Design");
+    expect(header?.textContent).toContain("planned");
+    const items = [...root.querySelectorAll("[role=treeitem]")];
+    expect(items.map((i) => i.getAttribute("data-frame-id"))).toEqual([
+      "f0000000001",
+      "f0000000002",
+    ]);
+    expect(items[1]?.getAttribute("aria-level")).toBe("2");
+    expect(items[1]?.getAttribute("aria-current")).toBe("true");
+  });
+
+  it("reloads the tree when the backend announces a newer change, not an older one", async () => {
+    let reads = 0;
+    let announce: (seq: number) => void = () => undefined;
+    await mount(
+      fakeBackend({
+        outline: () => {
+          reads++;
+          return answer(OUTLINE);
+        },
+        onTreeChanged: (listener) => {
+          announce = listener;
+          return Promise.resolve(() => undefined);
+        },
+      }),
+    );
+    expect(reads).toBe(1);
+    await act(async () => {
+      announce(2);
+      await settle();
+    });
+    expect(reads).toBe(1);
+    await act(async () => {
+      announce(9);
+      await settle();
+    });
+    expect(reads).toBe(2);
   });
 });

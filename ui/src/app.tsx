@@ -1,56 +1,272 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 
 import type { Backend } from "./backend";
-import type { ApiError, AppInfo } from "./bindings";
+import type {
+  ApiError,
+  AppInfo,
+  FrameOutline_Serialize as FrameOutline,
+  TreeOutline_Serialize as TreeOutline,
+} from "./bindings";
+import { FrameDialog, type DialogRequest, type DialogResult } from "./frame-dialog";
+import { FlameGraph, type FrameRequest } from "./flame-graph/flame-graph";
+import { WEIGHT_MODES, type WeightMode } from "./flame-graph/layout";
+import { STATUS_STYLE } from "./flame-graph/render";
+import { NewTreeForm } from "./new-tree-form";
 import { StartupError } from "./startup-error";
 import { StatusBar } from "./status-bar";
 
 type Load =
+  { state: "loading" } | { state: "ready"; info: AppInfo } | { state: "failed"; error: ApiError };
+
+/** The current tree as the window knows it. */
+type TreeLoad =
   | { state: "loading" }
-  | { state: "ready"; info: AppInfo }
+  | { state: "none" }
+  | { state: "ready"; outline: TreeOutline }
   | { state: "failed"; error: ApiError };
+
+type Answer<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError };
+
+const MODE_LABEL: Record<WeightMode, string> = {
+  tokens: "Tokens",
+  equal: "Equal",
+  messages: "Messages",
+  time: "Wall time",
+};
 
 /** The whole window: the two panes and the status bar, or the startup error. */
 export function App({ backend }: { backend: Backend }) {
   const [load, setLoad] = useState<Load>({ state: "loading" });
+  const [tree, setTree] = useState<TreeLoad>({ state: "loading" });
+  const [mode, setMode] = useState<WeightMode>("tokens");
+  const [notice, setNotice] = useState<ApiError | null>(null);
+  const [dialog, setDialog] = useState<DialogRequest | null>(null);
+  // The seq of the outline on screen, and whether a reload is running or owed, kept in refs so
+  // the change listener (registered once) always sees the current values.
+  const shownSeq = useRef(-1);
+  const reloading = useRef<"idle" | "running" | "owed">("idle");
+
+  const reload = async () => {
+    if (reloading.current !== "idle") {
+      reloading.current = "owed";
+      return;
+    }
+    reloading.current = "running";
+    for (;;) {
+      const result = await backend.outline(null);
+      if (result.status === "ok") {
+        shownSeq.current = result.data.seq ?? 0;
+        setTree({ state: "ready", outline: result.data });
+      } else if (result.error.code === "not_found") {
+        setTree({ state: "none" });
+      } else {
+        setTree({ state: "failed", error: result.error });
+      }
+      // Another reload was asked for while this one ran (`reload` sets it): read again.
+      if ((reloading.current as string) === "owed") {
+        reloading.current = "running";
+        continue;
+      }
+      reloading.current = "idle";
+      return;
+    }
+  };
 
   useEffect(() => {
     let live = true;
+    let unlisten: (() => void) | null = null;
     void backend.appInfo().then((result) => {
       if (!live) return;
-      setLoad(
-        result.status === "ok"
-          ? { state: "ready", info: result.data }
-          : { state: "failed", error: result.error },
-      );
+      if (result.status === "ok") {
+        setLoad({ state: "ready", info: result.data });
+        void reload();
+        void backend
+          .onTreeChanged((seq) => {
+            if (seq > shownSeq.current) void reload();
+          })
+          .then((stop) => (live ? (unlisten = stop) : stop()));
+      } else {
+        setLoad({ state: "failed", error: result.error });
+      }
     });
     return () => {
       live = false;
+      unlisten?.();
     };
   }, [backend]);
+
+  /** Runs a command; a failure is shown with the backend's message. Either way the tree reloads. */
+  const run = async <T,>(
+    call: Promise<Answer<T>>,
+    showFailure = true,
+  ): Promise<ApiError | null> => {
+    const answer = await call;
+    void reload();
+    if (answer.status === "error") {
+      if (showFailure) setNotice(answer.error);
+      return answer.error;
+    }
+    setNotice(null);
+    return null;
+  };
+
+  const onRequest = (request: FrameRequest) => {
+    const { frame } = request;
+    switch (request.kind) {
+      case "start":
+        return void run(backend.startFrame(frame.id));
+      case "resume":
+        return void run(backend.resumeFrame(frame.id));
+      case "retry":
+        return void run(backend.retryFrame(frame.id));
+      case "plan-at":
+        return setDialog(request);
+      default:
+        return setDialog({ kind: request.kind, frame });
+    }
+  };
+
+  const submit = (result: DialogResult): Promise<ApiError | null> => {
+    switch (result.kind) {
+      case "push":
+        return run(backend.pushFrame(result.parent, result.title, result.criteria), false);
+      case "plan":
+        return run(
+          backend.planFrames(result.parent, result.position, [
+            { title: result.title, success_criteria: result.criteria, children: [] },
+          ]),
+          false,
+        );
+      case "pop":
+        return run(
+          backend.popFrame(result.id, {
+            status: result.status,
+            results: result.results === "" ? null : result.results,
+            results_compacted: null,
+            artifacts: [],
+            decisions: [],
+            reason: result.reason === "" ? null : result.reason,
+          }),
+          false,
+        );
+      case "invalidate":
+        return run(
+          backend.invalidateFrame(result.id, result.reason === "" ? null : result.reason),
+          false,
+        );
+      case "edit":
+        return run(
+          backend.editFrame(
+            result.id,
+            result.title,
+            result.criteria === "" ? null : result.criteria,
+          ),
+          false,
+        );
+      case "delete":
+        return run(backend.deleteFrame(result.id), false);
+    }
+  };
 
   if (load.state === "failed") {
     return <StartupError error={load.error} />;
   }
+  const outline = tree.state === "ready" ? tree.outline : null;
+  const focused = outline?.frames.find((f) => f.id === outline.tree.focus) ?? null;
   return (
     <div class="window">
       <main class="panes">
         <section class="pane graph-pane" aria-label="Flame graph" data-testid="graph-pane">
-          <header class="pane-header">Flame graph</header>
-          <div class="empty-state">
-            <p class="empty-title">No frames yet</p>
-            <p>The current tree is drawn here as a flame graph, root on top.</p>
-          </div>
+          <header class="pane-header graph-header">
+            <span>Flame graph</span>
+            {outline && (
+              <>
+                <ul class="legend" aria-label="Colours by status">
+                  {Object.entries(STATUS_STYLE).map(([status, style]) => (
+                    <li key={status}>
+                      <span class={`swatch status-${status}`} />
+                      {style.label}
+                    </li>
+                  ))}
+                </ul>
+                <label class="mode-select">
+                  Width
+                  <select
+                    value={mode}
+                    data-testid="weight-mode"
+                    onChange={(e) => setMode(e.currentTarget.value as WeightMode)}
+                  >
+                    {WEIGHT_MODES.map((m) => (
+                      <option key={m} value={m}>
+                        {MODE_LABEL[m]}
+                      </option>
+                    ))}
+                  </select>
+                </label>
+              </>
+            )}
+          </header>
+          {notice !== null && (
+            <div class="notice" role="alert" data-testid="operation-error" data-code={notice.code}>
+              <span>{notice.message}</span>
+              <button type="button" aria-label="Dismiss" onClick={() => setNotice(null)}>
+                ×
+              </button>
+            </div>
+          )}
+          {tree.state === "none" && (
+            <NewTreeForm
+              onCreate={(title, criteria) => run(backend.createTree(title, criteria), false)}
+            />
+          )}
+          {tree.state === "failed" && (
+            <div class="empty-state" role="alert">
+              <p class="empty-title">The tree could not be read</p>
+              <p class="error-message">{tree.error.message}</p>
+            </div>
+          )}
+          {tree.state === "loading" && <div class="empty-state muted">Reading the tree…</div>}
+          {outline && (
+            <FlameGraph
+              outline={outline}
+              mode={mode}
+              onFocus={(frame) => void run(backend.focusFrame(frame.id))}
+              onRequest={onRequest}
+              onMove={(frame, parent, position) =>
+                void run(backend.moveFrame(frame.id, parent.id, position))
+              }
+            />
+          )}
         </section>
         <section class="pane chat-pane" aria-label="Chat" data-testid="chat-pane">
-          <header class="pane-header">Chat</header>
+          <FocusedHeader frame={focused} />
           <div class="empty-state">
-            <p class="empty-title">No frame in focus</p>
+            <p class="empty-title">{focused ? "No conversation yet" : "No frame in focus"}</p>
             <p>The conversation of the focused frame appears here.</p>
           </div>
         </section>
       </main>
       <StatusBar info={load.state === "ready" ? load.info : null} />
+      {dialog !== null && (
+        <FrameDialog request={dialog} onSubmit={submit} onClose={() => setDialog(null)} />
+      )}
     </div>
+  );
+}
+
+/** The chat pane's header: which frame the chat belongs to. */
+function FocusedHeader({ frame }: { frame: FrameOutline | null }) {
+  if (frame === null) return <header class="pane-header">Chat</header>;
+  return (
+    <header
+      class="pane-header focused-header"
+      data-testid="focused-frame"
+      data-frame-id={frame.id}
+      data-status={frame.status}
+    >
+      <span class="focused-title">{frame.title}</span>
+      <span class={`status-chip status-${frame.status}`}>{STATUS_STYLE[frame.status].label}</span>
+      <code class="muted">{frame.id}</code>
+    </header>
   );
 }

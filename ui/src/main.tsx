@@ -1,10 +1,25 @@
 import { render } from "preact";
 
 import { App } from "./app";
-import { commands } from "./bindings";
+import type { Backend } from "./backend";
+import { commands, events } from "./bindings";
+import { runBench } from "./flame-graph/bench";
 
 const root = document.getElementById("app");
 if (root === null) {
   throw new Error("index.html has no #app element");
 }
-render(<App backend={commands} />, root);
+const backend: Backend = {
+  ...commands,
+  onTreeChanged: (listener) =>
+    events.treeChanged.listen((event) => listener(event.payload.seq ?? 0)),
+};
+render(<App backend={backend} />, root);
+
+// The benchmark's entry point, called through WebDriver by tests/bench (make bench).
+declare global {
+  interface Window {
+    __flameBench?: typeof runBench;
+  }
+}
+window.__flameBench = runBench;

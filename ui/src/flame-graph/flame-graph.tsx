@@ -1,0 +1,703 @@
+// The flame graph's view: the canvas, pan and zoom, hit-testing, pointer and keyboard input,
+// the tooltip, and the accessible mirror of the tree. What it draws comes from `layout.ts`
+// through `render.ts`; what the person asks for goes out through the callbacks, and the
+// backend decides.
+
+import type { JSX } from "preact";
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
+
+import type {
+  FrameOutline_Serialize as FrameOutline,
+  TreeOutline_Serialize as TreeOutline,
+} from "../bindings";
+import { childrenOf, dropPlace, type DropPlace } from "./drop";
+import {
+  layoutTree,
+  outlineColumns,
+  type FlameLayout,
+  type OutlineColumns,
+  type WeightMode,
+} from "./layout";
+import {
+  ROW_HEIGHT,
+  STATUS_STYLE,
+  hitTest,
+  paint,
+  rectOnCanvas,
+  statusCode,
+  type DropMarker,
+  type Scene,
+  type Viewport,
+} from "./render";
+
+/** What the person asked for on a frame; the app turns each into a dialog or a command. */
+export type FrameRequest =
+  | {
+      kind:
+        "push" | "plan" | "start" | "pop" | "resume" | "retry" | "invalidate" | "edit" | "delete";
+      frame: FrameOutline;
+    }
+  | { kind: "plan-at"; frame: FrameOutline; position: number | null };
+
+export interface FlameGraphProps {
+  outline: TreeOutline;
+  mode: WeightMode;
+  onFocus: (frame: FrameOutline) => void;
+  onRequest: (request: FrameRequest) => void;
+  onMove: (frame: FrameOutline, parent: FrameOutline, position: number | null) => void;
+}
+
+/** The mirror lists every frame up to this many; beyond it, the active frame's neighbourhood. */
+const MIRROR_ALL_UP_TO = 400;
+/** Pointer travel, in CSS pixels, before a press becomes a drag. */
+const DRAG_START_PX = 4;
+const MIN_SPAN = 1e-9;
+
+interface Laid {
+  columns: OutlineColumns;
+  layout: FlameLayout;
+  status: Uint8Array;
+  rankOf: Map<string, number>;
+}
+
+function lay(outline: TreeOutline, mode: WeightMode): Laid {
+  const columns = outlineColumns(outline.frames, mode, Date.now());
+  const layout = layoutTree(columns.input);
+  const status = new Uint8Array(layout.count);
+  const rankOf = new Map<string, number>();
+  for (let r = 0; r < layout.count; r++) {
+    const i = layout.source[r]!;
+    status[r] = statusCode(columns.statuses[i]!);
+    rankOf.set(columns.ids[i]!, r);
+  }
+  return { columns, layout, status, rankOf };
+}
+
+type Press =
+  | { kind: "none" }
+  | { kind: "pending"; x: number; y: number; rank: number; planned: boolean }
+  | { kind: "pan"; x: number; y: number }
+  | { kind: "move"; rank: number; place: DropPlace | null }
+  | { kind: "new-plan"; place: DropPlace | null };
+
+/** Hooks for end-to-end tests and the benchmark: where a frame is drawn, in viewport CSS pixels. */
+export interface FlameGraphHook {
+  rectOf(id: string): { x: number; y: number; width: number; height: number } | null;
+  view(): Viewport;
+}
+
+declare global {
+  interface Window {
+    __flameGraph?: FlameGraphHook;
+  }
+}
+
+export function FlameGraph({ outline, mode, onFocus, onRequest, onMove }: FlameGraphProps) {
+  const laid = useMemo(() => lay(outline, mode), [outline, mode]);
+  const frameAt = (rank: number): FrameOutline | undefined =>
+    rank < 0 ? undefined : outline.frames[laid.layout.source[rank]!];
+
+  const scroller = useRef<HTMLDivElement>(null);
+  const canvas = useRef<HTMLCanvasElement>(null);
+  // The view lives in a ref: panning and zooming repaint the canvas without re-rendering Preact.
+  const view = useRef<Viewport>({ x0: 0, x1: 1, scrollTop: 0, width: 0, height: 0 });
+  const press = useRef<Press>({ kind: "none" });
+  const drawQueued = useRef(false);
+  const [zoomPath, setZoomPath] = useState<string[]>([]);
+  const [hover, setHover] = useState<{ rank: number; x: number; y: number } | null>(null);
+  const [active, setActive] = useState(-1);
+  const [menu, setMenu] = useState<{ rank: number; x: number; y: number } | null>(null);
+  const [drop, setDrop] = useState<DropMarker | null>(null);
+  const [paneHeight, setPaneHeight] = useState(0);
+
+  const focus = laid.rankOf.get(outline.tree.focus) ?? -1;
+  const activeRank = active >= 0 && active < laid.layout.count ? active : Math.max(focus, 0);
+
+  const scene = useRef<Scene | null>(null);
+  scene.current = {
+    layout: laid.layout,
+    status: laid.status,
+    titleOf: (rank) => laid.columns.titles[laid.layout.source[rank]!] ?? "",
+    focus,
+    active: activeRank,
+    hover: hover?.rank ?? -1,
+    drop,
+  };
+
+  const draw = () => {
+    drawQueued.current = false;
+    const c = canvas.current;
+    const ctx = c?.getContext("2d");
+    if (!c || !ctx || !scene.current) return;
+    paint(ctx, scene.current, view.current, window.devicePixelRatio || 1);
+  };
+  const requestDraw = () => {
+    if (drawQueued.current) return;
+    drawQueued.current = true;
+    requestAnimationFrame(draw);
+  };
+
+  // Keep the canvas the size of the visible pane, at the screen's pixel density. The rows scroll
+  // under it: one canvas as tall as a deep tree would pass WebKitGTK's 32,767-pixel limit.
+  useLayoutEffect(() => {
+    const s = scroller.current;
+    const c = canvas.current;
+    if (!s || !c) return;
+    const resize = () => {
+      const dpr = window.devicePixelRatio || 1;
+      const width = s.clientWidth;
+      const height = s.clientHeight;
+      view.current = { ...view.current, width, height, scrollTop: s.scrollTop };
+      c.style.width = `${width}px`;
+      c.style.height = `${height}px`;
+      c.width = Math.round(width * dpr);
+      c.height = Math.round(height * dpr);
+      setPaneHeight(height);
+      draw();
+    };
+    resize();
+    const observer = new ResizeObserver(resize);
+    observer.observe(s);
+    return () => observer.disconnect();
+  }, []);
+
+  useEffect(requestDraw);
+
+  useEffect(() => {
+    window.__flameGraph = {
+      rectOf(id) {
+        const rank = laid.rankOf.get(id);
+        const c = canvas.current;
+        if (rank === undefined || !c) return null;
+        const rect = rectOnCanvas(laid.layout, view.current, rank);
+        if (rect === null) return null;
+        const box = c.getBoundingClientRect();
+        const left = Math.max(rect.x, 0);
+        const right = Math.min(rect.x + rect.width, view.current.width);
+        return {
+          x: box.left + left,
+          y: box.top + rect.y,
+          width: right - left,
+          height: rect.height,
+        };
+      },
+      view: () => ({ ...view.current }),
+    };
+  }, [laid]);
+
+  const setView = (x0: number, x1: number) => {
+    const span = Math.max(MIN_SPAN, Math.min(1, x1 - x0));
+    const left = Math.min(Math.max(0, x0), 1 - span);
+    view.current = { ...view.current, x0: left, x1: left + span };
+    requestDraw();
+  };
+
+  const zoomTo = (rank: number) => {
+    const frame = frameAt(rank);
+    if (!frame) return;
+    setView(laid.layout.x0[rank]!, laid.layout.x1[rank]!);
+    const path: string[] = [];
+    for (let r = rank; r > 0; r = laid.layout.parent[r]!) path.unshift(frameAt(r)!.id);
+    setZoomPath(path);
+  };
+  const zoomOutTo = (length: number) => {
+    const path = zoomPath.slice(0, length);
+    const last = path.length > 0 ? laid.rankOf.get(path[path.length - 1]!) : 0;
+    setZoomPath(path);
+    if (last === undefined) setView(0, 1);
+    else setView(laid.layout.x0[last]!, laid.layout.x1[last]!);
+  };
+
+  const local = (event: { clientX: number; clientY: number }) => {
+    const box = canvas.current!.getBoundingClientRect();
+    return { x: event.clientX - box.left, y: event.clientY - box.top };
+  };
+
+  const onPointerDown = (event: PointerEvent) => {
+    if (event.button !== 0) return;
+    setMenu(null);
+    const { x, y } = local(event);
+    const rank = hitTest(laid.layout, view.current, x, y);
+    press.current = { kind: "pending", x, y, rank, planned: frameAt(rank)?.status === "planned" };
+    (event.currentTarget as Element).setPointerCapture(event.pointerId);
+  };
+
+  const onPointerMove = (event: PointerEvent) => {
+    const { x, y } = local(event);
+    const p = press.current;
+    if (p.kind === "pending" && Math.hypot(x - p.x, y - p.y) >= DRAG_START_PX) {
+      press.current =
+        p.planned && p.rank > 0
+          ? { kind: "move", rank: p.rank, place: null }
+          : { kind: "pan", x: p.x, y: p.y };
+      setHover(null);
+    }
+    const q = press.current;
+    if (q.kind === "pan") {
+      const v = view.current;
+      const dx = ((x - q.x) * (v.x1 - v.x0)) / v.width;
+      press.current = { kind: "pan", x, y };
+      setView(v.x0 - dx, v.x1 - dx);
+      if (scroller.current) scroller.current.scrollTop -= y - q.y;
+    } else if (q.kind === "move") {
+      q.place = dropPlace(laid.layout, view.current, x, y, q.rank);
+      setDrop(q.place?.marker ?? null);
+    } else if (q.kind === "none") {
+      const rank = hitTest(laid.layout, view.current, x, y);
+      setHover(rank >= 0 ? { rank, x, y } : null);
+    }
+  };
+
+  const onPointerUp = (event: PointerEvent) => {
+    const p = press.current;
+    press.current = { kind: "none" };
+    setDrop(null);
+    if (p.kind === "pending" && p.rank >= 0) {
+      setActive(p.rank);
+      onFocus(frameAt(p.rank)!);
+    } else if (p.kind === "move" && p.place !== null) {
+      onMove(frameAt(p.rank)!, frameAt(p.place.parent)!, p.place.position);
+    }
+    void event;
+  };
+
+  // The "new plan" handle: a drag that starts on it ends with a planned child where it drops.
+  const onHandleDown = (event: PointerEvent) => {
+    if (event.button !== 0) return;
+    press.current = { kind: "new-plan", place: null };
+    (event.currentTarget as Element).setPointerCapture(event.pointerId);
+  };
+  const onHandleMove = (event: PointerEvent) => {
+    const p = press.current;
+    if (p.kind !== "new-plan") return;
+    const { x, y } = local(event);
+    const inside = x >= 0 && y >= 0 && x <= view.current.width && y <= view.current.height;
+    p.place = inside ? dropPlace(laid.layout, view.current, x, y, -1) : null;
+    setDrop(p.place?.marker ?? null);
+  };
+  const onHandleUp = () => {
+    const p = press.current;
+    press.current = { kind: "none" };
+    setDrop(null);
+    if (p.kind === "new-plan" && p.place !== null) {
+      onRequest({ kind: "plan-at", frame: frameAt(p.place.parent)!, position: p.place.position });
+    }
+  };
+
+  const onWheel = (event: WheelEvent) => {
+    event.preventDefault();
+    const unit = event.deltaMode === 1 ? 16 : event.deltaMode === 2 ? view.current.height : 1;
+    const v = view.current;
+    if (event.shiftKey) {
+      if (scroller.current) scroller.current.scrollTop += (event.deltaY || event.deltaX) * unit;
+      return;
+    }
+    const { x } = local(event);
+    const span = v.x1 - v.x0;
+    if (event.deltaX !== 0 && Math.abs(event.deltaX) > Math.abs(event.deltaY)) {
+      const dx = (event.deltaX * unit * span) / v.width;
+      setView(v.x0 + dx, v.x1 + dx);
+      return;
+    }
+    const factor = Math.exp(event.deltaY * unit * 0.0015);
+    const at = v.x0 + (x / v.width) * span;
+    const next = Math.min(1, span * factor);
+    setView(at - (x / v.width) * next, at - (x / v.width) * next + next);
+  };
+
+  const onDoubleClick = (event: MouseEvent) => {
+    const { x, y } = local(event);
+    const rank = hitTest(laid.layout, view.current, x, y);
+    if (rank >= 0) zoomTo(rank);
+  };
+
+  const onContextMenu = (event: MouseEvent) => {
+    event.preventDefault();
+    const { x, y } = local(event);
+    const rank = hitTest(laid.layout, view.current, x, y);
+    if (rank >= 0) {
+      setActive(rank);
+      setMenu({ rank, x, y });
+      setHover(null);
+    }
+  };
+
+  const onScroll = () => {
+    view.current = { ...view.current, scrollTop: scroller.current?.scrollTop ?? 0 };
+    requestDraw();
+  };
+
+  const move = (rank: number) => {
+    if (rank < 0) return;
+    setActive(rank);
+    const v = view.current;
+    const rect = rectOnCanvas(laid.layout, v, rank);
+    // Bring the frame into sight: its row vertically, and its rectangle if it is off the sides.
+    if (rect !== null && scroller.current) {
+      if (rect.y < 0) scroller.current.scrollTop += rect.y;
+      else if (rect.y + ROW_HEIGHT > v.height)
+        scroller.current.scrollTop += rect.y + ROW_HEIGHT - v.height;
+    }
+    const x0 = laid.layout.x0[rank]!;
+    const x1 = laid.layout.x1[rank]!;
+    if (x1 < v.x0 || x0 > v.x1)
+      setView(x0 - (v.x1 - v.x0) / 2 + (x1 - x0) / 2, x0 + (v.x1 - v.x0) / 2 + (x1 - x0) / 2);
+  };
+
+  const onKeyDown = (event: KeyboardEvent) => {
+    const L = laid.layout;
+    const a = activeRank;
+    const frame = frameAt(a);
+    if (menu !== null && event.key === "Escape") {
+      setMenu(null);
+      return;
+    }
+    const keys: Record<string, () => void> = {
+      ArrowUp: () => move(L.parent[a] ?? -1),
+      ArrowDown: () => move(L.firstChild[a] ?? -1),
+      ArrowLeft: () => move(L.prevSibling[a] ?? -1),
+      ArrowRight: () => move(L.nextSibling[a] ?? -1),
+      Home: () => move(0),
+      Enter: () => frame && onFocus(frame),
+      Escape: () => zoomOutTo(zoomPath.length - 1),
+      z: () => zoomTo(a),
+      "+": () =>
+        setView(
+          view.current.x0 + (view.current.x1 - view.current.x0) / 4,
+          view.current.x1 - (view.current.x1 - view.current.x0) / 4,
+        ),
+      "-": () =>
+        setView(
+          view.current.x0 - (view.current.x1 - view.current.x0) / 2,
+          view.current.x1 + (view.current.x1 - view.current.x0) / 2,
+        ),
+      p: () => frame && onRequest({ kind: "push", frame }),
+      n: () => frame && onRequest({ kind: "plan", frame }),
+      s: () => frame && onRequest({ kind: "start", frame }),
+      o: () => frame && onRequest({ kind: "pop", frame }),
+      i: () => frame && onRequest({ kind: "invalidate", frame }),
+      e: () => frame && onRequest({ kind: "edit", frame }),
+      Delete: () => frame && onRequest({ kind: "delete", frame }),
+      ContextMenu: () => {
+        const rect = rectOnCanvas(L, view.current, a);
+        if (rect) setMenu({ rank: a, x: Math.max(rect.x, 0) + 8, y: rect.y + ROW_HEIGHT });
+      },
+    };
+    const action = event.ctrlKey || event.altKey || event.metaKey ? undefined : keys[event.key];
+    if (action) {
+      event.preventDefault();
+      action();
+    }
+  };
+
+  const hovered = hover !== null ? frameAt(hover.rank) : undefined;
+  const menuFrame = menu !== null ? frameAt(menu.rank) : undefined;
+  const rows = laid.layout.rows.length;
+
+  return (
+    <div class="flame-graph">
+      <nav class="graph-breadcrumb" aria-label="Zoomed subtree">
+        <button
+          type="button"
+          class="crumb"
+          onClick={() => zoomOutTo(0)}
+          aria-current={zoomPath.length === 0}
+        >
+          {outline.tree.title}
+        </button>
+        {zoomPath.map((id, k) => {
+          const r = laid.rankOf.get(id);
+          return (
+            <span key={id}>
+              <span class="crumb-sep" aria-hidden="true">
+                ›
+              </span>
+              <button
+                type="button"
+                class="crumb"
+                onClick={() => zoomOutTo(k + 1)}
+                aria-current={k === zoomPath.length - 1}
+              >
+                {r === undefined ? id : frameAt(r)?.title}
+              </button>
+            </span>
+          );
+        })}
+        <span
+          class="new-plan-handle"
+          role="button"
+          tabIndex={-1}
+          title="Drag onto a frame (or below one) to plan a child there"
+          data-testid="new-plan-handle"
+          onPointerDown={onHandleDown}
+          onPointerMove={onHandleMove}
+          onPointerUp={onHandleUp}
+        >
+          + New plan
+        </span>
+      </nav>
+      <div
+        ref={scroller}
+        class="graph-scroller"
+        role="tree"
+        aria-label={`Frames of ${outline.tree.title}`}
+        aria-activedescendant={activeRank >= 0 ? itemId(frameAt(activeRank)?.id ?? "") : undefined}
+        tabIndex={0}
+        data-testid="flame-graph"
+        onScroll={onScroll}
+        onKeyDown={onKeyDown}
+        onWheel={onWheel}
+      >
+        <canvas
+          ref={canvas}
+          class="graph-canvas"
+          aria-hidden="true"
+          data-testid="flame-canvas"
+          onPointerDown={onPointerDown}
+          onPointerMove={onPointerMove}
+          onPointerUp={onPointerUp}
+          onPointerLeave={() => press.current.kind === "none" && setHover(null)}
+          onDblClick={onDoubleClick}
+          onContextMenu={onContextMenu}
+        />
+        <div
+          class="graph-spacer"
+          style={{ height: `${Math.max(0, rows * ROW_HEIGHT + 8 - paneHeight)}px` }}
+        />
+        <TreeMirror
+          laid={laid}
+          frames={outline.frames}
+          active={activeRank}
+          focus={focus}
+          onPick={(r) => {
+            setActive(r);
+            onFocus(frameAt(r)!);
+          }}
+        />
+      </div>
+      {hovered && hover && (
+        <Tooltip
+          frame={hovered}
+          weight={laid.layout.weight[hover.rank]!}
+          mode={mode}
+          x={hover.x}
+          y={hover.y}
+          paneWidth={view.current.width}
+        />
+      )}
+      {menuFrame && menu && (
+        <FrameMenu
+          frame={menuFrame}
+          x={menu.x}
+          y={menu.y}
+          onPick={(kind) => {
+            setMenu(null);
+            onRequest({ kind, frame: menuFrame });
+            scroller.current?.focus();
+          }}
+          onClose={() => setMenu(null)}
+        />
+      )}
+    </div>
+  );
+}
+
+function itemId(id: string): string {
+  return `frame-item-${id}`;
+}
+
+/**
+ * The tree for screen readers and keyboard users: one `treeitem` per frame, with its level,
+ * place among siblings and state. A large tree lists the active frame's ancestors, siblings
+ * and children rather than every frame.
+ */
+function TreeMirror({
+  laid,
+  frames,
+  active,
+  focus,
+  onPick,
+}: {
+  laid: Laid;
+  frames: readonly FrameOutline[];
+  active: number;
+  focus: number;
+  onPick: (rank: number) => void;
+}) {
+  const L = laid.layout;
+  const ranks = useMemo(() => {
+    if (L.count <= MIRROR_ALL_UP_TO) return Array.from({ length: L.count }, (_, r) => r);
+    const around = new Set<number>();
+    for (let r = active; r >= 0; r = L.parent[r]!) around.add(r);
+    const parent = L.parent[active] ?? -1;
+    if (parent >= 0)
+      childrenOf(L, parent, -1)
+        .slice(0, 200)
+        .forEach((r) => around.add(r));
+    childrenOf(L, active, -1)
+      .slice(0, 200)
+      .forEach((r) => around.add(r));
+    return [...around].sort((a, b) => a - b);
+  }, [L, active]);
+  return (
+    <div class="tree-mirror">
+      {ranks.map((r) => {
+        const frame = frames[L.source[r]!]!;
+        const parent = L.parent[r]!;
+        const siblings = parent >= 0 ? childrenOf(L, parent, -1) : [r];
+        return (
+          <div
+            key={frame.id}
+            id={itemId(frame.id)}
+            role="treeitem"
+            data-frame-id={frame.id}
+            aria-level={L.depth[r]! + 1}
+            aria-setsize={siblings.length}
+            aria-posinset={siblings.indexOf(r) + 1}
+            aria-selected={r === active}
+            aria-current={r === focus ? "true" : undefined}
+            aria-expanded={L.firstChild[r]! >= 0 ? true : undefined}
+            onClick={() => onPick(r)}
+          >
+            {frame.title}, {STATUS_STYLE[frame.status].label}
+            {r === focus ? ", focused" : ""}
+          </div>
+        );
+      })}
+    </div>
+  );
+}
+
+const UNIT: Record<WeightMode, string> = {
+  tokens: "tokens",
+  equal: "frames",
+  messages: "messages",
+  time: "",
+};
+
+function formatDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${s % 60} s`;
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
+}
+
+function Tooltip({
+  frame,
+  weight,
+  mode,
+  x,
+  y,
+  paneWidth,
+}: {
+  frame: FrameOutline;
+  weight: number;
+  mode: WeightMode;
+  x: number;
+  y: number;
+  paneWidth: number;
+}) {
+  const started = frame.started_at;
+  const ran = started === null ? null : (frame.ended_at ?? Date.now()) - started;
+  // Near the right edge the tooltip opens to the left of the pointer, so it stays in the pane.
+  const style: JSX.CSSProperties =
+    x > paneWidth - 300
+      ? { right: `${paneWidth - x + 14}px`, top: `${y + 40}px` }
+      : { left: `${x + 14}px`, top: `${y + 40}px` };
+  return (
+    <div class="graph-tooltip" role="tooltip" style={style}>
+      <div class="tooltip-title">{frame.title}</div>
+      <div class="tooltip-status">
+        <span class={`swatch status-${frame.status}`} />
+        {STATUS_STYLE[frame.status].label}
+      </div>
+      {frame.success_criteria_compacted !== null && (
+        <div class="tooltip-criteria">{frame.success_criteria_compacted}</div>
+      )}
+      <dl>
+        <dt>Tokens</dt>
+        <dd>
+          {(frame.tokens ?? 0).toLocaleString()} own
+          {mode === "tokens" ? `, ${weight.toLocaleString()} with its subtree` : ""}
+        </dd>
+        <dt>Messages</dt>
+        <dd>{(frame.message_count ?? 0).toLocaleString()}</dd>
+        {mode !== "tokens" && (
+          <>
+            <dt>Width</dt>
+            <dd>
+              {mode === "time"
+                ? formatDuration(weight)
+                : `${weight.toLocaleString()} ${UNIT[mode]}`}
+            </dd>
+          </>
+        )}
+        <dt>Time</dt>
+        <dd>
+          {ran === null
+            ? "not started"
+            : `${formatDuration(ran)}${frame.ended_at === null ? " so far" : ""}`}
+        </dd>
+      </dl>
+      <div class="tooltip-id">{frame.id}</div>
+    </div>
+  );
+}
+
+const MENU: { kind: Exclude<FrameRequest["kind"], "plan-at">; label: string; key: string }[] = [
+  { kind: "push", label: "Push child…", key: "P" },
+  { kind: "plan", label: "Plan child…", key: "N" },
+  { kind: "start", label: "Start", key: "S" },
+  { kind: "pop", label: "Pop…", key: "O" },
+  { kind: "resume", label: "Resume", key: "" },
+  { kind: "retry", label: "Retry", key: "" },
+  { kind: "invalidate", label: "Invalidate…", key: "I" },
+  { kind: "edit", label: "Edit…", key: "E" },
+  { kind: "delete", label: "Delete…", key: "Del" },
+];
+
+function FrameMenu({
+  frame,
+  x,
+  y,
+  onPick,
+  onClose,
+}: {
+  frame: FrameOutline;
+  x: number;
+  y: number;
+  onPick: (kind: Exclude<FrameRequest["kind"], "plan-at">) => void;
+  onClose: () => void;
+}) {
+  const menu = useRef<HTMLDivElement>(null);
+  useEffect(() => menu.current?.querySelector("button")?.focus(), []);
+  const style: JSX.CSSProperties = { left: `${x}px`, top: `${y + 34}px` };
+  return (
+    <div
+      ref={menu}
+      class="context-menu"
+      role="menu"
+      aria-label={`Actions on ${frame.title}`}
+      style={style}
+      data-testid="context-menu"
+      onKeyDown={(event) => {
+        if (event.key === "Escape") onClose();
+        if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+          event.preventDefault();
+          const items = [...(event.currentTarget as HTMLElement).querySelectorAll("button")];
+          const at = items.indexOf(document.activeElement as HTMLButtonElement);
+          const next = (at + (event.key === "ArrowDown" ? 1 : -1) + items.length) % items.length;
+          items[next]?.focus();
+        }
+      }}
+    >
+      {MENU.map((item) => (
+        <button key={item.kind} type="button" role="menuitem" onClick={() => onPick(item.kind)}>
+          <span>{item.label}</span>
+          <kbd>{item.key}</kbd>
+        </button>
+      ))}
+    </div>
+  );
+}

@@ -1,0 +1,131 @@
+import { describe, expect, it } from "vitest";
+
+import { layoutTree, type LayoutInput } from "./layout";
+import {
+  ROW_HEIGHT,
+  fitLabel,
+  hitTest,
+  paint,
+  rectOnCanvas,
+  type Scene,
+  type Viewport,
+} from "./render";
+
+/** A root with `n` children of equal weight. */
+function wide(n: number): LayoutInput {
+  const count = n + 1;
+  const parent = new Int32Array(count).fill(0);
+  parent[0] = -1;
+  return {
+    count,
+    parent,
+    position: new Float64Array(count).map((_, i) => i),
+    // The root weighs nothing itself, so its children fill it.
+    ownWeight: new Float64Array(count).fill(1).fill(0, 0, 1),
+    combine: "sum",
+  };
+}
+
+/** A stand-in 2D context that counts what is drawn. */
+function recordingContext() {
+  const calls = { fillRect: 0, fillText: 0 };
+  const ctx = {
+    setTransform: () => undefined,
+    clearRect: () => undefined,
+    fillRect: () => void calls.fillRect++,
+    strokeRect: () => undefined,
+    fillText: () => void calls.fillText++,
+    setLineDash: () => undefined,
+    measureText: (s: string) => ({ width: s.length * 7 }),
+    createPattern: () => null,
+    fillStyle: "",
+    strokeStyle: "",
+    lineWidth: 1,
+    font: "",
+    textBaseline: "",
+  };
+  return { ctx: ctx as unknown as CanvasRenderingContext2D, calls };
+}
+
+function scene(input: LayoutInput): Scene {
+  const layout = layoutTree(input);
+  return {
+    layout,
+    status: new Uint8Array(layout.count).fill(2),
+    titleOf: (rank) => `frame ${rank}`,
+    focus: -1,
+    active: -1,
+    hover: -1,
+    drop: null,
+  };
+}
+
+const VIEW: Viewport = { x0: 0, x1: 1, scrollTop: 0, width: 100, height: 400 };
+
+describe("paint", () => {
+  it("merges frames narrower than a pixel instead of drawing each one", () => {
+    const { ctx, calls } = recordingContext();
+    const stats = paint(ctx, scene(wide(10_000)), VIEW, 1);
+    // 10,000 children in 100 pixels: one merged mark for the row, and the root.
+    expect(stats.rects).toBe(1);
+    expect(stats.merged).toBe(1);
+    expect(calls.fillRect).toBeLessThan(10);
+  });
+
+  it("draws only the frames in view when zoomed in", () => {
+    const { ctx } = recordingContext();
+    const stats = paint(ctx, scene(wide(10_000)), { ...VIEW, x0: 0.5, x1: 0.501 }, 1);
+    // A thousandth of the width holds ten children, each ten pixels wide, and the root.
+    expect(stats.rects).toBeGreaterThanOrEqual(11);
+    expect(stats.rects).toBeLessThanOrEqual(12);
+    expect(stats.merged).toBe(0);
+  });
+
+  it("skips the rows scrolled out of sight", () => {
+    const chain: LayoutInput = {
+      count: 100,
+      parent: new Int32Array(100).map((_, i) => i - 1),
+      position: new Float64Array(100),
+      ownWeight: new Float64Array(100),
+      combine: "sum",
+    };
+    const { ctx } = recordingContext();
+    const stats = paint(
+      ctx,
+      scene(chain),
+      { ...VIEW, scrollTop: 50 * ROW_HEIGHT, height: 10 * ROW_HEIGHT },
+      1,
+    );
+    expect(stats.rects).toBe(11);
+  });
+});
+
+describe("hitTest and rectOnCanvas", () => {
+  it("find the frame under a point and where a frame is drawn", () => {
+    const { layout } = scene(wide(4));
+    const rect = rectOnCanvas(layout, VIEW, 2)!;
+    expect(rect).toMatchObject({ x: 25, y: ROW_HEIGHT, width: 25 });
+    expect(hitTest(layout, VIEW, rect.x + 1, rect.y + 5)).toBe(2);
+    expect(hitTest(layout, VIEW, 50, 5)).toBe(0);
+    expect(hitTest(layout, VIEW, 50, 3 * ROW_HEIGHT)).toBe(-1);
+  });
+});
+
+describe("fitLabel", () => {
+  const measure = (s: string) => s.length * 7;
+
+  it("keeps a label that fits", () => {
+    expect(fitLabel(measure, "Login", 100)).toBe("Login");
+  });
+
+  it("cuts a long label with an ellipsis to fit", () => {
+    const cut = fitLabel(measure, "User Authentication", 70);
+    expect(cut.endsWith("…")).toBe(true);
+    expect(measure(cut)).toBeLessThanOrEqual(70);
+    expect(cut).toBe("User Auth…");
+  });
+
+  it("draws nothing when not even one letter fits", () => {
+    expect(fitLabel(measure, "User Authentication", 10)).toBe("");
+  });
+});
