@@ -16,10 +16,14 @@ const HEADER: &str = "// Generated from the Rust types by src-tauri/src/bindings
 
 /// Every command and event the UI may use, for the given runtime.
 pub fn builder<R: Runtime>() -> Builder<R> {
+    // Counts, ids and millisecond timestamps stay far below 2^53, so they cross as plain
+    // numbers rather than BigInt.
     Builder::<R>::new()
+        .dangerously_cast_bigints_to_number()
         .commands(collect_commands![
             commands::app_info,
             commands::outline,
+            commands::frame_context,
             commands::create_tree,
             commands::focus_frame,
             commands::push_frame,

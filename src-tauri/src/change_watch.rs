@@ -6,7 +6,6 @@
 
 use std::time::Duration;
 
-use flame_api::ErrorCode;
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Manager, Runtime};
 use tauri_specta::Event;
@@ -24,7 +23,6 @@ const PAGE: u32 = 1000;
 #[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
 pub struct TreeChanged {
     /// The newest event seen.
-    #[specta(type = f64)]
     pub seq: i64,
 }
 
@@ -52,14 +50,12 @@ pub fn spawn<R: Runtime>(app: AppHandle<R>) {
     }
 }
 
-/// The seq to follow from: the newest event when the watch starts, or 0 when there is no tree
-/// yet. `None` when Flame did not open, since then nothing can change.
+/// The seq to follow from: the newest event when the watch starts. `None` when Flame did not
+/// open, since then nothing can change.
 fn starting_seq<R: Runtime>(app: &AppHandle<R>) -> Option<i64> {
     let flame = app.state::<Startup>().inner().flame().ok()?;
-    // The facade has no cheaper way to read the newest seq than an outline of the current tree.
-    match flame.outline(None) {
-        Ok(outline) => Some(outline.seq),
-        Err(err) if err.code == ErrorCode::NotFound => Some(0),
+    match flame.latest_seq() {
+        Ok(seq) => Some(seq),
         Err(err) => {
             tracing::warn!("could not read the newest event: {}", err.message);
             Some(0)

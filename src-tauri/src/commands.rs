@@ -1,7 +1,7 @@
 //! The Tauri commands. Each one converts, calls `flame-api` as [`Actor::Person`], and returns its
 //! result; the error type is always `ApiError`, which reaches the UI as `{code, message}`.
 
-use flame_api::{ApiError, AppInfo, PlanSpec, PopRequest, TreeOutline};
+use flame_api::{ApiError, AppInfo, Budget, ContextDoc, PlanSpec, PopRequest, TreeOutline};
 use flame_model::{Actor, Frame, FrameId, Tree, TreeId};
 use tauri::State;
 
@@ -19,6 +19,18 @@ pub fn app_info(startup: State<'_, Startup>) -> Result<AppInfo, ApiError> {
 #[specta::specta]
 pub fn outline(startup: State<'_, Startup>, tree: Option<TreeId>) -> Result<TreeOutline, ApiError> {
     startup.flame()?.outline(tree.as_ref())
+}
+
+/// Exactly what the model receives in frame `id` (null: the focused frame) under `budget` (null:
+/// the default), with the account of every section: the context inspector's data.
+#[tauri::command]
+#[specta::specta]
+pub fn frame_context(
+    startup: State<'_, Startup>,
+    id: Option<FrameId>,
+    budget: Option<Budget>,
+) -> Result<ContextDoc, ApiError> {
+    startup.flame()?.context(id.as_ref(), budget)
 }
 
 /// Creates a tree, its root frame in progress and focused, and makes it current.

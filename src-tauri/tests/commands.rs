@@ -272,3 +272,24 @@ fn a_change_from_another_process_is_announced_to_the_window() {
     let outline = invoke_with(&window, "outline", json!({"tree": null})).unwrap();
     assert!(outline["frames"].as_array().unwrap().iter().any(|f| f["id"] == pushed.id.as_str()));
 }
+
+#[test]
+fn frame_context_returns_the_context_and_its_account() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_app, window) = window_on(tmp.path());
+    let root = new_tree(&window);
+    let planned = plan(&window, &root, "Pagination");
+    let doc = invoke_with(&window, "frame_context", json!({"id": null, "budget": null}))
+        .expect("frame_context succeeds");
+    assert!(doc["xml"].as_str().unwrap().contains(&format!("<stack-context id=\"{root}\"")));
+    assert!(doc["xml"].as_str().unwrap().contains("<title>Pagination</title>"));
+    assert_eq!(doc["report"]["focus"], root.as_str());
+    assert!(doc["report"]["fits"].as_bool().unwrap());
+    let budget = json!({"context_window": 1000, "reply_reserve": 100, "tool_schemas": 50});
+    let tight =
+        invoke_with(&window, "frame_context", json!({"id": planned, "budget": budget})).unwrap();
+    assert_eq!(tight["report"]["budget"], 850);
+    let err = invoke_with(&window, "frame_context", json!({"id": "fzzzzzzzzzz", "budget": null}))
+        .unwrap_err();
+    assert_eq!(err["code"], "not_found");
+}

@@ -11,6 +11,11 @@ export const commands = {
 	appInfo: () => typedError<AppInfo, ApiError>(__TAURI_INVOKE("app_info")),
 	/**  A tree (the current one when `tree` is null) in the narrow form the flame graph draws. */
 	outline: (tree: TreeId | null) => typedError<TreeOutline_Serialize, ApiError>(__TAURI_INVOKE("outline", { tree })),
+	/**
+	 *  Exactly what the model receives in frame `id` (null: the focused frame) under `budget` (null:
+	 *  the default), with the account of every section: the context inspector's data.
+	 */
+	frameContext: (id: FrameId | null, budget: Budget | null) => typedError<ContextDoc_Serialize, ApiError>(__TAURI_INVOKE("frame_context", { id, budget })),
 	/**  Creates a tree, its root frame in progress and focused, and makes it current. */
 	createTree: (title: string, criteria: string) => typedError<Tree, ApiError>(__TAURI_INVOKE("create_tree", { title, criteria })),
 	/**  Focuses a frame (the chat pane follows it) and makes its tree current. */
@@ -61,6 +66,88 @@ export type AppInfo = {
 	database_path: string,
 	/**  The schema version the database is at. */
 	schema_version: number,
+};
+
+/**  The tokens a context may use. */
+export type Budget = {
+	/**  The model's context window. */
+	context_window: number,
+	/**  Tokens kept free for the reply. */
+	reply_reserve: number,
+	/**  Tokens the tool definitions take. */
+	tool_schemas: number,
+};
+
+/**  The assembled context. */
+export type ContextDoc = ContextDoc_Serialize | ContextDoc_Deserialize;
+
+/**  The assembled context. */
+export type ContextDoc_Deserialize = {
+	/**  The preamble followed by the `<stack-context>` document: the system prompt. */
+	system: string,
+	/**  The `<stack-context>` document alone. */
+	xml: string,
+	/**  When older messages were left out, the line that says so; it comes before `messages`. */
+	omission?: string | null,
+	/**  F's messages that are included, oldest first. */
+	messages: Message_Deserialize[],
+	report: ContextReport_Deserialize,
+};
+
+/**  The assembled context. */
+export type ContextDoc_Serialize = {
+	/**  The preamble followed by the `<stack-context>` document: the system prompt. */
+	system: string,
+	/**  The `<stack-context>` document alone. */
+	xml: string,
+	/**  When older messages were left out, the line that says so; it comes before `messages`. */
+	omission: string | null,
+	/**  F's messages that are included, oldest first. */
+	messages: Message_Serialize[],
+	report: ContextReport_Serialize,
+};
+
+/**  How the context was built: the data of the context inspector. */
+export type ContextReport = ContextReport_Serialize | ContextReport_Deserialize;
+
+/**  How the context was built: the data of the context inspector. */
+export type ContextReport_Deserialize = {
+	focus: FrameId,
+	/**  The tokens available for the context (window − reply reserve − tool schemas). */
+	budget: number,
+	/**  The tokens the assembled context costs. */
+	total_tokens: number,
+	/**  Whether it fits; `false` only when even what is never dropped does not. */
+	fits: boolean,
+	/**  Every section in document order, with its cost and what became of it. */
+	sections: Section_Deserialize[],
+	/**  How many of F's oldest messages were left out. */
+	omitted_messages: number,
+	/**
+	 *  What a linear chat of the same work would send: the preamble and every message of
+	 *  the tree.
+	 */
+	linear_tokens: number,
+};
+
+/**  How the context was built: the data of the context inspector. */
+export type ContextReport_Serialize = {
+	focus: FrameId,
+	/**  The tokens available for the context (window − reply reserve − tool schemas). */
+	budget: number,
+	/**  The tokens the assembled context costs. */
+	total_tokens: number,
+	/**  Whether it fits; `false` only when even what is never dropped does not. */
+	fits: boolean,
+	/**  Every section in document order, with its cost and what became of it. */
+	sections: Section_Serialize[],
+	/**  How many of F's oldest messages were left out. */
+	omitted_messages: number,
+	/**
+	 *  What a linear chat of the same work would send: the preamble and every message of
+	 *  the tree.
+	 */
+	linear_tokens: number,
 };
 
 /**  Where the data directory setting came from, so a person can tell why Flame uses it. */
@@ -114,11 +201,11 @@ export type FrameOutline_Deserialize = {
 	status: Status,
 	success_criteria_compacted?: string | null,
 	retry_of?: FrameId | null,
-	created_at: number | null,
+	created_at: number,
 	started_at?: number | null,
 	ended_at?: number | null,
-	message_count: number | null,
-	tokens: number | null,
+	message_count: number,
+	tokens: number,
 };
 
 /**
@@ -133,11 +220,11 @@ export type FrameOutline_Serialize = {
 	status: Status,
 	success_criteria_compacted: string | null,
 	retry_of: FrameId | null,
-	created_at: number | null,
+	created_at: number,
 	started_at: number | null,
 	ended_at: number | null,
-	message_count: number | null,
-	tokens: number | null,
+	message_count: number,
+	tokens: number,
 };
 
 /**  A frame: a subtask with an identity, a status, and (once finished) its hand-off. */
@@ -160,13 +247,13 @@ export type Frame_Deserialize = {
 	decisions: string[],
 	/**  The failed frame this one retries. */
 	retry_of?: FrameId | null,
-	created_at: number | null,
+	created_at: number,
 	started_at?: number | null,
 	ended_at?: number | null,
 	/**  How many messages the frame itself has. */
-	message_count: number | null,
+	message_count: number,
 	/**  The tokens of the frame's own messages. */
-	tokens: number | null,
+	tokens: number,
 };
 
 /**  A frame: a subtask with an identity, a status, and (once finished) its hand-off. */
@@ -189,13 +276,59 @@ export type Frame_Serialize = {
 	decisions: string[],
 	/**  The failed frame this one retries. */
 	retry_of: FrameId | null,
-	created_at: number | null,
+	created_at: number,
 	started_at: number | null,
 	ended_at: number | null,
 	/**  How many messages the frame itself has. */
-	message_count: number | null,
+	message_count: number,
 	/**  The tokens of the frame's own messages. */
-	tokens: number | null,
+	tokens: number,
+};
+
+/**  A message as stored. */
+export type Message = Message_Serialize | Message_Deserialize;
+
+/**  A message's id: its row number in the store, increasing in the order messages were added. */
+export type MessageId = number;
+
+/**  A message as stored. */
+export type Message_Deserialize = {
+	id: MessageId,
+	frame: FrameId,
+	role: Role,
+	content: string,
+	/**  Tool calls the assistant made, in the provider-neutral JSON shape. */
+	tool_calls?: Value | null,
+	/**  The result a tool message carries, as JSON. */
+	tool_result?: Value | null,
+	/**  The message's tokens, counted once when it was added. */
+	tokens: number,
+	model?: string | null,
+	/**  The provider's usage report for the call that produced this message. */
+	usage?: Value | null,
+	created_at: number,
+	/**  The reply stopped before it was complete (cancelled, dropped, or the app crashed). */
+	interrupted: boolean,
+};
+
+/**  A message as stored. */
+export type Message_Serialize = {
+	id: MessageId,
+	frame: FrameId,
+	role: Role,
+	content: string,
+	/**  Tool calls the assistant made, in the provider-neutral JSON shape. */
+	tool_calls: Value | null,
+	/**  The result a tool message carries, as JSON. */
+	tool_result: Value | null,
+	/**  The message's tokens, counted once when it was added. */
+	tokens: number,
+	model: string | null,
+	/**  The provider's usage report for the call that produced this message. */
+	usage: Value | null,
+	created_at: number,
+	/**  The reply stopped before it was complete (cancelled, dropped, or the app crashed). */
+	interrupted: boolean,
 };
 
 /**  A planned frame to create, with its planned children. */
@@ -241,6 +374,61 @@ export type PopRequest_Serialize = {
 /**  The status a pop asks for, with what each needs. */
 export type PopStatus = "completed" | "failed" | "blocked";
 
+/**  Who said a message. */
+export type Role = "user" | "assistant" | 
+/**  A tool's result. */
+"tool" | 
+/**  A note from the system or a person, not part of the conversation with the model. */
+"note";
+
+/**  One part of the context. */
+export type Section = Section_Serialize | Section_Deserialize;
+
+export type SectionKind = "preamble" | 
+/**  A frame on the path from the root to F, F included. */
+"ancestor" | 
+/**  A child of an ancestor above F's parent: an uncle, great-uncle and so on. */
+"relative" | 
+/**  Another child of F's parent. */
+"sibling" | 
+/**  A child of F. */
+"child" | 
+/**  F's own messages. */
+"history";
+
+/**  What became of a section under the budget. */
+export type SectionState = 
+/**  Included as it is. */
+"full" | 
+/**  A child of F whose full results gave way to its compacted results. */
+"compacted" | 
+/**  Shrunk to its title. */
+"title_only" | 
+/**  An ancestor kept only as the element that holds the path (id and status). */
+"bare" | 
+/**  Left out. */
+"dropped";
+
+/**  One part of the context. */
+export type Section_Deserialize = {
+	kind: SectionKind,
+	/**  The frame the section is about, if any. */
+	frame?: FrameId | null,
+	label: string,
+	tokens: number,
+	state: SectionState,
+};
+
+/**  One part of the context. */
+export type Section_Serialize = {
+	kind: SectionKind,
+	/**  The frame the section is about, if any. */
+	frame: FrameId | null,
+	label: string,
+	tokens: number,
+	state: SectionState,
+};
+
 /**  Where a frame is in its lifecycle (see [`crate::lifecycle`]). */
 export type Status = 
 /**  Defined but not started. */
@@ -263,7 +451,7 @@ export type Tree = {
 	root: FrameId,
 	/**  The frame the chat talks in; always a frame of this tree. */
 	focus: FrameId,
-	created_at: number | null,
+	created_at: number,
 };
 
 /**
@@ -272,7 +460,7 @@ export type Tree = {
  */
 export type TreeChanged = {
 	/**  The newest event seen. */
-	seq: number | null,
+	seq: number,
 };
 
 export type TreeId = string;
@@ -292,7 +480,7 @@ export type TreeOutline_Deserialize = {
 	/**  Every frame, in no particular order. */
 	frames: FrameOutline_Deserialize[],
 	/**  The newest event in the data directory when the outline was read. */
-	seq: number | null,
+	seq: number,
 };
 
 /**
@@ -304,8 +492,10 @@ export type TreeOutline_Serialize = {
 	/**  Every frame, in no particular order. */
 	frames: FrameOutline_Serialize[],
 	/**  The newest event in the data directory when the outline was read. */
-	seq: number | null,
+	seq: number,
 };
+
+export type Value = null | boolean | number | string | Value[] | { [key in string]: Value };
 
 /* Tauri Specta runtime */
 async function typedError<T, E>(result: Promise<T>): Promise<{ status: "ok"; data: T } | { status: "error"; error: E }> {

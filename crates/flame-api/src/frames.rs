@@ -46,7 +46,6 @@ pub struct TreeOutline {
     /// Every frame, in no particular order.
     pub frames: Vec<FrameOutline>,
     /// The newest event in the data directory when the outline was read.
-    #[specta(type = f64)]
     pub seq: i64,
 }
 
@@ -64,7 +63,6 @@ pub struct FrameEntry {
 pub struct TreeListEntry {
     pub tree: Tree,
     pub root_status: Status,
-    #[specta(type = f64)]
     pub frame_count: u64,
     /// The tree commands act on when they name none.
     pub current: bool,
@@ -142,6 +140,12 @@ impl Flame {
         let seq = store.latest_event_seq()?;
         let id = resolve_tree(&store, tree)?;
         Ok(TreeOutline { tree: store.tree(&id)?, frames: store.outline_of_tree(&id)?, seq })
+    }
+
+    /// The newest event's seq in the data directory (0 when there is none): where to start
+    /// following changes from.
+    pub fn latest_seq(&self) -> Result<i64, ApiError> {
+        Ok(self.store().latest_event_seq()?)
     }
 
     /// Events after `after_seq`, oldest first, at most `limit`: how a front end follows changes

@@ -34,13 +34,10 @@ use crate::{
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 pub struct Budget {
     /// The model's context window.
-    #[specta(type = f64)]
     pub context_window: u64,
     /// Tokens kept free for the reply.
-    #[specta(type = f64)]
     pub reply_reserve: u64,
     /// Tokens the tool definitions take.
-    #[specta(type = f64)]
     pub tool_schemas: u64,
 }
 

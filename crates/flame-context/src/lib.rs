@@ -74,10 +74,8 @@ pub struct ContextDoc {
 pub struct ContextReport {
     pub focus: FrameId,
     /// The tokens available for the context (window − reply reserve − tool schemas).
-    #[specta(type = f64)]
     pub budget: u64,
     /// The tokens the assembled context costs.
-    #[specta(type = f64)]
     pub total_tokens: u64,
     /// Whether it fits; `false` only when even what is never dropped does not.
     pub fits: bool,
@@ -87,7 +85,6 @@ pub struct ContextReport {
     pub omitted_messages: u32,
     /// What a linear chat of the same work would send: the preamble and every message of
     /// the tree.
-    #[specta(type = f64)]
     pub linear_tokens: u64,
 }
 
@@ -98,7 +95,6 @@ pub struct Section {
     /// The frame the section is about, if any.
     pub frame: Option<FrameId>,
     pub label: String,
-    #[specta(type = f64)]
     pub tokens: u64,
     pub state: SectionState,
 }

@@ -75,7 +75,6 @@ pub struct Tree {
     pub root: FrameId,
     /// The frame the chat talks in; always a frame of this tree.
     pub focus: FrameId,
-    #[specta(type = f64)]
     pub created_at: Timestamp,
 }
 
@@ -100,17 +99,12 @@ pub struct Frame {
     pub decisions: Vec<String>,
     /// The failed frame this one retries.
     pub retry_of: Option<FrameId>,
-    #[specta(type = f64)]
     pub created_at: Timestamp,
-    #[specta(type = Option<f64>)]
     pub started_at: Option<Timestamp>,
-    #[specta(type = Option<f64>)]
     pub ended_at: Option<Timestamp>,
     /// How many messages the frame itself has.
-    #[specta(type = f64)]
     pub message_count: u64,
     /// The tokens of the frame's own messages.
-    #[specta(type = f64)]
     pub tokens: u64,
 }
 
@@ -168,15 +162,10 @@ pub struct FrameOutline {
     pub status: Status,
     pub success_criteria_compacted: Option<String>,
     pub retry_of: Option<FrameId>,
-    #[specta(type = f64)]
     pub created_at: Timestamp,
-    #[specta(type = Option<f64>)]
     pub started_at: Option<Timestamp>,
-    #[specta(type = Option<f64>)]
     pub ended_at: Option<Timestamp>,
-    #[specta(type = f64)]
     pub message_count: u64,
-    #[specta(type = f64)]
     pub tokens: u64,
 }
 
@@ -278,13 +267,11 @@ impl EventKind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct Event {
     /// Increases with every event in the database, across trees and processes.
-    #[specta(type = f64)]
     pub seq: i64,
     pub tree: TreeId,
     pub frame: FrameId,
     pub kind: EventKind,
     pub actor: Actor,
-    #[specta(type = f64)]
     pub at: Timestamp,
     /// What changed, in the kind's own shape (for example the new status and reason).
     pub detail: serde_json::Value,

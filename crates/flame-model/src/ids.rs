@@ -69,7 +69,7 @@ string_id!(FrameId, 'f', "frame");
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, specta::Type,
 )]
 #[serde(transparent)]
-pub struct MessageId(#[specta(type = f64)] pub i64);
+pub struct MessageId(pub i64);
 
 impl fmt::Display for MessageId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -45,12 +45,10 @@ pub struct Message {
     /// The result a tool message carries, as JSON.
     pub tool_result: Option<serde_json::Value>,
     /// The message's tokens, counted once when it was added.
-    #[specta(type = f64)]
     pub tokens: u64,
     pub model: Option<String>,
     /// The provider's usage report for the call that produced this message.
     pub usage: Option<serde_json::Value>,
-    #[specta(type = f64)]
     pub created_at: Timestamp,
     /// The reply stopped before it was complete (cancelled, dropped, or the app crashed).
     pub interrupted: bool,
