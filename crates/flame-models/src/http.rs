@@ -1,0 +1,312 @@
+//! Sending a request, retrying what may be retried, and reading the stream.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use reqwest::StatusCode;
+use reqwest::header::{HeaderMap, HeaderValue, RETRY_AFTER};
+use tokio_util::sync::CancellationToken;
+
+use crate::sse::{SseEvent, SseParser};
+use crate::{
+    ChatRequest, IDLE_TIMEOUT, ModelError, Provider, ProviderKind, StreamEvent, Turn, anthropic,
+    openai,
+};
+
+/// How often and how long to retry a request that failed before anything streamed.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included.
+    pub attempts: u32,
+    /// The wait before the second attempt; it doubles each time.
+    pub base_delay: Duration,
+    /// The longest wait, `retry-after` included.
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> RetryPolicy {
+        RetryPolicy {
+            attempts: 4,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A client for every provider; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    retry: RetryPolicy,
+}
+
+enum Decoder {
+    Anthropic(anthropic::Decoder),
+    Openai(openai::Decoder),
+}
+
+impl Decoder {
+    fn event(&mut self, event: SseEvent) -> Result<Vec<StreamEvent>, Result<String, String>> {
+        match self {
+            Decoder::Anthropic(d) => d.event(event),
+            Decoder::Openai(d) => d.event(event),
+        }
+    }
+
+    fn finished(&self) -> bool {
+        match self {
+            Decoder::Anthropic(d) => d.finished,
+            Decoder::Openai(d) => d.finished,
+        }
+    }
+
+    fn into_turn(self) -> Result<Turn, (String, Turn)> {
+        match self {
+            Decoder::Anthropic(d) => Ok(d.turn),
+            Decoder::Openai(mut d) => match d.close() {
+                Ok(()) => Ok(d.turn),
+                Err(Ok(reason) | Err(reason)) => Err((reason, d.turn)),
+            },
+        }
+    }
+
+    fn partial(&self) -> Turn {
+        match self {
+            Decoder::Anthropic(d) => d.turn.clone(),
+            Decoder::Openai(d) => d.turn.clone(),
+        }
+    }
+}
+
+impl Client {
+    pub fn new(retry: RetryPolicy) -> Client {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(15))
+            .read_timeout(IDLE_TIMEOUT)
+            .build()
+            .expect("the HTTP client's settings are valid");
+        Client { http, retry }
+    }
+
+    /// Streams one turn, passing deltas to `on_event` as they arrive.
+    pub async fn stream(
+        &self,
+        provider: &Provider,
+        request: &ChatRequest,
+        cancel: &CancellationToken,
+        mut on_event: impl FnMut(StreamEvent),
+    ) -> Result<Turn, ModelError> {
+        let name = provider.kind.name();
+        let response = self.send(provider, request, cancel).await?;
+        let mut decoder = match provider.kind {
+            ProviderKind::Anthropic => Decoder::Anthropic(anthropic::Decoder::default()),
+            ProviderKind::Openai => Decoder::Openai(openai::Decoder::default()),
+        };
+        let mut parser = SseParser::default();
+        let mut body = response.bytes_stream();
+        loop {
+            let chunk = tokio::select! {
+                () = cancel.cancelled() => return Err(ModelError::Cancelled { partial: Box::new(decoder.partial()) }),
+                chunk = tokio::time::timeout(IDLE_TIMEOUT, body.next()) => chunk,
+            };
+            let dropped = |reason: String, decoder: &Decoder| ModelError::Dropped {
+                provider: name,
+                reason: scrub(provider, &reason),
+                partial: Box::new(decoder.partial()),
+            };
+            let bytes = match chunk {
+                Err(_) => {
+                    return Err(dropped(
+                        format!("nothing arrived for {} s", IDLE_TIMEOUT.as_secs()),
+                        &decoder,
+                    ));
+                }
+                Ok(None) => break,
+                Ok(Some(Err(err))) => return Err(dropped(err.to_string(), &decoder)),
+                Ok(Some(Ok(bytes))) => bytes,
+            };
+            for event in parser.push(&bytes) {
+                match decoder.event(event) {
+                    Ok(events) => events.into_iter().for_each(&mut on_event),
+                    Err(Ok(provider_error)) => return Err(dropped(provider_error, &decoder)),
+                    Err(Err(detail)) => {
+                        return Err(ModelError::Malformed {
+                            provider: name,
+                            detail,
+                            partial: Box::new(decoder.partial()),
+                        });
+                    }
+                }
+            }
+        }
+        if !decoder.finished() {
+            return Err(ModelError::Dropped {
+                provider: name,
+                reason: "the connection closed before the reply was complete".to_owned(),
+                partial: Box::new(decoder.partial()),
+            });
+        }
+        decoder.into_turn().map_err(|(detail, partial)| ModelError::Malformed {
+            provider: name,
+            detail,
+            partial: Box::new(partial),
+        })
+    }
+
+    /// Sends the request until it is accepted, retrying 429, 5xx and connection errors.
+    async fn send(
+        &self,
+        provider: &Provider,
+        request: &ChatRequest,
+        cancel: &CancellationToken,
+    ) -> Result<reqwest::Response, ModelError> {
+        let name = provider.kind.name();
+        let (url, body, headers) = prepare(provider, request)?;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let sent = self.http.post(&url).headers(headers.clone()).json(&body).send();
+            let result = tokio::select! {
+                () = cancel.cancelled() => return Err(ModelError::Cancelled { partial: Box::default() }),
+                result = sent => result,
+            };
+            let wait = match result {
+                Ok(response) if response.status().is_success() => return Ok(response),
+                Ok(response) => {
+                    let status = response.status();
+                    let retry_after = retry_after(response.headers());
+                    let text = response.text().await.unwrap_or_default();
+                    let message = scrub(provider, &error_message(&text));
+                    if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+                        return Err(ModelError::Unauthorized {
+                            provider: name,
+                            key_source: provider.key_source.clone(),
+                            status: status.as_u16(),
+                        });
+                    }
+                    let too_long = match provider.kind {
+                        ProviderKind::Anthropic => {
+                            anthropic::is_context_too_long(status.as_u16(), &message)
+                        }
+                        ProviderKind::Openai => openai::is_context_too_long(status.as_u16(), &text),
+                    };
+                    if too_long {
+                        return Err(ModelError::ContextTooLong { provider: name, message });
+                    }
+                    if !(status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()) {
+                        return Err(ModelError::Http {
+                            provider: name,
+                            status: status.as_u16(),
+                            message,
+                        });
+                    }
+                    if attempt >= self.retry.attempts {
+                        return Err(ModelError::GaveUp {
+                            provider: name,
+                            status: status.as_u16(),
+                            attempts: attempt,
+                            message,
+                        });
+                    }
+                    tracing::info!(provider = name, status = status.as_u16(), attempt, "retrying");
+                    retry_after.unwrap_or_else(|| self.backoff(attempt))
+                }
+                Err(err) => {
+                    if attempt >= self.retry.attempts {
+                        return Err(ModelError::Unreachable {
+                            provider: name,
+                            base_url: provider.base_url.clone(),
+                            attempts: attempt,
+                            reason: scrub(provider, &err.to_string()),
+                        });
+                    }
+                    tracing::info!(provider = name, attempt, "retrying after a connection error");
+                    self.backoff(attempt)
+                }
+            };
+            tokio::select! {
+                () = cancel.cancelled() => return Err(ModelError::Cancelled { partial: Box::default() }),
+                () = tokio::time::sleep(wait.min(self.retry.max_delay)) => {}
+            }
+        }
+    }
+
+    fn backoff(&self, attempt: u32) -> Duration {
+        self.retry.base_delay.saturating_mul(1 << (attempt - 1).min(16))
+    }
+}
+
+/// The URL, body and headers of a request.
+fn prepare(
+    provider: &Provider,
+    request: &ChatRequest,
+) -> Result<(String, serde_json::Value, HeaderMap), ModelError> {
+    let mut headers = HeaderMap::new();
+    let key = provider.key.as_ref();
+    let value = |text: &str| {
+        HeaderValue::from_str(text).map_err(|_| ModelError::Http {
+            provider: provider.kind.name(),
+            status: 0,
+            message: "the API key holds characters an HTTP header cannot".to_owned(),
+        })
+    };
+    let base = provider.base_url.trim_end_matches('/');
+    match provider.kind {
+        ProviderKind::Anthropic => {
+            let key = key.ok_or(ModelError::NoKey {
+                provider: "Anthropic",
+                variable: "ANTHROPIC_API_KEY",
+            })?;
+            let mut secret = value(key.expose())?;
+            secret.set_sensitive(true);
+            headers.insert("x-api-key", secret);
+            headers.insert("anthropic-version", HeaderValue::from_static(anthropic::VERSION));
+            Ok((anthropic::url(base), anthropic::body(request), headers))
+        }
+        ProviderKind::Openai => {
+            // Local OpenAI-compatible servers (Ollama, llama.cpp) usually need no key.
+            match key {
+                Some(key) => {
+                    let mut secret = value(&format!("Bearer {}", key.expose()))?;
+                    secret.set_sensitive(true);
+                    headers.insert("authorization", secret);
+                }
+                None if base == ProviderKind::Openai.default_base_url() => {
+                    return Err(ModelError::NoKey {
+                        provider: "OpenAI",
+                        variable: "OPENAI_API_KEY",
+                    });
+                }
+                None => {}
+            }
+            Ok((openai::url(base), openai::body(request), headers))
+        }
+    }
+}
+
+/// `retry-after` in seconds (providers send whole or fractional seconds).
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let text = headers.get(RETRY_AFTER)?.to_str().ok()?;
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(Duration::from_secs_f64)
+}
+
+/// The `error.message` of a provider's JSON error body, or the body itself, shortened.
+fn error_message(body: &str) -> String {
+    let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
+    let message = parsed.as_ref().and_then(|v| v["error"]["message"].as_str().map(str::to_owned));
+    let text = message.unwrap_or_else(|| body.trim().to_owned());
+    let mut short: String = text.chars().take(500).collect();
+    if short.is_empty() {
+        short = "no explanation".to_owned();
+    }
+    short
+}
+
+fn scrub(provider: &Provider, text: &str) -> String {
+    provider.key.as_ref().map_or_else(|| text.to_owned(), |key| key.scrub(text))
+}

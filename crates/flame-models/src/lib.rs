@@ -1,0 +1,222 @@
+//! Talking to models.
+//!
+//! One provider-neutral request ([`ChatRequest`]: a system prompt, messages, tool definitions)
+//! goes to the Anthropic Messages API or to an OpenAI-compatible Chat Completions endpoint (which
+//! covers Ollama, llama.cpp's server, vLLM, LM Studio and OpenRouter through a base URL), as a
+//! streamed request. Deltas reach the caller as [`StreamEvent`]s while they arrive; the result is
+//! one [`Turn`]: the text, the tool calls (arguments reassembled from their fragments), the usage,
+//! and why the model stopped.
+//!
+//! A request that fails before anything streamed is retried with back-off on 429, 5xx and
+//! connection errors, honouring `retry-after`. A stream that breaks off keeps what arrived
+//! ([`ModelError::partial`]). Keys never appear in errors: provider messages are scrubbed of the
+//! key, and a rejected key is reported by where it came from, not by its value.
+
+mod anthropic;
+mod http;
+mod openai;
+pub mod replay;
+mod sse;
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use http::{Client, RetryPolicy};
+pub use tokio_util::sync::CancellationToken;
+
+/// Which wire format to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderKind {
+    Anthropic,
+    /// OpenAI Chat Completions and the servers compatible with it.
+    Openai,
+}
+
+impl ProviderKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ProviderKind::Anthropic => "Anthropic",
+            ProviderKind::Openai => "OpenAI",
+        }
+    }
+
+    /// The environment variable the provider's own SDK reads the key from.
+    pub fn key_variable(self) -> &'static str {
+        match self {
+            ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
+            ProviderKind::Openai => "OPENAI_API_KEY",
+        }
+    }
+
+    /// The environment variable the provider's own SDK reads the base URL from.
+    pub fn base_url_variable(self) -> &'static str {
+        match self {
+            ProviderKind::Anthropic => "ANTHROPIC_BASE_URL",
+            ProviderKind::Openai => "OPENAI_BASE_URL",
+        }
+    }
+
+    /// The base URL when nothing else is set.
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            ProviderKind::Anthropic => "https://api.anthropic.com",
+            ProviderKind::Openai => "https://api.openai.com/v1",
+        }
+    }
+}
+
+/// An API key. Its `Debug` and `Display` never show it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    pub fn new(key: impl Into<String>) -> ApiKey {
+        ApiKey(key.into())
+    }
+
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// `text` with every occurrence of the key replaced, for anything that might be shown.
+    pub fn scrub(&self, text: &str) -> String {
+        if self.0.len() < 8 {
+            return text.to_owned();
+        }
+        text.replace(&self.0, "[key]")
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey([hidden])")
+    }
+}
+
+/// Where a provider is and how to reach it.
+#[derive(Debug, Clone)]
+pub struct Provider {
+    pub kind: ProviderKind,
+    /// Without a trailing slash, e.g. `https://api.anthropic.com` or `http://127.0.0.1:11434/v1`.
+    pub base_url: String,
+    pub key: Option<ApiKey>,
+    /// Where the key came from (`ANTHROPIC_API_KEY`, `the settings file`), for error messages.
+    pub key_source: String,
+}
+
+/// A tool the model may call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// The JSON schema of the arguments.
+    pub schema: serde_json::Value,
+}
+
+/// A tool call the model made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: serde_json::Value,
+}
+
+/// One message of the conversation sent to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChatMessage {
+    User(String),
+    Assistant { text: String, tool_calls: Vec<ToolCall> },
+    ToolResult { call_id: String, content: String, is_error: bool },
+}
+
+/// A request to stream one turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatRequest {
+    pub model: String,
+    pub system: String,
+    pub messages: Vec<ChatMessage>,
+    pub tools: Vec<ToolSpec>,
+    pub max_tokens: u32,
+}
+
+/// What arrives while a turn streams.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    Text(String),
+    ToolCallStarted { id: String, name: String },
+}
+
+/// Tokens the provider reports for one call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+}
+
+/// Why a turn ended.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model finished its answer.
+    #[default]
+    EndTurn,
+    /// The model wants its tool calls run.
+    ToolUse,
+    /// The reply hit `max_tokens`.
+    MaxTokens,
+    /// Anything else the provider said, as it said it.
+    Other(String),
+}
+
+/// One streamed turn, whole.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Turn {
+    pub text: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Usage,
+    pub stop: StopReason,
+    pub model: String,
+}
+
+/// Why a call failed. Every message is fit to show a person and holds no key.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error("no API key for {provider}: set {variable} or add a key in Flame's settings")]
+    NoKey { provider: &'static str, variable: &'static str },
+    #[error("{provider} rejected the API key from {key_source} (HTTP {status}); check that key")]
+    Unauthorized { provider: &'static str, key_source: String, status: u16 },
+    #[error("the context is too long for {provider}: {message}")]
+    ContextTooLong { provider: &'static str, message: String },
+    #[error("{provider} kept refusing (HTTP {status}) after {attempts} attempts: {message}")]
+    GaveUp { provider: &'static str, status: u16, attempts: u32, message: String },
+    #[error("{provider} answered HTTP {status}: {message}")]
+    Http { provider: &'static str, status: u16, message: String },
+    #[error("cannot reach {provider} at {base_url} after {attempts} attempts: {reason}")]
+    Unreachable { provider: &'static str, base_url: String, attempts: u32, reason: String },
+    #[error("the reply from {provider} broke off: {reason}")]
+    Dropped { provider: &'static str, reason: String, partial: Box<Turn> },
+    #[error("{provider} sent a reply Flame cannot read: {detail}")]
+    Malformed { provider: &'static str, detail: String, partial: Box<Turn> },
+    #[error("the reply was cancelled")]
+    Cancelled { partial: Box<Turn> },
+}
+
+impl ModelError {
+    /// What arrived before the reply stopped, for the errors that end a started stream.
+    pub fn partial(&self) -> Option<&Turn> {
+        match self {
+            ModelError::Dropped { partial, .. }
+            | ModelError::Malformed { partial, .. }
+            | ModelError::Cancelled { partial } => Some(partial),
+            _ => None,
+        }
+    }
+}
+
+/// How long to wait for the first byte of a response, and between two chunks of a stream.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(90);

@@ -1,0 +1,154 @@
+//! OpenAI Chat Completions (and compatible servers): the request body, and the streamed chunks
+//! decoded into a turn.
+
+use serde_json::{Value, json};
+
+use crate::sse::SseEvent;
+use crate::{ChatMessage, ChatRequest, StopReason, StreamEvent, ToolCall, Turn};
+
+pub(crate) fn url(base_url: &str) -> String {
+    format!("{base_url}/chat/completions")
+}
+
+/// The request body. `max_tokens` is left to the server: OpenAI's newer models refuse the old
+/// field and several compatible servers do not know the new one.
+pub(crate) fn body(request: &ChatRequest) -> Value {
+    let mut messages = vec![json!({"role": "system", "content": request.system})];
+    for message in &request.messages {
+        messages.push(match message {
+            ChatMessage::User(text) => json!({"role": "user", "content": text}),
+            ChatMessage::Assistant { text, tool_calls } => {
+                let mut m = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) }});
+                if !tool_calls.is_empty() {
+                    m["tool_calls"] = tool_calls
+                        .iter()
+                        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments.to_string()}}))
+                        .collect();
+                }
+                m
+            }
+            ChatMessage::ToolResult { call_id, content, is_error } => {
+                let content = if *is_error { format!("Error: {content}") } else { content.clone() };
+                json!({"role": "tool", "tool_call_id": call_id, "content": content})
+            }
+        });
+    }
+    let mut body = json!({
+        "model": request.model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    if !request.tools.is_empty() {
+        body["tools"] = request
+            .tools
+            .iter()
+            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.schema}}))
+            .collect();
+    }
+    body
+}
+
+pub(crate) fn is_context_too_long(status: u16, body: &str) -> bool {
+    status == 400
+        && (body.contains("context_length_exceeded") || body.contains("maximum context length"))
+}
+
+#[derive(Debug, Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Decodes one streamed completion.
+#[derive(Debug, Default)]
+pub(crate) struct Decoder {
+    pub turn: Turn,
+    calls: Vec<PartialCall>,
+    /// `[DONE]` arrived, or a finish reason did (some compatible servers end without `[DONE]`).
+    pub finished: bool,
+    done: bool,
+}
+
+impl Decoder {
+    /// Takes one event; returns what to pass on, or why the stream cannot be read. An error
+    /// object from the server comes back as `Err(Ok(message))`.
+    pub fn event(&mut self, event: SseEvent) -> Result<Vec<StreamEvent>, Result<String, String>> {
+        if event.data.trim() == "[DONE]" {
+            self.done = true;
+            self.finished = true;
+            return self.close().map(|()| Vec::new());
+        }
+        let chunk: Value = serde_json::from_str(&event.data)
+            .map_err(|e| Err(format!("a chunk is not JSON ({e})")))?;
+        if let Some(error) = chunk.get("error") {
+            return Err(Ok(error["message"].as_str().unwrap_or("an error").to_owned()));
+        }
+        if let Some(model) = chunk["model"].as_str() {
+            self.turn.model = model.to_owned();
+        }
+        let mut out = Vec::new();
+        if let Some(choice) = chunk["choices"].as_array().and_then(|c| c.first()) {
+            let delta = &choice["delta"];
+            if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {
+                self.turn.text.push_str(text);
+                out.push(StreamEvent::Text(text.to_owned()));
+            }
+            for call in delta["tool_calls"].as_array().into_iter().flatten() {
+                let index = call["index"].as_u64().unwrap_or(self.calls.len() as u64) as usize;
+                if index >= self.calls.len() {
+                    self.calls.resize_with(index + 1, PartialCall::default);
+                }
+                let partial = &mut self.calls[index];
+                if let Some(id) = call["id"].as_str() {
+                    partial.id = id.to_owned();
+                }
+                if let Some(name) = call["function"]["name"].as_str() {
+                    partial.name.push_str(name);
+                    out.push(StreamEvent::ToolCallStarted {
+                        id: partial.id.clone(),
+                        name: partial.name.clone(),
+                    });
+                }
+                if let Some(arguments) = call["function"]["arguments"].as_str() {
+                    partial.arguments.push_str(arguments);
+                }
+            }
+            if let Some(reason) = choice["finish_reason"].as_str() {
+                self.turn.stop = match reason {
+                    "stop" => StopReason::EndTurn,
+                    "tool_calls" | "function_call" => StopReason::ToolUse,
+                    "length" => StopReason::MaxTokens,
+                    other => StopReason::Other(other.to_owned()),
+                };
+                self.finished = true;
+            }
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            let prompt = usage["prompt_tokens"].as_u64().unwrap_or_default();
+            let cached =
+                usage["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap_or_default();
+            // Like Anthropic's, `input_tokens` counts the input that was not read from the cache.
+            self.turn.usage.input_tokens = prompt.saturating_sub(cached);
+            self.turn.usage.cache_read_tokens = cached;
+            self.turn.usage.output_tokens = usage["completion_tokens"].as_u64().unwrap_or_default();
+        }
+        Ok(out)
+    }
+
+    /// Turns the accumulated tool-call fragments into calls, once.
+    pub fn close(&mut self) -> Result<(), Result<String, String>> {
+        for call in self.calls.drain(..) {
+            let arguments = if call.arguments.trim().is_empty() {
+                json!({})
+            } else {
+                serde_json::from_str(&call.arguments).map_err(|e| {
+                    Err(format!("the arguments of tool call {} are not JSON ({e})", call.name))
+                })?
+            };
+            self.turn.tool_calls.push(ToolCall { id: call.id, name: call.name, arguments });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,342 @@
+//! The providers against the local replay server, which answers with the wire formats the
+//! providers document (`wire/`): text streams, tool calls streamed in fragments, usage, 401, 429
+//! with retry-after, 500, a connection dropped mid-stream, a malformed event, cancel.
+
+use std::time::{Duration, Instant};
+
+use flame_models::replay::{ReplayServer, Reply};
+use flame_models::{
+    ApiKey, CancellationToken, ChatMessage, ChatRequest, Client, ModelError, Provider,
+    ProviderKind, RetryPolicy, StopReason, StreamEvent, ToolCall, ToolSpec,
+};
+use serde_json::json;
+
+const SENTINEL: &str = "sk-test-SENTINEL-7f3a9c1e5b2d4a60";
+
+fn wire(name: &str) -> String {
+    std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/models/wire").join(name),
+    )
+    .unwrap()
+}
+
+fn provider(kind: ProviderKind, server: &ReplayServer) -> Provider {
+    let base_url = match kind {
+        ProviderKind::Anthropic => server.base_url.clone(),
+        ProviderKind::Openai => format!("{}/v1", server.base_url),
+    };
+    Provider {
+        kind,
+        base_url,
+        key: Some(ApiKey::new(SENTINEL)),
+        key_source: kind.key_variable().to_owned(),
+    }
+}
+
+fn client() -> Client {
+    Client::new(RetryPolicy {
+        attempts: 3,
+        base_delay: Duration::from_millis(20),
+        max_delay: Duration::from_secs(2),
+    })
+}
+
+fn request() -> ChatRequest {
+    ChatRequest {
+        model: "test-model".into(),
+        system: "You are in a frame.".into(),
+        messages: vec![
+            ChatMessage::User("What is the weather?".into()),
+            ChatMessage::Assistant {
+                text: "Let me look.".into(),
+                tool_calls: vec![ToolCall {
+                    id: "call_1".into(),
+                    name: "get_weather".into(),
+                    arguments: json!({"location": "Paris"}),
+                }],
+            },
+            ChatMessage::ToolResult {
+                call_id: "call_1".into(),
+                content: "Sunny".into(),
+                is_error: false,
+            },
+            ChatMessage::User("Thanks. And tomorrow?".into()),
+        ],
+        tools: vec![ToolSpec {
+            name: "get_weather".into(),
+            description: "The weather at a place".into(),
+            schema: json!({"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}),
+        }],
+        max_tokens: 1024,
+    }
+}
+
+async fn run(
+    kind: ProviderKind,
+    replies: Vec<Reply>,
+) -> (Result<flame_models::Turn, ModelError>, Vec<StreamEvent>, ReplayServer) {
+    let server = ReplayServer::start().await.unwrap();
+    server.push(replies);
+    let mut events = Vec::new();
+    let result = client()
+        .stream(&provider(kind, &server), &request(), &CancellationToken::new(), |e| events.push(e))
+        .await;
+    (result, events, server)
+}
+
+fn assert_no_key(err: &ModelError) {
+    assert!(!format!("{err} {err:?}").contains(SENTINEL), "the key leaked: {err:?}");
+}
+
+#[tokio::test]
+async fn anthropic_streams_text_with_usage() {
+    let (turn, events, server) =
+        run(ProviderKind::Anthropic, vec![Reply::stream(wire("anthropic-text.sse"))]).await;
+    let turn = turn.unwrap();
+    assert_eq!(turn.text, "Hello!");
+    assert_eq!((turn.usage.input_tokens, turn.usage.output_tokens), (25, 15));
+    assert_eq!(turn.stop, StopReason::EndTurn);
+    assert_eq!(turn.model, "claude-sonnet-4-5-20250929");
+    assert_eq!(events, [StreamEvent::Text("Hello".into()), StreamEvent::Text("!".into())]);
+
+    let sent = &server.requests()[0];
+    assert_eq!((sent.method.as_str(), sent.path.as_str()), ("POST", "/v1/messages"));
+    assert_eq!(sent.header("x-api-key"), Some(SENTINEL));
+    assert_eq!(sent.header("anthropic-version"), Some("2023-06-01"));
+    let body = sent.json();
+    assert_eq!(body["system"], "You are in a frame.");
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["tools"][0]["input_schema"]["required"][0], "location");
+    let roles: Vec<&str> =
+        body["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(
+        roles,
+        ["user", "assistant", "user"],
+        "the tool result and the next question share one user message"
+    );
+    assert_eq!(body["messages"][1]["content"][1]["type"], "tool_use");
+    assert_eq!(body["messages"][2]["content"][0]["type"], "tool_result");
+}
+
+#[tokio::test]
+async fn anthropic_tool_arguments_are_reassembled_from_fragments() {
+    let (turn, events, _) =
+        run(ProviderKind::Anthropic, vec![Reply::stream(wire("anthropic-tool.sse"))]).await;
+    let turn = turn.unwrap();
+    assert_eq!(turn.stop, StopReason::ToolUse);
+    assert_eq!(turn.text, "Okay, let's check the weather for San Francisco, CA:");
+    assert_eq!(
+        turn.tool_calls,
+        [ToolCall {
+            id: "toolu_01T1x1fJ34qAmk2tNTrN7Up6".into(),
+            name: "get_weather".into(),
+            arguments: json!({"location": "San Francisco, CA", "unit": "fahrenheit"}),
+        }]
+    );
+    assert_eq!(turn.usage.cache_read_tokens, 128);
+    assert!(events.contains(&StreamEvent::ToolCallStarted {
+        id: "toolu_01T1x1fJ34qAmk2tNTrN7Up6".into(),
+        name: "get_weather".into()
+    }));
+}
+
+#[tokio::test]
+async fn openai_streams_text_and_usage() {
+    let (turn, _, server) =
+        run(ProviderKind::Openai, vec![Reply::stream(wire("openai-text.sse"))]).await;
+    let turn = turn.unwrap();
+    assert_eq!(turn.text, "Hello there");
+    assert_eq!(
+        (turn.usage.input_tokens, turn.usage.cache_read_tokens, turn.usage.output_tokens),
+        (15, 4, 12)
+    );
+    let sent = &server.requests()[0];
+    assert_eq!(sent.path, "/v1/chat/completions");
+    assert_eq!(sent.header("authorization"), Some(format!("Bearer {SENTINEL}").as_str()));
+    let body = sent.json();
+    assert_eq!(body["messages"][0]["role"], "system");
+    assert_eq!(
+        body["messages"][2]["tool_calls"][0]["function"]["arguments"],
+        "{\"location\":\"Paris\"}"
+    );
+    assert_eq!(body["messages"][3]["role"], "tool");
+    assert_eq!(body["stream_options"]["include_usage"], true);
+}
+
+#[tokio::test]
+async fn openai_tool_arguments_are_reassembled_from_fragments() {
+    let (turn, _, _) =
+        run(ProviderKind::Openai, vec![Reply::stream(wire("openai-tool.sse"))]).await;
+    let turn = turn.unwrap();
+    assert_eq!(turn.stop, StopReason::ToolUse);
+    assert_eq!(turn.tool_calls[0].id, "call_DdmO9pD3xa9XTPNJ32zg2hcA");
+    assert_eq!(turn.tool_calls[0].arguments, json!({"location": "Boston, MA"}));
+}
+
+#[tokio::test]
+async fn a_rejected_key_names_the_provider_and_the_keys_source_but_not_the_key() {
+    let body = format!(
+        r#"{{"error":{{"message":"Incorrect API key provided: {SENTINEL}.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}}}"#
+    );
+    let (result, _, _) = run(ProviderKind::Openai, vec![Reply::json(401, body)]).await;
+    let err = result.unwrap_err();
+    assert_no_key(&err);
+    assert_eq!(
+        err.to_string(),
+        "OpenAI rejected the API key from OPENAI_API_KEY (HTTP 401); check that key"
+    );
+    let anthropic =
+        r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#;
+    let (result, _, server) = run(ProviderKind::Anthropic, vec![Reply::json(401, anthropic)]).await;
+    assert!(matches!(result.unwrap_err(), ModelError::Unauthorized { .. }));
+    assert_eq!(server.requests().len(), 1, "a rejected key is not retried");
+}
+
+#[tokio::test]
+async fn rate_limits_are_retried_after_the_time_the_provider_asks() {
+    let limited = Reply::Json {
+        status: 429,
+        headers: vec![("retry-after".into(), "1".into())],
+        body: r#"{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}"#.into(),
+    };
+    let started = Instant::now();
+    let (turn, _, server) =
+        run(ProviderKind::Anthropic, vec![limited, Reply::stream(wire("anthropic-text.sse"))])
+            .await;
+    assert_eq!(turn.unwrap().text, "Hello!");
+    assert_eq!(server.requests().len(), 2);
+    assert!(started.elapsed() >= Duration::from_millis(950), "retry-after: 1 was not honoured");
+}
+
+#[tokio::test]
+async fn server_errors_are_retried_then_reported() {
+    let error = || {
+        Reply::json(
+            500,
+            r#"{"type":"error","error":{"type":"api_error","message":"Internal server error"}}"#,
+        )
+    };
+    let (turn, _, _) =
+        run(ProviderKind::Anthropic, vec![error(), Reply::stream(wire("anthropic-text.sse"))])
+            .await;
+    assert_eq!(turn.unwrap().text, "Hello!");
+    let (result, _, server) = run(ProviderKind::Anthropic, vec![error(), error(), error()]).await;
+    let err = result.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Anthropic kept refusing (HTTP 500) after 3 attempts: Internal server error"
+    );
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn a_dropped_stream_keeps_what_arrived() {
+    let body = wire("anthropic-text.sse");
+    let cut = body.find("content_block_stop").unwrap();
+    let (result, _, _) =
+        run(ProviderKind::Anthropic, vec![Reply::Dropped { body, cut_at: cut }]).await;
+    let err = result.unwrap_err();
+    assert!(matches!(err, ModelError::Dropped { .. }), "{err:?}");
+    assert_eq!(err.partial().unwrap().text, "Hello!");
+}
+
+#[tokio::test]
+async fn an_error_event_mid_stream_keeps_what_arrived() {
+    let (result, _, _) = run(
+        ProviderKind::Anthropic,
+        vec![Reply::stream(wire("anthropic-overloaded-midstream.sse"))],
+    )
+    .await;
+    let err = result.unwrap_err();
+    assert!(err.to_string().contains("Overloaded"), "{err}");
+    assert_eq!(err.partial().unwrap().text, "Partial answer");
+}
+
+#[tokio::test]
+async fn a_malformed_event_is_reported_with_what_arrived() {
+    let (result, _, _) =
+        run(ProviderKind::Openai, vec![Reply::stream(wire("openai-malformed.sse"))]).await;
+    let err = result.unwrap_err();
+    assert!(matches!(err, ModelError::Malformed { .. }), "{err:?}");
+    assert_eq!(err.partial().unwrap().text, "Fine so far");
+}
+
+#[tokio::test]
+async fn a_context_that_is_too_long_is_its_own_error() {
+    let body = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 211000 tokens > 200000 maximum"}}"#;
+    let (result, _, _) = run(ProviderKind::Anthropic, vec![Reply::json(400, body)]).await;
+    assert!(matches!(result.unwrap_err(), ModelError::ContextTooLong { .. }));
+    let body = r#"{"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
+    let (result, _, _) = run(ProviderKind::Openai, vec![Reply::json(400, body)]).await;
+    assert!(matches!(result.unwrap_err(), ModelError::ContextTooLong { .. }));
+}
+
+#[tokio::test]
+async fn cancel_stops_the_stream_and_keeps_what_arrived() {
+    let server = ReplayServer::start().await.unwrap();
+    let body = wire("anthropic-text.sse");
+    let first = body.find("event: content_block_stop").unwrap();
+    server.push([Reply::Slow { body, first, hold: Duration::from_secs(30) }]);
+    let cancel = CancellationToken::new();
+    let canceller = cancel.clone();
+    let started = Instant::now();
+    let result = client()
+        .stream(&provider(ProviderKind::Anthropic, &server), &request(), &cancel, move |event| {
+            if event == StreamEvent::Text("!".into()) {
+                canceller.cancel();
+            }
+        })
+        .await;
+    let err = result.unwrap_err();
+    assert!(matches!(err, ModelError::Cancelled { .. }), "{err:?}");
+    assert_eq!(err.partial().unwrap().text, "Hello!");
+    assert!(started.elapsed() < Duration::from_secs(20), "cancel did not stop the wait");
+}
+
+#[tokio::test]
+async fn an_unreachable_server_is_retried_then_reported() {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base_url = format!("http://{}", free.local_addr().unwrap());
+    drop(free);
+    let provider = Provider {
+        kind: ProviderKind::Anthropic,
+        base_url: base_url.clone(),
+        key: Some(ApiKey::new(SENTINEL)),
+        key_source: "the settings file".into(),
+    };
+    let err = client()
+        .stream(&provider, &request(), &CancellationToken::new(), |_| {})
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ModelError::Unreachable { attempts: 3, .. }), "{err:?}");
+    assert!(err.to_string().contains(&base_url));
+    assert_no_key(&err);
+}
+
+#[tokio::test]
+async fn keys_are_required_where_the_provider_needs_them() {
+    let server = ReplayServer::start().await.unwrap();
+    let mut anthropic = provider(ProviderKind::Anthropic, &server);
+    anthropic.key = None;
+    let err = client()
+        .stream(&anthropic, &request(), &CancellationToken::new(), |_| {})
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "no API key for Anthropic: set ANTHROPIC_API_KEY or add a key in Flame's settings"
+    );
+    // A local OpenAI-compatible server (Ollama, llama.cpp) is asked without a key.
+    server.push([Reply::stream(wire("openai-text.sse"))]);
+    let mut local = provider(ProviderKind::Openai, &server);
+    local.key = None;
+    client().stream(&local, &request(), &CancellationToken::new(), |_| {}).await.unwrap();
+    assert_eq!(server.requests()[0].header("authorization"), None);
+}
+
+#[test]
+fn keys_do_not_show_in_debug_output() {
+    let key = ApiKey::new(SENTINEL);
+    assert!(!format!("{key:?}").contains(SENTINEL));
+    assert_eq!(key.scrub(&format!("bad key {SENTINEL}!")), "bad key [key]!");
+}
