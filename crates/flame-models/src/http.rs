@@ -61,12 +61,12 @@ impl Decoder {
         }
     }
 
-    fn into_turn(self) -> Result<Turn, (String, Turn)> {
+    fn into_turn(self) -> Result<Turn, Box<(String, Turn)>> {
         match self {
             Decoder::Anthropic(d) => Ok(d.turn),
             Decoder::Openai(mut d) => match d.close() {
                 Ok(()) => Ok(d.turn),
-                Err(Ok(reason) | Err(reason)) => Err((reason, d.turn)),
+                Err(Ok(reason) | Err(reason)) => Err(Box::new((reason, d.turn))),
             },
         }
     }
@@ -147,10 +147,9 @@ impl Client {
                 partial: Box::new(decoder.partial()),
             });
         }
-        decoder.into_turn().map_err(|(detail, partial)| ModelError::Malformed {
-            provider: name,
-            detail,
-            partial: Box::new(partial),
+        decoder.into_turn().map_err(|failed| {
+            let (detail, partial) = *failed;
+            ModelError::Malformed { provider: name, detail, partial: Box::new(partial) }
         })
     }
 
