@@ -1,9 +1,12 @@
 //! The Tauri commands. Each one converts, calls `flame-api` as [`Actor::Person`], and returns its
 //! result; the error type is always `ApiError`, which reaches the UI as `{code, message}`.
 
+use flame_agent::{Agent, ChatEvent, ChatOutcome, GeneratedResults, Settings};
 use flame_api::{ApiError, AppInfo, Budget, ContextDoc, PlanSpec, PopRequest, TreeOutline};
 use flame_model::{Actor, Frame, FrameId, Tree, TreeId};
+use flame_models::RetryPolicy;
 use tauri::State;
+use tauri::ipc::Channel;
 
 use crate::Startup;
 
@@ -147,4 +150,97 @@ pub fn edit_frame(
 #[specta::specta]
 pub fn delete_frame(startup: State<'_, Startup>, id: FrameId) -> Result<Vec<FrameId>, ApiError> {
     startup.flame()?.delete(Actor::Person, &id)
+}
+
+/// Sends `text` in frame `frame` (null: the focused frame) with `model` (null: the default) and
+/// answers it, streaming every [`ChatEvent`] over `channel`. A new message cancels an answer
+/// still running.
+#[tauri::command]
+#[specta::specta]
+pub async fn send_message(
+    startup: State<'_, Startup>,
+    frame: Option<FrameId>,
+    text: String,
+    model: Option<String>,
+    channel: Channel<ChatEvent>,
+) -> Result<ChatOutcome, ApiError> {
+    let agent = agent(&startup)?;
+    let answering = startup.begin_answer();
+    let mut send = |event: ChatEvent| {
+        let _ = channel.send(event);
+    };
+    agent
+        .send(Actor::Person, frame.as_ref(), &text, model.as_deref(), &answering.cancel, &mut send)
+        .await
+}
+
+/// Accepts or refuses the push or pop the agent is waiting on in `frame`, then lets it go on.
+#[tauri::command]
+#[specta::specta]
+pub async fn answer_request(
+    startup: State<'_, Startup>,
+    frame: FrameId,
+    accept: bool,
+    model: Option<String>,
+    channel: Channel<ChatEvent>,
+) -> Result<ChatOutcome, ApiError> {
+    let agent = agent(&startup)?;
+    let answering = startup.begin_answer();
+    let mut send = |event: ChatEvent| {
+        let _ = channel.send(event);
+    };
+    agent.answer_request(&frame, accept, model.as_deref(), &answering.cancel, &mut send).await
+}
+
+/// Stops the answer running now; what arrived is kept, marked interrupted.
+#[tauri::command]
+#[specta::specta]
+pub fn cancel_answer(startup: State<'_, Startup>) -> bool {
+    startup.cancel_answer()
+}
+
+/// The model's proposal for a frame's results (for the pop dialog to show, editable).
+#[tauri::command]
+#[specta::specta]
+pub async fn generate_results(
+    startup: State<'_, Startup>,
+    frame: FrameId,
+    model: Option<String>,
+) -> Result<GeneratedResults, ApiError> {
+    let agent = agent(&startup)?;
+    let answering = startup.begin_answer();
+    agent.generate_results(&frame, model.as_deref(), &answering.cancel).await
+}
+
+/// The model settings, with keys shown only as set or not.
+#[tauri::command]
+#[specta::specta]
+pub fn get_settings(startup: State<'_, Startup>) -> Result<Settings, ApiError> {
+    Ok(Settings::load(startup.settings_path()?)?.redacted())
+}
+
+/// Saves the model settings. A key left as the placeholder the UI was shown is kept; an empty
+/// key removes it.
+#[tauri::command]
+#[specta::specta]
+pub fn save_settings(
+    startup: State<'_, Startup>,
+    settings: Settings,
+) -> Result<Settings, ApiError> {
+    let path = startup.settings_path()?;
+    let saved = Settings::load(path)?;
+    let merged = saved.with_changes(settings);
+    merged.save(path)?;
+    Ok(merged.redacted())
+}
+
+/// An agent over the open Flame with the current settings and the process environment's keys.
+fn agent(startup: &Startup) -> Result<Agent, ApiError> {
+    let settings = Settings::load(startup.settings_path()?)?;
+    Ok(Agent::new(
+        startup.flame()?.clone(),
+        settings,
+        |name| std::env::var(name).ok(),
+        RetryPolicy::default(),
+    ))
 }

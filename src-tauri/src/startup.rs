@@ -1,19 +1,88 @@
 //! The outcome of opening Flame when the app starts, shared by every command.
 
-use flame_api::{ApiError, DataDir, Flame};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
-/// Either an open [`Flame`] or the reason it could not be opened.
+use flame_api::{ApiError, DataDir, ErrorCode, Flame};
+use flame_models::CancellationToken;
+
+/// Either an open [`Flame`] or the reason it could not be opened, with where the model settings
+/// live and the chat that is answering now (so it can be cancelled).
 #[derive(Debug)]
-pub struct Startup(Result<Flame, ApiError>);
+pub struct Startup {
+    flame: Result<Arc<Flame>, ApiError>,
+    settings_path: Option<PathBuf>,
+    answering: Mutex<Option<(u64, CancellationToken)>>,
+    answers: AtomicU64,
+}
+
+/// The answer running now; dropping it (when the command returns) forgets it.
+#[derive(Debug)]
+pub struct Answering<'a> {
+    startup: &'a Startup,
+    id: u64,
+    pub cancel: CancellationToken,
+}
+
+impl Drop for Answering<'_> {
+    fn drop(&mut self) {
+        let mut answering = self.startup.answering.lock().unwrap_or_else(|p| p.into_inner());
+        if answering.as_ref().is_some_and(|(id, _)| *id == self.id) {
+            *answering = None;
+        }
+    }
+}
 
 impl Startup {
-    /// Opens Flame on `data_dir`, keeping any failure (of resolving or of opening) for the UI.
+    /// Opens Flame on `data_dir`, keeping any failure (of resolving or of opening) for the UI;
+    /// the model settings are the platform's (`~/.config/flame/settings.json` on Linux).
     pub fn open(data_dir: Result<DataDir, ApiError>) -> Startup {
-        Startup(data_dir.and_then(Flame::open))
+        Startup::with_settings(data_dir, flame_agent::Settings::default_path())
+    }
+
+    /// [`Startup::open`] with the model settings at `settings_path`.
+    pub fn with_settings(
+        data_dir: Result<DataDir, ApiError>,
+        settings_path: Option<PathBuf>,
+    ) -> Startup {
+        Startup {
+            flame: data_dir.and_then(Flame::open).map(Arc::new),
+            settings_path,
+            answering: Mutex::default(),
+            answers: AtomicU64::new(0),
+        }
     }
 
     /// The open Flame, or the startup error for a command to return.
-    pub fn flame(&self) -> Result<&Flame, ApiError> {
-        self.0.as_ref().map_err(Clone::clone)
+    pub fn flame(&self) -> Result<&Arc<Flame>, ApiError> {
+        self.flame.as_ref().map_err(Clone::clone)
+    }
+
+    /// Where the model settings are.
+    pub fn settings_path(&self) -> Result<&PathBuf, ApiError> {
+        self.settings_path.as_ref().ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::Invalid,
+                "this system has no configuration folder for Flame's settings",
+            )
+        })
+    }
+
+    /// Starts a new answer; it cancels any answer still running.
+    pub fn begin_answer(&self) -> Answering<'_> {
+        let id = self.answers.fetch_add(1, Ordering::Relaxed);
+        let cancel = CancellationToken::new();
+        let mut answering = self.answering.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, previous)) = answering.replace((id, cancel.clone())) {
+            previous.cancel();
+        }
+        Answering { startup: self, id, cancel }
+    }
+
+    /// Cancels the answer running now, if any; says whether there was one.
+    pub fn cancel_answer(&self) -> bool {
+        let running = self.answering.lock().unwrap_or_else(|p| p.into_inner()).take();
+        running.map(|(_, token)| token.cancel()).is_some()
     }
 }

@@ -293,3 +293,48 @@ fn frame_context_returns_the_context_and_its_account() {
         .unwrap_err();
     assert_eq!(err["code"], "not_found");
 }
+
+#[test]
+fn send_message_answers_through_the_command_layer_against_the_replay_server() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server =
+        tauri::async_runtime::block_on(flame_models::replay::ReplayServer::start()).unwrap();
+    let wire = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../crates/flame-models/tests/models/wire/anthropic-text.sse");
+    server.push([flame_models::replay::Reply::stream(std::fs::read_to_string(wire).unwrap())]);
+    let settings = tmp.path().join("settings.json");
+    let key = "sk-ant-tauri-SENTINEL-4c1d2e3f";
+    std::fs::write(
+        &settings,
+        json!({"default_model": "claude-sonnet-4-5", "anthropic": {"base_url": server.base_url, "api_key": key}}).to_string(),
+    )
+    .unwrap();
+    let home = tmp.path().join("home");
+    let (_app, window) = window_with(Startup::with_settings(
+        DataDir::resolve(Some(home.as_os_str()), None, None),
+        Some(settings),
+    ));
+    let root = new_tree(&window);
+
+    let outcome = invoke_with(
+        &window,
+        "send_message",
+        json!({"frame": null, "text": "Say hello", "model": null, "channel": "__CHANNEL__:1"}),
+    )
+    .expect("send_message succeeds");
+    assert_eq!(outcome["frame"], root.as_str());
+    assert_eq!(outcome["stopped"]["kind"], "finished");
+    let flame = open_flame(&home);
+    let messages = flame.messages(&flame_model::FrameId::parse(&root).unwrap()).unwrap();
+    let texts: Vec<&str> = messages.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(texts, ["Say hello", "Hello!"]);
+    assert_eq!(server.requests().len(), 1);
+
+    let shown = invoke(&window, "get_settings").unwrap();
+    assert_eq!(shown["anthropic"]["api_key"], "(set)");
+    assert!(!shown.to_string().contains(key));
+    assert!(
+        !invoke(&window, "cancel_answer").unwrap().as_bool().unwrap(),
+        "nothing is running now"
+    );
+}

@@ -9,6 +9,7 @@ const HEADLINE: Record<ErrorCode, string> = {
   not_found: "Flame could not start",
   refused: "Flame could not start",
   invalid: "Flame could not start",
+  model_failed: "Flame could not start",
 };
 
 /** Shown instead of the panes when the backend could not open the data directory. */

@@ -23,6 +23,9 @@ pub enum ErrorCode {
     /// The request itself is malformed (an empty title, a missing reason, a bad id); nothing
     /// changed.
     Invalid,
+    /// A call to a model failed (unreachable, refused, cut off); the message says why and
+    /// what was kept.
+    ModelFailed,
     /// Anything else; the message says what failed.
     Internal,
 }

@@ -4,8 +4,8 @@
 
 use flame_model::lifecycle::PopStatus;
 use flame_model::{
-    Actor, Event, Frame, FrameError, FrameId, FrameOutline, FrameTree, Message, NewMessage, Role,
-    Status, Tree, TreeId,
+    Actor, Event, Frame, FrameError, FrameId, FrameOutline, FrameTree, Message, MessageId,
+    NewMessage, Role, Status, Tree, TreeId,
 };
 use flame_store::{Change, PlanItem, Pop, Store, StoreError};
 use serde::{Deserialize, Serialize};
@@ -285,6 +285,54 @@ impl Flame {
         self.write(actor, |store, change, _| store.add_message(change, id, &message, tokens))
     }
 
+    /// Adds a message of any kind (a tool's result, a note with structured data) to a frame;
+    /// its tokens are counted here, once.
+    pub fn add_message(
+        &self,
+        actor: Actor,
+        id: &FrameId,
+        message: &NewMessage,
+    ) -> Result<Message, ApiError> {
+        let tokens = count_message(message);
+        self.write(actor, |store, change, _| store.add_message(change, id, message, tokens))
+    }
+
+    /// Opens a reply a model is about to stream into frame `id` (see `Store::begin_reply`).
+    pub fn begin_reply(
+        &self,
+        actor: Actor,
+        id: &FrameId,
+        model: Option<&str>,
+    ) -> Result<MessageId, ApiError> {
+        self.write(actor, |store, change, _| store.begin_reply(change, id, model))
+    }
+
+    /// Stores what has arrived of an open reply, so a crash keeps it.
+    pub fn update_reply(&self, id: MessageId, content: &str) -> Result<(), ApiError> {
+        Ok(self.store().update_reply(id, content)?)
+    }
+
+    /// Finishes an open reply with its final content; its tokens are counted here, once.
+    pub fn finish_reply(
+        &self,
+        actor: Actor,
+        id: MessageId,
+        reply: &NewMessage,
+    ) -> Result<Message, ApiError> {
+        let tokens = count_message(reply);
+        self.write(actor, |store, change, _| store.finish_reply(change, id, reply, tokens))
+    }
+
+    /// Sets a frame's compacted success criteria.
+    pub fn set_criteria_compacted(
+        &self,
+        actor: Actor,
+        id: &FrameId,
+        compacted: &str,
+    ) -> Result<(), ApiError> {
+        self.write(actor, |store, change, _| store.set_criteria_compacted(change, id, compacted))
+    }
+
     /// Exactly what the model receives for frame `id` (default: the focused frame of the
     /// current tree) under `budget` (default: [`DEFAULT_BUDGET`]), with the inspector's account.
     pub fn context(
@@ -362,6 +410,30 @@ impl Flame {
         }
         Ok(result)
     }
+}
+
+/// A message's tokens: its text, and its tool calls or result as the provider will see them.
+fn count_message(message: &NewMessage) -> u64 {
+    let mut tokens = flame_tokens::count(DEFAULT_ENCODING, &message.content);
+    for extra in [&message.tool_calls, &message.tool_result].into_iter().flatten() {
+        tokens += flame_tokens::count(DEFAULT_ENCODING, &extra.to_string());
+    }
+    tokens
+}
+
+/// Finishes, as interrupted, every reply a stopped process left open, keeping what arrived.
+pub(crate) fn close_open_replies(
+    store: &mut Store,
+    at: flame_model::Timestamp,
+) -> Result<usize, StoreError> {
+    let open = store.open_replies()?;
+    for (id, _, content) in &open {
+        let mut reply = NewMessage::text(Role::Assistant, content.clone());
+        reply.interrupted = true;
+        let change = Change { actor: Actor::Agent, at };
+        store.finish_reply(change, *id, &reply, count_message(&reply))?;
+    }
+    Ok(open.len())
 }
 
 /// The current tree, or `tree` if given (which must exist).

@@ -68,6 +68,15 @@ impl Flame {
     pub fn open_with(data_dir: DataDir, env: Env) -> Result<Flame, ApiError> {
         data_dir.create()?;
         let mut store = Store::open(&data_dir.database_path()).map_err(ApiError::from_open)?;
+        let mut env = env;
+        match frames::close_open_replies(&mut store, env.now()) {
+            Ok(0) => {}
+            Ok(closed) => tracing::info!(
+                closed,
+                "kept the replies a stopped process was streaming, marked interrupted"
+            ),
+            Err(err) => tracing::warn!("could not close replies left open: {err}"),
+        }
         match frame_log::sync_pending(&mut store, data_dir.path()) {
             Ok(0) => {}
             Ok(repaired) => {

@@ -109,6 +109,19 @@ pub enum Command {
     },
     /// Print a frame's full log.
     Log { id: String },
+    /// Send a message in a frame and stream the model's answer; the agent may push and pop
+    /// frames on the way. Models, keys and autonomy come from Flame's settings and the
+    /// providers' environment variables.
+    Chat {
+        id: String,
+        text: String,
+        /// Which wire format the model speaks, when Flame cannot tell from its name.
+        #[arg(long, value_name = "anthropic|openai")]
+        provider: Option<ProviderArg>,
+        /// The model (default: the settings' default model).
+        #[arg(long, value_name = "NAME")]
+        model: Option<String>,
+    },
     /// Print exactly what the model would receive in a frame, fitted to a token budget.
     Context {
         id: String,
@@ -120,6 +133,12 @@ pub enum Command {
         #[arg(long, value_name = "xml|json", default_value = "xml")]
         format: ContextFormat,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProviderArg {
+    Anthropic,
+    Openai,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

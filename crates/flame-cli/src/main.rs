@@ -8,9 +8,11 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod args;
+mod chat;
 mod render;
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::Parser;
 use flame_api::{ApiError, DataDir, Flame, PlanSpec, PopRequest};
@@ -38,7 +40,7 @@ fn main() -> ExitCode {
     // in its one line, so the logging problem is not printed as well.
     let _logging = flame_api::logging::init(&filter, log_dir.as_deref());
 
-    let result = data_dir.and_then(Flame::open).and_then(|flame| run(&flame, &cli));
+    let result = data_dir.and_then(Flame::open).map(Arc::new).and_then(|flame| run(&flame, &cli));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -52,7 +54,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(flame: &Flame, cli: &Cli) -> Result<(), ApiError> {
+fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
     let out = Output { json: cli.json };
     match &cli.command {
         Command::Tree { command: TreeCommand::New { title, criteria } } => {
@@ -142,6 +144,9 @@ fn run(flame: &Flame, cli: &Cli) -> Result<(), ApiError> {
                     message.id, message.frame, message.tokens
                 )
             })
+        }
+        Command::Chat { id, text, provider, model } => {
+            chat::run(flame, &FrameId::parse(id)?, text, *provider, model.as_deref())
         }
         Command::Context { id, budget, format } => {
             let doc =

@@ -417,3 +417,72 @@ fn context_prints_what_the_model_receives_and_its_account() {
         "a usage error"
     );
 }
+
+/// Runs `flame chat` against a replay server with `settings.json` naming the model.
+async fn chat_against(
+    reply: flame_models::replay::Reply,
+    args: &[&str],
+) -> (Output, Home, flame_models::replay::ReplayServer) {
+    let home = Home::new();
+    let ids = home.spec_tree();
+    let server = flame_models::replay::ReplayServer::start().await.unwrap();
+    server.push([reply]);
+    let config = home.path().join("config");
+    std::fs::create_dir_all(config.join("flame")).unwrap();
+    std::fs::write(config.join("flame/settings.json"), r#"{"default_model": "claude-sonnet-4-5"}"#)
+        .unwrap();
+    let crud = ids["CRUD Endpoints"].clone();
+    let mut all = vec!["chat".to_owned(), crud];
+    all.extend(args.iter().map(|a| a.to_string()));
+    let (path, base) = (home.path().to_path_buf(), server.base_url.clone());
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_flame"))
+            .args(&all)
+            .env("FLAME_HOME", &path)
+            .env("XDG_CONFIG_HOME", path.join("config"))
+            .env("ANTHROPIC_API_KEY", "sk-ant-cli-SENTINEL-0123456789")
+            .env("ANTHROPIC_BASE_URL", base)
+            .env_remove("FLAME_LOG")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    (out, home, server)
+}
+
+fn wire(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../flame-models/tests/models/wire").join(name),
+    )
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chat_streams_the_reply_and_stores_both_sides() {
+    let (out, home, server) = chat_against(
+        flame_models::replay::Reply::stream(wire("anthropic-text.sse")),
+        &["Start with GET /items"],
+    )
+    .await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Hello!\n");
+    let sent = server.requests()[0].json();
+    assert_eq!(sent["model"], "claude-sonnet-4-5");
+    assert!(sent["system"].as_str().unwrap().contains("current=\"true\""));
+    let log = home.ok(&["log", home.json(&["status"])["focus"].as_str().unwrap()]);
+    assert!(log.contains("Start with GET /items") && log.contains("Hello!"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_chat_exits_non_zero_with_the_reason() {
+    let rejected = flame_models::replay::Reply::json(
+        401,
+        r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#,
+    );
+    let (out, _home, _) = chat_against(rejected, &["Hello"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("flame: Anthropic rejected the API key from ANTHROPIC_API_KEY"), "{err}");
+    assert!(!err.contains("SENTINEL"));
+}

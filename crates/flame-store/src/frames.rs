@@ -427,10 +427,7 @@ impl Store {
                 message.interrupted,
             ])?;
             let id = MessageId(w.tx.last_insert_rowid());
-            w.tx.prepare_cached("UPDATE frames SET message_count = message_count + 1, tokens = tokens + ?2 WHERE id = ?1")?
-                .execute(params![frame.as_str(), tokens as i64])?;
-            w.tx.prepare_cached("UPDATE trees SET message_tokens = message_tokens + ?2 WHERE id = ?1")?
-                .execute(params![target.tree.as_str(), tokens as i64])?;
+            w.count_message(&target, tokens)?;
             w.event(&target.tree, frame, EventKind::MessageAdded, json!({ "message": id }))?;
             Ok(Message {
                 id,
@@ -445,6 +442,88 @@ impl Store {
                 created_at: change.at,
                 interrupted: message.interrupted,
             })
+        })
+    }
+
+    /// Opens a reply that a model is about to stream into `frame`: an assistant message with
+    /// no text yet, marked interrupted until it is finished. It has no event until then.
+    pub fn begin_reply(
+        &mut self,
+        change: Change,
+        frame: &FrameId,
+        model: Option<&str>,
+    ) -> Result<MessageId, StoreError> {
+        self.write(change, |w| {
+            let target = w.frame(frame)?;
+            lifecycle::check(Operation::AddMessage, &target.id, &target.title, target.status)?;
+            w.tx.prepare_cached(
+                "INSERT INTO messages (frame_id, role, content, tokens, model, created_at, interrupted, open)
+                 VALUES (?1, 'assistant', '', 0, ?2, ?3, 1, 1)",
+            )?
+            .execute(params![frame.as_str(), model, change.at])?;
+            Ok(MessageId(w.tx.last_insert_rowid()))
+        })
+    }
+
+    /// Stores the text of an open reply so far.
+    pub fn update_reply(&mut self, id: MessageId, content: &str) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached("UPDATE messages SET content = ?2 WHERE id = ?1 AND open = 1")?
+            .execute(params![id.0, content])?;
+        Ok(())
+    }
+
+    /// Finishes an open reply: its final text, tool calls and usage, its counted tokens, and
+    /// whether it was cut short; then it counts on its frame and gets its event.
+    pub fn finish_reply(
+        &mut self,
+        change: Change,
+        id: MessageId,
+        reply: &NewMessage,
+        tokens: u64,
+    ) -> Result<Message, StoreError> {
+        let json = |v: &Option<serde_json::Value>| v.as_ref().map(|v| v.to_string());
+        self.write(change, |w| {
+            let frame: Option<String> = w
+                .tx
+                .prepare_cached("SELECT frame_id FROM messages WHERE id = ?1 AND open = 1")?
+                .query_row([id.0], |r| r.get(0))
+                .optional()?;
+            let frame = FrameId::from_trusted(frame.ok_or_else(|| FrameError::Invalid(format!("message {id} is not an open reply")))?);
+            w.tx.prepare_cached(
+                "UPDATE messages SET content = ?2, tool_calls = ?3, usage = ?4, tokens = ?5, interrupted = ?6, open = 0 WHERE id = ?1",
+            )?
+            .execute(params![id.0, reply.content, json(&reply.tool_calls), json(&reply.usage), tokens as i64, reply.interrupted])?;
+            let target = w.frame(&frame)?;
+            w.count_message(&target, tokens)?;
+            w.event(&target.tree, &frame, EventKind::MessageAdded, json!({ "message": id }))?;
+            read_message(w.tx, id)
+        })
+    }
+
+    /// Replies left open by a process that stopped while streaming: id, frame and text so far.
+    pub fn open_replies(&self) -> Result<Vec<(MessageId, FrameId, String)>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, frame_id, content FROM messages WHERE open = 1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok((MessageId(r.get(0)?), FrameId::from_trusted(r.get(1)?), r.get(2)?))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Sets a frame's compacted success criteria (generated after it was created).
+    pub fn set_criteria_compacted(
+        &mut self,
+        change: Change,
+        id: &FrameId,
+        compacted: &str,
+    ) -> Result<(), StoreError> {
+        self.write(change, |w| {
+            w.frame(id)?;
+            w.tx.prepare_cached("UPDATE frames SET success_criteria_compacted = ?2 WHERE id = ?1")?
+                .execute(params![id.as_str(), compacted])?;
+            Ok(())
         })
     }
 
@@ -661,6 +740,12 @@ fn read_frame(conn: &rusqlite::Connection, id: &FrameId) -> Result<Frame, StoreE
         .ok_or_else(|| FrameError::NoSuchFrame(id.clone()).into())
 }
 
+fn read_message(conn: &rusqlite::Connection, id: MessageId) -> Result<Message, StoreError> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {} FROM messages WHERE id = ?1", rows::MESSAGE_COLUMNS))?
+        .query_row([id.0], rows::message)?)
+}
+
 fn read_tree(conn: &rusqlite::Connection, id: &TreeId) -> Result<Tree, StoreError> {
     conn.prepare_cached(&format!("SELECT {TREE_COLUMNS} FROM trees WHERE id = ?1"))?
         .query_row([id.as_str()], rows::tree)
@@ -854,6 +939,17 @@ impl Writer<'_> {
             )?
             .execute(params![frame.as_str(), seq])?;
         Ok(seq)
+    }
+
+    /// Counts one more message of `tokens` on its frame and tree.
+    fn count_message(&self, frame: &Frame, tokens: u64) -> Result<(), StoreError> {
+        self.tx
+            .prepare_cached("UPDATE frames SET message_count = message_count + 1, tokens = tokens + ?2 WHERE id = ?1")?
+            .execute(params![frame.id.as_str(), tokens as i64])?;
+        self.tx
+            .prepare_cached("UPDATE trees SET message_tokens = message_tokens + ?2 WHERE id = ?1")?
+            .execute(params![frame.tree.as_str(), tokens as i64])?;
+        Ok(())
     }
 
     fn mark_invalidated(&self, frame: &Frame, reason: &str) -> Result<(), StoreError> {

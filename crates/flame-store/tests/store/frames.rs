@@ -672,3 +672,43 @@ fn a_tree_keeps_the_total_tokens_of_its_messages() {
     }
     assert_eq!(f.store.tree_message_tokens(&f.tree).unwrap(), 23);
 }
+
+#[test]
+fn a_reply_streams_into_an_open_message_and_counts_when_finished() {
+    let mut f = Fixture::new();
+    let root = f.root.clone();
+    let ch = f.change();
+    let id = f.store.begin_reply(ch, &root, Some("m")).unwrap();
+    f.store.update_reply(id, "Hel").unwrap();
+    assert_eq!(f.store.open_replies().unwrap(), [(id, root.clone(), "Hel".to_owned())]);
+    assert_eq!(f.store.frame(&root).unwrap().message_count, 0, "an open reply does not count yet");
+    assert!(
+        !f.store.frame_events(&root, 0).unwrap().iter().any(|e| e.kind == EventKind::MessageAdded)
+    );
+
+    let mut reply = NewMessage::text(Role::Assistant, "Hello");
+    reply.tool_calls =
+        Some(serde_json::json!([{"id": "c1", "name": "frame_status", "arguments": {}}]));
+    let ch = f.change();
+    let done = f.store.finish_reply(ch, id, &reply, 2).unwrap();
+    assert_eq!((done.content.as_str(), done.interrupted, done.tokens), ("Hello", false, 2));
+    assert!(f.store.open_replies().unwrap().is_empty());
+    assert_eq!(f.store.frame(&root).unwrap().message_count, 1);
+    assert_eq!(
+        f.store.frame_events(&root, 0).unwrap().last().unwrap().kind,
+        EventKind::MessageAdded
+    );
+    let ch = f.change();
+    assert!(f.store.finish_reply(ch, id, &reply, 2).is_err(), "a reply is finished once");
+}
+
+#[test]
+fn replies_are_refused_where_messages_are() {
+    let mut f = Fixture::new();
+    let root = f.root.clone();
+    let a = f.push(&root, "A");
+    f.pop(&a, PopStatus::Completed).unwrap();
+    let ch = f.change();
+    let err = f.refused(|f| f.store.begin_reply(ch, &a, None).map(drop));
+    refusal_names(&err, &a, Status::Completed);
+}

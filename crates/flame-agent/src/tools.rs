@@ -1,0 +1,257 @@
+//! The frame tools the agent may call: `push_frame`, `pop_frame`, `plan_frames`, `start_frame`,
+//! `invalidate_frame`, `frame_status` and `read_frame_log`. They run the same facade methods as a
+//! person's commands, recorded as done by the agent. A refusal goes back to the model as a tool
+//! error it can read and act on.
+
+use flame_api::{Flame, PlanSpec, PopRequest};
+use flame_model::lifecycle::PopStatus;
+use flame_model::{Actor, FrameId};
+use flame_models::{ToolCall, ToolSpec};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// The most of a frame log `read_frame_log` returns; the rest is named, not sent.
+const LOG_LIMIT: usize = 40_000;
+
+/// Every tool, with its JSON schema.
+pub fn specs() -> Vec<ToolSpec> {
+    let frame_spec = json!({
+        "type": "object",
+        "properties": {
+            "title": {"type": "string", "description": "2-5 words"},
+            "success_criteria": {"type": "string", "description": "What defines done, concretely and verifiably"},
+            "children": {"type": "array", "items": {"$ref": "#"}, "description": "Planned children of this frame"}
+        },
+        "required": ["title", "success_criteria"]
+    });
+    let spec = |name: &str, description: &str, schema: Value| ToolSpec {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        schema,
+    };
+    vec![
+        spec(
+            "push_frame",
+            "Start a child frame of the current frame for a distinct subtask (one that could fail and be retried on its own, touches other files or subjects, or deserves its own summary). You continue working inside it.",
+            json!({"type": "object", "properties": {
+                "title": {"type": "string", "description": "2-5 words"},
+                "success_criteria": {"type": "string", "description": "What defines done, concretely and verifiably"}
+            }, "required": ["title", "success_criteria"]}),
+        ),
+        spec(
+            "pop_frame",
+            "Finish the current frame and return to its parent. completed needs results; failed and blocked need a reason. The results are what the parent and later siblings will see of this frame, so make them complete and dense.",
+            json!({"type": "object", "properties": {
+                "status": {"type": "string", "enum": ["completed", "failed", "blocked"]},
+                "results": {"type": "string", "description": "What was accomplished, in detail"},
+                "results_compacted": {"type": "string", "description": "The same in a sentence or two"},
+                "artifacts": {"type": "array", "items": {"type": "string"}, "description": "Files or resources produced"},
+                "decisions": {"type": "array", "items": {"type": "string"}, "description": "Key decisions made"},
+                "reason": {"type": "string", "description": "Why it failed or is blocked"}
+            }, "required": ["status"]}),
+        ),
+        spec(
+            "plan_frames",
+            "Plan frames (with planned children) to sketch work ahead without starting it. By default they go under the current frame, after its other children.",
+            json!({"type": "object", "properties": {
+                "frames": {"type": "array", "items": frame_spec},
+                "parent": {"type": "string", "description": "The id of the frame to plan under"},
+                "position": {"type": "integer", "minimum": 0, "description": "Where among the parent's children"}
+            }, "required": ["frames"]}),
+        ),
+        spec(
+            "start_frame",
+            "Start a planned frame (and its planned ancestors) and continue working inside it.",
+            json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}),
+        ),
+        spec(
+            "invalidate_frame",
+            "Mark a frame that is no longer relevant as invalidated, with the open frames below it.",
+            json!({"type": "object", "properties": {"id": {"type": "string"}, "reason": {"type": "string"}}, "required": ["id"]}),
+        ),
+        spec(
+            "frame_status",
+            "The whole tree: every frame's id, parent, title and status, and which frame is current.",
+            json!({"type": "object", "properties": {}}),
+        ),
+        spec(
+            "read_frame_log",
+            "Read a frame's full log (its whole conversation and history), for detail its summary leaves out.",
+            json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}),
+        ),
+    ]
+}
+
+/// What running a tool did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutcome {
+    pub content: String,
+    pub is_error: bool,
+    /// The frame the conversation continues in, when the tool moved it.
+    pub moved_to: Option<FrameId>,
+}
+
+impl ToolOutcome {
+    fn ok(content: String, moved_to: Option<FrameId>) -> ToolOutcome {
+        ToolOutcome { content, is_error: false, moved_to }
+    }
+
+    fn error(content: String) -> ToolOutcome {
+        ToolOutcome { content, is_error: true, moved_to: None }
+    }
+}
+
+/// Whether a call changes which frame the agent is in, which the `ask` autonomy makes wait for
+/// the person.
+pub fn needs_approval(call: &ToolCall) -> bool {
+    matches!(call.name.as_str(), "push_frame" | "pop_frame")
+}
+
+/// Runs `call` in frame `current`.
+pub fn run(flame: &Flame, current: &FrameId, call: &ToolCall) -> ToolOutcome {
+    match run_inner(flame, current, call) {
+        Ok(outcome) => outcome,
+        Err(message) => ToolOutcome::error(message),
+    }
+}
+
+fn args<T: for<'de> Deserialize<'de>>(call: &ToolCall) -> Result<T, String> {
+    serde_json::from_value(call.arguments.clone())
+        .map_err(|e| format!("the arguments of {} are not valid: {e}", call.name))
+}
+
+fn frame_id(text: &str) -> Result<FrameId, String> {
+    FrameId::parse(text).map_err(|e| e.to_string())
+}
+
+fn run_inner(flame: &Flame, current: &FrameId, call: &ToolCall) -> Result<ToolOutcome, String> {
+    const A: Actor = Actor::Agent;
+    let failed = |e: flame_api::ApiError| e.message;
+    match call.name.as_str() {
+        "push_frame" => {
+            #[derive(Deserialize)]
+            struct Args {
+                title: String,
+                success_criteria: String,
+            }
+            let a: Args = args(call)?;
+            let frame =
+                flame.push(A, Some(current), &a.title, &a.success_criteria).map_err(failed)?;
+            Ok(ToolOutcome::ok(
+                format!(
+                    "Pushed frame {} \"{}\". You are now working in it.",
+                    frame.id, frame.title
+                ),
+                Some(frame.id),
+            ))
+        }
+        "pop_frame" => {
+            #[derive(Deserialize)]
+            struct Args {
+                status: PopStatus,
+                results: Option<String>,
+                results_compacted: Option<String>,
+                #[serde(default)]
+                artifacts: Vec<String>,
+                #[serde(default)]
+                decisions: Vec<String>,
+                reason: Option<String>,
+            }
+            let a: Args = args(call)?;
+            let request = PopRequest {
+                status: a.status,
+                results: a.results,
+                results_compacted: a.results_compacted,
+                artifacts: a.artifacts,
+                decisions: a.decisions,
+                reason: a.reason,
+            };
+            let frame = flame.pop(A, Some(current), &request).map_err(failed)?;
+            let back = frame.parent.clone();
+            let whereto = back.as_ref().map_or("This was the root frame.".to_owned(), |p| {
+                format!("You are back in its parent {p}.")
+            });
+            Ok(ToolOutcome::ok(format!("Popped {} as {}. {whereto}", frame.id, frame.status), back))
+        }
+        "plan_frames" => {
+            #[derive(Deserialize)]
+            struct Args {
+                frames: Vec<PlanSpec>,
+                parent: Option<String>,
+                position: Option<u32>,
+            }
+            let a: Args = args(call)?;
+            let parent =
+                a.parent.as_deref().map(frame_id).transpose()?.unwrap_or_else(|| current.clone());
+            let planned = flame.plan(A, Some(&parent), a.position, &a.frames).map_err(failed)?;
+            let list: Vec<String> =
+                planned.iter().map(|f| format!("{} \"{}\"", f.id, f.title)).collect();
+            Ok(ToolOutcome::ok(format!("Planned {}.", list.join(", ")), None))
+        }
+        "start_frame" => {
+            #[derive(Deserialize)]
+            struct Args {
+                id: String,
+            }
+            let a: Args = args(call)?;
+            let frame = flame.start(A, &frame_id(&a.id)?).map_err(failed)?;
+            Ok(ToolOutcome::ok(
+                format!("Started {} \"{}\". You are now working in it.", frame.id, frame.title),
+                Some(frame.id),
+            ))
+        }
+        "invalidate_frame" => {
+            #[derive(Deserialize)]
+            struct Args {
+                id: String,
+                reason: Option<String>,
+            }
+            let a: Args = args(call)?;
+            let gone =
+                flame.invalidate(A, &frame_id(&a.id)?, a.reason.as_deref()).map_err(failed)?;
+            let ids: Vec<&str> = gone.iter().map(FrameId::as_str).collect();
+            // Invalidating the frame the agent is in (or an ancestor) moves the focus out of it.
+            let moved = ids
+                .contains(&current.as_str())
+                .then(|| flame.status(None).ok().map(|s| s.focus))
+                .flatten();
+            Ok(ToolOutcome::ok(format!("Invalidated {}.", ids.join(", ")), moved))
+        }
+        "frame_status" => {
+            let tree = flame.frame(current).map_err(failed)?.frame.tree;
+            let status = flame.status(Some(&tree)).map_err(failed)?;
+            let frames: Vec<Value> = status
+                .frames
+                .iter()
+                .map(|e| json!({"id": e.frame.id, "parent": e.frame.parent, "title": e.frame.title, "status": e.frame.status}))
+                .collect();
+            Ok(ToolOutcome::ok(
+                json!({"current": current, "focus": status.focus, "frames": frames}).to_string(),
+                None,
+            ))
+        }
+        "read_frame_log" => {
+            #[derive(Deserialize)]
+            struct Args {
+                id: String,
+            }
+            let a: Args = args(call)?;
+            let log = flame.log(&frame_id(&a.id)?).map_err(failed)?;
+            if log.len() <= LOG_LIMIT {
+                return Ok(ToolOutcome::ok(log, None));
+            }
+            let mut cut = log.len() - LOG_LIMIT;
+            while !log.is_char_boundary(cut) {
+                cut += 1;
+            }
+            let path = flame.frame(&frame_id(&a.id)?).map_err(failed)?.log_path;
+            Ok(ToolOutcome::ok(
+                format!("[the first {cut} bytes of {path} are left out]\n{}", &log[cut..]),
+                None,
+            ))
+        }
+        other => Err(format!(
+            "there is no tool named {other}; the tools are push_frame, pop_frame, plan_frames, start_frame, invalidate_frame, frame_status and read_frame_log"
+        )),
+    }
+}

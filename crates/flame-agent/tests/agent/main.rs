@@ -1,0 +1,324 @@
+//! The agent end to end against the local replay server, which answers in Anthropic's documented
+//! stream format: message in, context out, stream back, tool calls, frames pushed and popped,
+//! results generated — and the key nowhere it must not be.
+
+use std::sync::Arc;
+
+use flame_agent::{Agent, Autonomy, ChatEvent, Settings, Stopped};
+use flame_api::{DataDir, Env, ErrorCode, Flame};
+use flame_model::{Actor, Role, Status};
+use flame_models::replay::{ReplayServer, Reply};
+use flame_models::{CancellationToken, RetryPolicy};
+use serde_json::{Value, json};
+
+const SENTINEL: &str = "sk-ant-SENTINEL-5e2f8a7c31d94b06";
+
+/// One streamed Anthropic message: some text, then optionally one tool call whose arguments
+/// arrive in fragments.
+fn turn(text: &str, tool: Option<(&str, Value)>) -> Reply {
+    let mut events = vec![
+        json!({"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":120,"output_tokens":1}}}),
+        json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}),
+    ];
+    for word in text.split_inclusive(' ') {
+        events.push(json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":word}}));
+    }
+    events.push(json!({"type":"content_block_stop","index":0}));
+    if let Some((name, input)) = &tool {
+        events.push(json!({"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":format!("toolu_{name}"),"name":name,"input":{}}}));
+        let json = input.to_string();
+        let (a, b) = json.split_at(json.len() / 2);
+        for part in [a, b] {
+            events.push(json!({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":part}}));
+        }
+        events.push(json!({"type":"content_block_stop","index":1}));
+    }
+    let stop = if tool.is_some() { "tool_use" } else { "end_turn" };
+    events.push(json!({"type":"message_delta","delta":{"stop_reason":stop,"stop_sequence":null},"usage":{"output_tokens":30}}));
+    events.push(json!({"type":"message_stop"}));
+    let body: String = events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect();
+    Reply::stream(body)
+}
+
+struct Setup {
+    flame: Arc<Flame>,
+    agent: Agent,
+    server: ReplayServer,
+    dir: tempfile::TempDir,
+}
+
+async fn setup(autonomy: Autonomy, replies: Vec<Reply>) -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let home = DataDir::resolve(Some(dir.path().as_os_str()), None, None).unwrap();
+    let flame = Arc::new(Flame::open_with(home, Env::fixed(1_795_307_601_000, 9)).unwrap());
+    flame.create_tree(Actor::Person, "Build the app", "A working app with auth").unwrap();
+    let server = ReplayServer::start().await.unwrap();
+    server.push(replies);
+    let settings = Settings {
+        default_model: Some("claude-sonnet-4-5".into()),
+        autonomy,
+        max_tool_rounds: 4,
+        ..Settings::default()
+    };
+    let base = server.base_url.clone();
+    let env = move |name: &str| match name {
+        "ANTHROPIC_API_KEY" => Some(SENTINEL.to_owned()),
+        "ANTHROPIC_BASE_URL" => Some(base.clone()),
+        _ => None,
+    };
+    let retry = RetryPolicy {
+        attempts: 2,
+        base_delay: std::time::Duration::from_millis(10),
+        ..RetryPolicy::default()
+    };
+    let agent = Agent::new(flame.clone(), settings, env, retry);
+    Setup { flame, agent, server, dir }
+}
+
+fn assert_key_nowhere(s: &Setup) {
+    let mut stack = vec![s.dir.path().to_path_buf()];
+    while let Some(path) = stack.pop() {
+        if path.is_dir() {
+            stack.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else {
+            let bytes = std::fs::read(&path).unwrap();
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains(SENTINEL),
+                "the key is in {}",
+                path.display()
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_agent_pushes_works_pops_and_continues_in_the_parent() {
+    let s = setup(Autonomy::Auto, vec![
+        turn("I will do auth in its own frame.", Some(("push_frame", json!({"title": "User Authentication", "success_criteria": "JWT login works"})))),
+        turn("Implemented login with JWT. ", Some(("pop_frame", json!({"status": "completed", "results": "JWT login with refresh tokens in src/auth.rs", "results_compacted": "JWT auth done", "artifacts": ["src/auth.rs"], "decisions": ["JWT over sessions"]})))),
+        turn("Auth is done; the API is next.", None),
+    ])
+    .await;
+    let root = s.flame.status(None).unwrap().tree.root;
+    let mut events = Vec::new();
+    let outcome = s
+        .agent
+        .send(
+            Actor::Person,
+            None,
+            "Build the auth first",
+            None,
+            &CancellationToken::new(),
+            &mut |e| events.push(e),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (outcome.frame.clone(), outcome.rounds, outcome.stopped.clone()),
+        (root.clone(), 3, Stopped::Finished)
+    );
+    assert_eq!(outcome.usage.input_tokens, 360);
+
+    let status = s.flame.status(None).unwrap();
+    let auth = status
+        .frames
+        .iter()
+        .find(|e| e.frame.title == "User Authentication")
+        .unwrap()
+        .frame
+        .clone();
+    assert_eq!(auth.status, Status::Completed);
+    assert_eq!(auth.results_compacted.as_deref(), Some("JWT auth done"));
+    assert_eq!(auth.artifacts, ["src/auth.rs"]);
+    assert_eq!(status.focus, root, "after the pop the conversation is back in the parent");
+    let agent_push = s
+        .flame
+        .events_since(0, 1000)
+        .unwrap()
+        .into_iter()
+        .find(|e| e.frame == auth.id && e.kind == flame_model::EventKind::Pushed)
+        .unwrap();
+    assert_eq!(agent_push.actor, Actor::Agent);
+
+    let root_roles: Vec<Role> = s.flame.messages(&root).unwrap().iter().map(|m| m.role).collect();
+    assert_eq!(root_roles, [Role::User, Role::Assistant, Role::Tool, Role::Note, Role::Assistant]);
+    let auth_messages = s.flame.messages(&auth.id).unwrap();
+    // The pop's own result is not stored in the frame it finished; its log records the pop.
+    assert_eq!(
+        auth_messages.iter().map(|m| m.role).collect::<Vec<_>>(),
+        [Role::Note, Role::Assistant]
+    );
+    assert!(s.flame.log(&auth.id).unwrap().contains("popped as completed by agent"));
+    assert_eq!(auth_messages[1].content, "Implemented login with JWT. ");
+    assert!(auth_messages.iter().all(|m| !m.interrupted));
+
+    // What the model was sent each time: the child's own context, then the parent's with the
+    // child's full results and none of its conversation.
+    let requests = s.server.requests();
+    assert_eq!(requests.len(), 3);
+    let second = requests[1].json();
+    assert!(
+        second["system"].as_str().unwrap().contains(&format!(
+            "<child id=\"{}\" status=\"in_progress\" current=\"true\">",
+            auth.id
+        ))
+    );
+    let third = requests[2].json();
+    let system = third["system"].as_str().unwrap();
+    assert!(system.contains("JWT login with refresh tokens in src/auth.rs"), "{system}");
+    let sent = third.to_string();
+    assert!(
+        !sent.contains("Implemented login with JWT"),
+        "the child's conversation leaked into the parent's context"
+    );
+    assert_eq!(third["tools"].as_array().unwrap().len(), 7);
+
+    assert!(events.iter().any(|e| matches!(e, ChatEvent::Moved { to, .. } if to == &auth.id)));
+    assert!(events.iter().any(|e| matches!(e, ChatEvent::Text { text, .. } if text == "Auth ")));
+    assert_key_nowhere(&s);
+}
+
+#[tokio::test]
+async fn a_refused_tool_call_goes_back_to_the_model_as_an_error() {
+    let s = setup(
+        Autonomy::Auto,
+        vec![
+            turn("Done, popping.", Some(("pop_frame", json!({"status": "completed"})))),
+            turn("I need to give results; sorry.", None),
+        ],
+    )
+    .await;
+    let outcome = s
+        .agent
+        .send(Actor::Person, None, "Finish up", None, &CancellationToken::new(), &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!(outcome.stopped, Stopped::Finished);
+    let root = s.flame.status(None).unwrap().tree.root;
+    let tool = s.flame.messages(&root).unwrap().into_iter().find(|m| m.role == Role::Tool).unwrap();
+    assert!(tool.content.contains("needs its results"), "{}", tool.content);
+    assert_eq!(tool.tool_result.unwrap()["is_error"], true);
+    let second = s.server.requests()[1].json();
+    let last = second["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["content"][0]["is_error"], true, "{last}");
+}
+
+#[tokio::test]
+async fn with_ask_autonomy_a_push_waits_for_the_person() {
+    let s = setup(
+        Autonomy::Ask,
+        vec![
+            turn(
+                "Let me push.",
+                Some(("push_frame", json!({"title": "Side quest", "success_criteria": "x"}))),
+            ),
+            turn("Understood, staying here.", None),
+        ],
+    )
+    .await;
+    let root = s.flame.status(None).unwrap().tree.root;
+    let outcome = s
+        .agent
+        .send(Actor::Person, None, "Go", None, &CancellationToken::new(), &mut |_| {})
+        .await
+        .unwrap();
+    assert!(
+        matches!(outcome.stopped, Stopped::AwaitingApproval { ref call } if call.name == "push_frame")
+    );
+    assert_eq!(s.flame.status(None).unwrap().frames.len(), 1, "nothing was pushed yet");
+    let answered = s
+        .agent
+        .answer_request(&root, false, None, &CancellationToken::new(), &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!(answered.stopped, Stopped::Finished);
+    assert_eq!(s.flame.status(None).unwrap().frames.len(), 1, "refused: still nothing pushed");
+    let tool = s.flame.messages(&root).unwrap().into_iter().find(|m| m.role == Role::Tool).unwrap();
+    assert!(tool.content.contains("refused"), "{}", tool.content);
+}
+
+#[tokio::test]
+async fn a_dropped_reply_is_kept_marked_interrupted() {
+    let full = match turn("This reply will be cut off halfway through.", None) {
+        Reply::Stream { body, .. } => body,
+        _ => unreachable!(),
+    };
+    let cut = full.find("halfway").unwrap() + 40;
+    let s = setup(Autonomy::Auto, vec![Reply::Dropped { body: full, cut_at: cut }]).await;
+    let err = s
+        .agent
+        .send(Actor::Person, None, "Talk", None, &CancellationToken::new(), &mut |_| {})
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::ModelFailed);
+    let root = s.flame.status(None).unwrap().tree.root;
+    let reply = s.flame.messages(&root).unwrap().pop().unwrap();
+    assert!(
+        reply.interrupted && reply.content.starts_with("This reply will be cut off"),
+        "{reply:?}"
+    );
+}
+
+#[tokio::test]
+async fn results_are_generated_strictly_with_one_retry() {
+    let good = r#"{"results":"Login works with JWT","results_compacted":"JWT login","artifacts":["src/auth.rs"],"decisions":["JWT"],"criteria_met":true}"#;
+    let s = setup(
+        Autonomy::Auto,
+        vec![
+            turn(&format!("Sure! {good}"), None),
+            turn(good, None),
+            turn("no", None),
+            turn("still no", None),
+        ],
+    )
+    .await;
+    let root = s.flame.status(None).unwrap().tree.root;
+    let generated = s.agent.generate_results(&root, None, &CancellationToken::new()).await.unwrap();
+    assert_eq!((generated.results_compacted.as_str(), generated.criteria_met), ("JWT login", true));
+    let retry = s.server.requests()[1].json();
+    assert!(
+        retry["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .to_string()
+            .contains("cannot be used")
+    );
+    let err = s.agent.generate_results(&root, None, &CancellationToken::new()).await.unwrap_err();
+    assert!(err.message.contains("write the results yourself"), "{}", err.message);
+}
+
+#[tokio::test]
+async fn the_tool_round_limit_stops_a_looping_agent() {
+    let status = || turn("Checking.", Some(("frame_status", json!({}))));
+    let s = setup(Autonomy::Auto, vec![status(), status(), status(), status(), status()]).await;
+    let outcome = s
+        .agent
+        .send(Actor::Person, None, "Loop", None, &CancellationToken::new(), &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!((outcome.rounds, outcome.stopped), (4, Stopped::ToolRoundLimit));
+}
+
+#[tokio::test]
+async fn a_rejected_key_is_named_by_its_source_and_leaves_no_trace_of_the_key() {
+    let body = format!(
+        r#"{{"type":"error","error":{{"type":"authentication_error","message":"invalid x-api-key {SENTINEL}"}}}}"#
+    );
+    let s = setup(Autonomy::Auto, vec![Reply::json(401, body)]).await;
+    let err = s
+        .agent
+        .send(Actor::Person, None, "Hi", None, &CancellationToken::new(), &mut |_| {})
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.message,
+        "Anthropic rejected the API key from ANTHROPIC_API_KEY (HTTP 401); check that key"
+    );
+    assert!(!format!("{err:?}").contains(SENTINEL));
+    assert_key_nowhere(&s);
+}

@@ -1,0 +1,86 @@
+//! `flame chat`: one message answered by the agent, streamed to the terminal. The reply's text
+//! goes to stdout as it arrives; tool calls, frame moves and notices go to stderr in brackets, so
+//! the reply can be piped on its own.
+
+use std::io::Write as _;
+use std::sync::Arc;
+
+use flame_agent::{Agent, ChatEvent, Settings, Stopped};
+use flame_api::{ApiError, ErrorCode, Flame};
+use flame_model::{Actor, FrameId};
+use flame_models::{CancellationToken, ProviderKind, RetryPolicy};
+
+use crate::args::ProviderArg;
+
+pub fn run(
+    flame: &Arc<Flame>,
+    frame: &FrameId,
+    text: &str,
+    provider: Option<ProviderArg>,
+    model: Option<&str>,
+) -> Result<(), ApiError> {
+    let path = Settings::default_path().ok_or_else(|| {
+        ApiError::new(
+            ErrorCode::Invalid,
+            "this system has no configuration folder for Flame's settings",
+        )
+    })?;
+    let mut settings = Settings::load(&path)?;
+    if let Some(provider) = provider {
+        // A model named on the command line with its provider is taken as given.
+        let kind = match provider {
+            ProviderArg::Anthropic => ProviderKind::Anthropic,
+            ProviderArg::Openai => ProviderKind::Openai,
+        };
+        let name = model.map(str::to_owned).or_else(|| settings.default_model.clone()).ok_or_else(|| {
+            ApiError::new(ErrorCode::Invalid, "--provider needs a model: give --model NAME or set default_model in Flame's settings")
+        })?;
+        let known = settings.resolve(Some(&name), &|_| None)?.model;
+        settings.models.retain(|m| m.name != name);
+        settings.models.push(flame_agent::settings::ModelSettings { provider: kind, ..known });
+    }
+    let agent = Agent::new(
+        flame.clone(),
+        settings,
+        |name| std::env::var(name).ok(),
+        RetryPolicy::default(),
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ApiError::internal("start the network runtime", e))?;
+    let cancel = CancellationToken::new();
+    let mut stdout = std::io::stdout();
+    let mut print = |event: ChatEvent| match event {
+        ChatEvent::Text { text, .. } => {
+            print!("{text}");
+            let _ = stdout.flush();
+        }
+        ChatEvent::ToolCall { name, .. } => eprintln!("\n[calling {name}]"),
+        ChatEvent::ToolResult { name, content, is_error, .. } => {
+            let first = content.lines().next().unwrap_or_default();
+            eprintln!("[{name} {}: {first}]", if is_error { "refused" } else { "done" });
+        }
+        ChatEvent::Moved { to, .. } => eprintln!("[now in frame {to}]"),
+        ChatEvent::Notice { text } => eprintln!("[{text}]"),
+        ChatEvent::Saved { .. } => {}
+    };
+    let outcome =
+        runtime.block_on(agent.send(Actor::Cli, Some(frame), text, model, &cancel, &mut print));
+    println!();
+    let outcome = outcome?;
+    match outcome.stopped {
+        Stopped::Finished => {}
+        Stopped::ToolRoundLimit => eprintln!(
+            "[stopped after {} rounds of tool calls; send another message to go on]",
+            outcome.rounds
+        ),
+        Stopped::AwaitingApproval { call } => {
+            eprintln!("[the agent asks to run {}; accept or refuse it in the app]", call.name);
+        }
+    }
+    if outcome.frame != *frame {
+        eprintln!("[the conversation is now in frame {}]", outcome.frame);
+    }
+    Ok(())
+}
