@@ -63,25 +63,28 @@ fn killed_writers_lose_no_committed_message() {
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
+        let (sender, received) = std::sync::mpsc::channel();
         let reader = std::thread::spawn(move || {
-            BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
-                // libtest's "test crash::child_writer ... " has no newline, so the first id of a
-                // round shares its line.
-                .filter_map(|line| {
+            // libtest's "test crash::child_writer ... " has no newline, so the first id of a
+            // round shares its line.
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(id) =
                     line.rsplit_once("committed ").and_then(|(_, id)| id.parse::<i64>().ok())
-                })
-                .collect::<Vec<_>>()
+                {
+                    let _ = sender.send(id);
+                }
+            }
         });
-        std::thread::sleep(Duration::from_millis(150 + delays.u64(0..250)));
+        // Kill at a random moment while it writes: after its first commit (however long a busy
+        // machine takes to get there), plus a seeded delay.
+        let first = received
+            .recv_timeout(Duration::from_secs(120))
+            .expect("the writer committed nothing in two minutes");
+        std::thread::sleep(Duration::from_millis(delays.u64(0..250)));
         child.kill().unwrap(); // SIGKILL on Unix
         child.wait().unwrap();
-        let ids = reader.join().unwrap();
-        assert!(
-            !ids.is_empty(),
-            "the writer committed nothing before it was killed; give it longer"
-        );
+        reader.join().unwrap();
+        let ids: Vec<i64> = std::iter::once(first).chain(received.try_iter()).collect();
         committed.extend(ids);
     }
 
