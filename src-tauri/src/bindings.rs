@@ -23,6 +23,8 @@ pub fn builder<R: Runtime>() -> Builder<R> {
         .commands(collect_commands![
             commands::app_info,
             commands::outline,
+            commands::frame_detail,
+            commands::frame_messages,
             commands::frame_context,
             commands::send_message,
             commands::answer_request,

@@ -2,8 +2,10 @@
 //! result; the error type is always `ApiError`, which reaches the UI as `{code, message}`.
 
 use flame_agent::{Agent, ChatEvent, ChatOutcome, GeneratedResults, Settings};
-use flame_api::{ApiError, AppInfo, Budget, ContextDoc, PlanSpec, PopRequest, TreeOutline};
-use flame_model::{Actor, Frame, FrameId, Tree, TreeId};
+use flame_api::{
+    ApiError, AppInfo, Budget, ContextDoc, FrameEntry, PlanSpec, PopRequest, TreeOutline,
+};
+use flame_model::{Actor, Frame, FrameId, Message, Tree, TreeId};
 use flame_models::RetryPolicy;
 use tauri::State;
 use tauri::ipc::Channel;
@@ -22,6 +24,20 @@ pub fn app_info(startup: State<'_, Startup>) -> Result<AppInfo, ApiError> {
 #[specta::specta]
 pub fn outline(startup: State<'_, Startup>, tree: Option<TreeId>) -> Result<TreeOutline, ApiError> {
     startup.flame()?.outline(tree.as_ref())
+}
+
+/// One frame in full (criteria, results, artifacts, decisions, reason) with its log's path.
+#[tauri::command]
+#[specta::specta]
+pub fn frame_detail(startup: State<'_, Startup>, id: FrameId) -> Result<FrameEntry, ApiError> {
+    startup.flame()?.frame(&id)
+}
+
+/// A frame's messages, oldest first.
+#[tauri::command]
+#[specta::specta]
+pub fn frame_messages(startup: State<'_, Startup>, id: FrameId) -> Result<Vec<Message>, ApiError> {
+    startup.flame()?.messages(&id)
 }
 
 /// Exactly what the model receives in frame `id` (null: the focused frame) under `budget` (null:

@@ -330,6 +330,12 @@ fn send_message_answers_through_the_command_layer_against_the_replay_server() {
     assert_eq!(texts, ["Say hello", "Hello!"]);
     assert_eq!(server.requests().len(), 1);
 
+    let listed = invoke_with(&window, "frame_messages", json!({"id": root})).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 2);
+    let detail = invoke_with(&window, "frame_detail", json!({"id": root})).unwrap();
+    assert_eq!(detail["message_count"], 2);
+    assert!(detail["log_path"].as_str().unwrap().ends_with(".md"));
+
     let shown = invoke(&window, "get_settings").unwrap();
     assert_eq!(shown["anthropic"]["api_key"], "(set)");
     assert!(!shown.to_string().contains(key));

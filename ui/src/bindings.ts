@@ -11,6 +11,10 @@ export const commands = {
 	appInfo: () => typedError<AppInfo, ApiError>(__TAURI_INVOKE("app_info")),
 	/**  A tree (the current one when `tree` is null) in the narrow form the flame graph draws. */
 	outline: (tree: TreeId | null) => typedError<TreeOutline_Serialize, ApiError>(__TAURI_INVOKE("outline", { tree })),
+	/**  One frame in full (criteria, results, artifacts, decisions, reason) with its log's path. */
+	frameDetail: (id: FrameId) => typedError<FrameEntry_Serialize, ApiError>(__TAURI_INVOKE("frame_detail", { id })),
+	/**  A frame's messages, oldest first. */
+	frameMessages: (id: FrameId) => typedError<Message_Serialize[], ApiError>(__TAURI_INVOKE("frame_messages", { id })),
 	/**
 	 *  Exactly what the model receives in frame `id` (null: the focused frame) under `budget` (null:
 	 *  the default), with the account of every section: the context inspector's data.
@@ -239,6 +243,21 @@ export type ErrorCode =
 
 /**  A frame: a subtask with an identity, a status, and (once finished) its hand-off. */
 export type Frame = Frame_Serialize | Frame_Deserialize;
+
+/**  A frame and where its log is. */
+export type FrameEntry = FrameEntry_Serialize | FrameEntry_Deserialize;
+
+/**  A frame and where its log is. */
+export type FrameEntry_Deserialize = {
+	/**  The frame's Markdown log, absolute. */
+	log_path: string,
+} & Frame_Deserialize;
+
+/**  A frame and where its log is. */
+export type FrameEntry_Serialize = {
+	/**  The frame's Markdown log, absolute. */
+	log_path: string,
+} & Frame_Serialize;
 
 export type FrameId = string;
 
