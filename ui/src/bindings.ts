@@ -124,7 +124,9 @@ export type ChatEvent =
  *  Something the person should know, such as a budget shrunk after the model refused a
  *  context as too long.
  */
-{ kind: "notice"; text: string };
+{ kind: "notice"; text: string } | 
+/**  A frame operation Flame suggests, to accept or dismiss with one click. */
+{ kind: "suggestion"; frame: FrameId; suggestion: Suggestion };
 
 /**  How answering a message went. */
 export type ChatOutcome = {
@@ -597,6 +599,15 @@ export type Stopped =
 { kind: "tool_round_limit" } | 
 /**  The model asked to push or pop a frame and the person must accept or refuse. */
 { kind: "awaiting_approval"; call: ToolCall };
+
+/**  What Flame suggests, and why. */
+export type Suggestion = {
+	kind: SuggestionKind,
+	reason: string,
+};
+
+/**  A suggested operation. */
+export type SuggestionKind = "push" | "pop";
 
 /**  A tool call the model made. */
 export type ToolCall = {

@@ -28,6 +28,38 @@ exactly one JSON object and nothing else — no prose, no code fence — with th
 sentences), \"artifacts\" (an array of the files or resources produced), \"decisions\" (an array of the \
 key decisions made), \"criteria_met\" (true or false: were the success criteria met).";
 
+/// Criteria longer than this many characters get a compacted form from the model.
+pub(crate) const LONG_CRITERIA: usize = 200;
+
+const CRITERIA_SYSTEM: &str = "Rewrite a subtask's success criteria as one dense sentence of at most 25 \
+words that keeps every verifiable condition. Answer with the sentence only.";
+
+/// Asks the model for a dense form of a frame's success criteria and stores it.
+pub(crate) async fn compact_criteria(
+    flame: &flame_api::Flame,
+    client: &flame_models::Client,
+    model: &crate::ResolvedModel,
+    frame: &FrameId,
+) -> Result<(), ApiError> {
+    let entry = flame.frame(frame)?;
+    let request = ChatRequest {
+        model: model.model.name.clone(),
+        system: CRITERIA_SYSTEM.to_owned(),
+        messages: vec![ChatMessage::User(entry.frame.success_criteria.clone())],
+        tools: Vec::new(),
+        max_tokens: 200,
+    };
+    let turn = client
+        .stream(&model.provider, &request, &CancellationToken::new(), |_| {})
+        .await
+        .map_err(|e| crate::model_error(&e))?;
+    let compacted = turn.text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if compacted.is_empty() {
+        return Err(ApiError::new(ErrorCode::ModelFailed, "the model wrote no compacted criteria"));
+    }
+    flame.set_criteria_compacted(flame_model::Actor::Agent, frame, &compacted)
+}
+
 /// Parses an answer strictly: one JSON object of exactly the documented shape, with results.
 pub(crate) fn parse(text: &str) -> Result<GeneratedResults, String> {
     let parsed: GeneratedResults = serde_json::from_str(text.trim())

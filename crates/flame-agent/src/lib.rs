@@ -10,6 +10,7 @@
 
 mod compaction;
 pub mod settings;
+pub mod suggest;
 pub mod tools;
 
 use std::sync::Arc;
@@ -46,6 +47,8 @@ pub enum ChatEvent {
     /// Something the person should know, such as a budget shrunk after the model refused a
     /// context as too long.
     Notice { text: String },
+    /// A frame operation Flame suggests, to accept or dismiss with one click.
+    Suggestion { frame: FrameId, suggestion: suggest::Suggestion },
 }
 
 /// Why answering stopped.
@@ -147,7 +150,8 @@ impl Agent {
                 format!("nothing in {frame} is waiting for an answer"),
             ));
         }
-        let next = self.run_tools(frame, &waiting, !accept, on_event)?;
+        let (next, created) = self.run_tools(frame, &waiting, !accept, on_event)?;
+        self.compact_new_criteria(&created, &model).await;
         let mut outcome = self.answer(next, &model, cancel, on_event).await?;
         outcome.rounds += 1;
         Ok(outcome)
@@ -200,6 +204,11 @@ impl Agent {
             };
             add_usage(&mut usage, &turn.usage);
             if turn.tool_calls.is_empty() {
+                for suggestion in
+                    suggest::suggestions(&self.flame.messages(&frame)?, budget.available())
+                {
+                    on_event(ChatEvent::Suggestion { frame: frame.clone(), suggestion });
+                }
                 return Ok(ChatOutcome { frame, rounds: round, stopped: Stopped::Finished, usage });
             }
             let asks = self.settings.autonomy == Autonomy::Ask;
@@ -211,7 +220,9 @@ impl Agent {
                     usage,
                 });
             }
-            frame = self.run_tools(&frame, &turn.tool_calls, false, on_event)?;
+            let (next, created) = self.run_tools(&frame, &turn.tool_calls, false, on_event)?;
+            self.compact_new_criteria(&created, model).await;
+            frame = next;
         }
         Ok(ChatOutcome { frame, rounds: round, stopped: Stopped::ToolRoundLimit, usage })
     }
@@ -283,16 +294,15 @@ impl Agent {
         calls: &[ToolCall],
         refuse: bool,
         on_event: Sink<'_>,
-    ) -> Result<FrameId, ApiError> {
+    ) -> Result<(FrameId, Vec<FrameId>), ApiError> {
         let mut current = frame.clone();
+        let mut created = Vec::new();
         for call in calls {
             let outcome = if refuse && tools::needs_approval(call) {
-                tools::ToolOutcome {
-                    content: "The person refused this frame change; carry on in the current frame."
+                tools::ToolOutcome::error(
+                    "The person refused this frame change; carry on in the current frame."
                         .to_owned(),
-                    is_error: true,
-                    moved_to: None,
-                }
+                )
             } else {
                 tools::run(&self.flame, &current, call)
             };
@@ -316,6 +326,7 @@ impl Agent {
             if let Some(to) = outcome.moved_to {
                 current = to;
             }
+            created.extend(outcome.created);
         }
         if &current != frame {
             let here = self.flame.frame(&current)?.frame;
@@ -326,7 +337,23 @@ impl Agent {
             self.flame.append(Actor::Agent, &current, Role::Note, &note)?;
             on_event(ChatEvent::Moved { from: frame.clone(), to: current.clone() });
         }
-        Ok(current)
+        Ok((current, created))
+    }
+
+    /// Compacts the success criteria of new frames whose criteria are long (short ones serve
+    /// as their own compacted form). A failure is logged, not fatal: the full criteria stand in.
+    async fn compact_new_criteria(&self, created: &[FrameId], model: &ResolvedModel) {
+        for frame in created {
+            let Ok(entry) = self.flame.frame(frame) else { continue };
+            if entry.frame.success_criteria.chars().count() <= compaction::LONG_CRITERIA {
+                continue;
+            }
+            if let Err(err) =
+                compaction::compact_criteria(&self.flame, &self.client, model, frame).await
+            {
+                tracing::warn!(%frame, "could not compact the success criteria: {}", err.message);
+            }
+        }
     }
 
     /// Asks the model for a frame's structured results from its full log and criteria.

@@ -89,15 +89,18 @@ pub struct ToolOutcome {
     pub is_error: bool,
     /// The frame the conversation continues in, when the tool moved it.
     pub moved_to: Option<FrameId>,
+    /// Frames the tool created.
+    pub created: Vec<FrameId>,
 }
 
 impl ToolOutcome {
     fn ok(content: String, moved_to: Option<FrameId>) -> ToolOutcome {
-        ToolOutcome { content, is_error: false, moved_to }
+        ToolOutcome { content, is_error: false, moved_to, created: Vec::new() }
     }
 
-    fn error(content: String) -> ToolOutcome {
-        ToolOutcome { content, is_error: true, moved_to: None }
+    /// A refusal, sent back to the model as a tool error.
+    pub fn error(content: String) -> ToolOutcome {
+        ToolOutcome { content, is_error: true, moved_to: None, created: Vec::new() }
     }
 }
 
@@ -137,13 +140,13 @@ fn run_inner(flame: &Flame, current: &FrameId, call: &ToolCall) -> Result<ToolOu
             let a: Args = args(call)?;
             let frame =
                 flame.push(A, Some(current), &a.title, &a.success_criteria).map_err(failed)?;
-            Ok(ToolOutcome::ok(
-                format!(
-                    "Pushed frame {} \"{}\". You are now working in it.",
-                    frame.id, frame.title
-                ),
-                Some(frame.id),
-            ))
+            let text = format!(
+                "Pushed frame {} \"{}\". You are now working in it.",
+                frame.id, frame.title
+            );
+            let mut outcome = ToolOutcome::ok(text, Some(frame.id.clone()));
+            outcome.created.push(frame.id);
+            Ok(outcome)
         }
         "pop_frame" => {
             #[derive(Deserialize)]
@@ -186,7 +189,9 @@ fn run_inner(flame: &Flame, current: &FrameId, call: &ToolCall) -> Result<ToolOu
             let planned = flame.plan(A, Some(&parent), a.position, &a.frames).map_err(failed)?;
             let list: Vec<String> =
                 planned.iter().map(|f| format!("{} \"{}\"", f.id, f.title)).collect();
-            Ok(ToolOutcome::ok(format!("Planned {}.", list.join(", ")), None))
+            let mut outcome = ToolOutcome::ok(format!("Planned {}.", list.join(", ")), None);
+            outcome.created = planned.into_iter().map(|f| f.id).collect();
+            Ok(outcome)
         }
         "start_frame" => {
             #[derive(Deserialize)]

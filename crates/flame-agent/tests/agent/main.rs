@@ -322,3 +322,53 @@ async fn a_rejected_key_is_named_by_its_source_and_leaves_no_trace_of_the_key() 
     assert!(!format!("{err:?}").contains(SENTINEL));
     assert_key_nowhere(&s);
 }
+
+#[tokio::test]
+async fn long_criteria_are_compacted_and_a_finished_reply_suggests_a_pop() {
+    let criteria = "The login endpoint accepts an email and a password, checks the bcrypt hash, issues a JWT access token valid for fifteen minutes and a refresh token valid for thirty days, rejects wrong passwords with 401, and every path has a test.";
+    let s = setup(
+        Autonomy::Auto,
+        vec![
+            turn(
+                "Pushing.",
+                Some(("push_frame", json!({"title": "Login", "success_criteria": criteria}))),
+            ),
+            turn(
+                "Login issues JWT access and refresh tokens; bad passwords get 401; all tested.",
+                None,
+            ),
+            turn("Done: the tests pass, so the success criteria are met.", None),
+        ],
+    )
+    .await;
+    let mut events = Vec::new();
+    let outcome = s
+        .agent
+        .send(Actor::Person, None, "Do the login", None, &CancellationToken::new(), &mut |e| {
+            events.push(e)
+        })
+        .await
+        .unwrap();
+    let login = s
+        .flame
+        .status(None)
+        .unwrap()
+        .frames
+        .into_iter()
+        .find(|e| e.frame.title == "Login")
+        .unwrap()
+        .frame;
+    assert_eq!(outcome.frame, login.id);
+    assert_eq!(
+        login.success_criteria_compacted.as_deref(),
+        Some("Login issues JWT access and refresh tokens; bad passwords get 401; all tested.")
+    );
+    let compaction = s.server.requests()[1].json();
+    assert_eq!(compaction["messages"][0]["content"][0]["text"], criteria);
+    assert!(compaction.get("tools").is_none());
+    let suggestion = events.iter().find_map(|e| match e {
+        ChatEvent::Suggestion { suggestion, .. } => Some(suggestion.clone()),
+        _ => None,
+    });
+    assert_eq!(suggestion.map(|s| s.kind), Some(flame_agent::suggest::SuggestionKind::Pop));
+}
