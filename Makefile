@@ -8,7 +8,7 @@ APP := target/debug/flame-desktop
 UI_SOURCES := $(shell find ui/src ui/index.html -type f 2>/dev/null) vite.config.ts package-lock.json
 XVFB := xvfb-run -a -s "-screen 0 1280x800x24"
 
-.PHONY: help setup run build ui test fmt-check clippy rust-test ui-check e2e bench bindings bless fmt clean
+.PHONY: help setup run build ui test fmt-check clippy rust-test ui-check mcp e2e bench bindings bless fmt clean
 
 help:
 	@echo "make run    install what is missing, build, and open Flame"
@@ -36,7 +36,7 @@ run: build
 	@if [ -n "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ]; then $(APP); \
 	else echo "no display: running Flame under Xvfb"; $(XVFB) $(APP); fi
 
-test: setup ui fmt-check clippy rust-test ui-check e2e
+test: setup ui fmt-check clippy rust-test ui-check mcp e2e
 	@echo "make test: every check passed"
 
 fmt-check:
@@ -53,6 +53,11 @@ ui-check:
 	npm run --silent typecheck
 	npm run --silent lint
 	npm run --silent test:ui
+
+# `flame mcp` driven by the official TypeScript MCP SDK's client.
+mcp:
+	$(CARGO) build -p flame-cli --locked
+	npm run --silent test:mcp
 
 # The end-to-end tests use the `flame` command line to build trees and to read the store back.
 e2e: ui

@@ -122,6 +122,13 @@ pub enum Command {
         #[arg(long, value_name = "NAME")]
         model: Option<String>,
     },
+    /// Serve the frame tools over the Model Context Protocol on stdin and stdout, for Claude
+    /// Code, OpenCode and other MCP clients.
+    Mcp {
+        /// The tree to work in (default: the current tree, read at every call).
+        #[arg(long, value_name = "TREE")]
+        tree: Option<String>,
+    },
     /// Print exactly what the model would receive in a frame, fitted to a token budget.
     Context {
         id: String,

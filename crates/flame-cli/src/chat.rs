@@ -63,7 +63,9 @@ pub fn run(
         }
         ChatEvent::Moved { to, .. } => eprintln!("[now in frame {to}]"),
         ChatEvent::Notice { text } => eprintln!("[{text}]"),
-        ChatEvent::Suggestion { suggestion, .. } => eprintln!("[suggestion: {}]", suggestion.reason),
+        ChatEvent::Suggestion { suggestion, .. } => {
+            eprintln!("[suggestion: {}]", suggestion.reason)
+        }
         ChatEvent::Saved { .. } => {}
     };
     let outcome =

@@ -148,6 +148,17 @@ fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
         Command::Chat { id, text, provider, model } => {
             chat::run(flame, &FrameId::parse(id)?, text, *provider, model.as_deref())
         }
+        Command::Mcp { tree } => {
+            let tree = tree.as_deref().map(TreeId::parse).transpose()?;
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| ApiError::internal("start the MCP runtime", e))?;
+            let server = flame_mcp::FlameServer::new(flame.clone(), tree);
+            runtime
+                .block_on(flame_mcp::serve_stdio(server))
+                .map_err(|e| ApiError::internal("serve MCP", e))
+        }
         Command::Context { id, budget, format } => {
             let doc =
                 flame.context(Some(&FrameId::parse(id)?), budget.map(flame_api::Budget::of))?;
