@@ -13,7 +13,7 @@ fn session_b_has_its_two_subagents_and_compaction_under_segments() {
         .iter()
         .map(|f| format!("{:?} {:?} {} <- {:?}", f.kind, f.status, f.title, f.parent))
         .collect();
-    println!("{}", outline.join("\n"));
+    assert_eq!(outline.len(), 11, "{outline:#?}");
     let subagents: Vec<_> = draft.frames.iter().filter(|f| f.kind == FrameKind::Subagent).collect();
     assert_eq!(
         subagents.iter().map(|f| f.title.as_str()).collect::<Vec<_>>(),
@@ -89,9 +89,12 @@ fn the_main_thread_is_segmented_at_items_requests_and_compaction() {
             .filter(|f| f.kind == FrameKind::Segment)
             .map(|f| f.title.as_str())
             .collect();
-        println!("{name}: {segments:#?}");
-        assert!(segments.len() >= 5, "{segments:?}");
-        assert!(segments.iter().any(|t| t.starts_with("Work item ")));
+        let items = if name == SESSION_A { 3 } else { 4 };
+        // The first request, one segment per work item, "continue", and the item after the
+        // compaction.
+        assert_eq!(segments.len(), items + 3, "{segments:#?}");
+        assert_eq!(segments.iter().filter(|t| t.starts_with("Work item ")).count(), items + 1);
+        assert!(segments.last().unwrap().ends_with("(after compaction)"));
         // Unsegmented, the root holds the whole main thread.
         let whole = flame_import::import(
             &shared(name),
@@ -118,7 +121,7 @@ fn the_small_shared_transcripts_import() {
             assert_eq!(draft.report.problems.len(), 1, "{:?}", draft.report.problems);
             assert!(draft.report.problems[0].contains("agent-afb92ff.jsonl is missing"));
             let sub = draft.frames.iter().find(|f| f.kind == FrameKind::Subagent).unwrap();
-            assert_eq!(sub.status, flame_model::Status::Completed);
+            assert_eq!(sub.status, Status::Completed);
         } else {
             assert!(draft.report.problems.is_empty(), "{name}: {:?}", draft.report.problems);
         }

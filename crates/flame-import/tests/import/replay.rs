@@ -9,18 +9,6 @@ fn flame_sends_less_than_the_linear_chat_on_the_shared_sessions() {
     for name in [SESSION_A, SESSION_B] {
         let draft = import(&shared(name));
         let r = replay(&draft).unwrap();
-        println!(
-            "{name}: calls {} linear {} flame {} peak {} / {} ratios {:?} compaction {} subagents {} -> {}",
-            r.calls,
-            r.linear_tokens,
-            r.flame_tokens,
-            r.peak_linear,
-            r.peak_flame,
-            r.ratio_percentiles,
-            r.compaction_calls,
-            r.subagent_transcript_tokens,
-            r.subagent_result_tokens
-        );
         assert_eq!(r.calls as usize, r.per_call.len());
         assert_eq!(r.compaction_calls, 1);
         assert!(r.calls > 100);
