@@ -3,6 +3,7 @@
 mod context;
 mod crash;
 mod frames;
+mod import;
 mod open;
 mod properties;
 
