@@ -27,12 +27,12 @@ fn main() {
             let home = DataDir::resolve(Some(dir.path().as_os_str()), None, None).unwrap();
             let flame = Flame::open_with(home, Env::fixed(1_795_307_601_000, run)).unwrap();
             let started = Instant::now();
-            flame.import_file(Actor::Cli, &path, None, true, &mut |_| {}).unwrap();
+            flame.import_file(Actor::Cli, &path, None, true, None, &mut |_| {}).unwrap();
             best = best.min(started.elapsed().as_secs_f64());
         }
         println!("BENCH import.{name} {:.1} ms", best * 1e3);
         let started = Instant::now();
-        let replay = flame_api::replay_file(&path, None).unwrap();
+        let replay = flame_api::replay_file(&path, None, None).unwrap();
         println!("BENCH import.replay_{name} {:.1} ms", started.elapsed().as_secs_f64() * 1e3);
         println!("BENCH import.replay_{name}_calls {} calls", replay.calls);
     }

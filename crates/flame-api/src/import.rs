@@ -6,7 +6,7 @@ use std::path::Path;
 
 use flame_import::flame_json::{self, Export, ExportFrame, ExportMessage, ExportTree};
 use flame_import::replay::Replay;
-use flame_import::{Format, ImportError, ImportOptions};
+use flame_import::{Format, ImportError, ImportOptions, opencode};
 use flame_model::{Actor, Frame, FrameError, FrameId, FrameTree, Tree, TreeId};
 use flame_store::ImportedMessage;
 use serde::{Deserialize, Serialize};
@@ -19,6 +19,8 @@ use crate::{ApiError, ErrorCode, Flame, frame_log};
 #[serde(rename_all = "kebab-case")]
 pub enum ImportFormat {
     ClaudeCode,
+    #[serde(rename = "opencode")]
+    OpenCode,
     Flame,
 }
 
@@ -26,6 +28,7 @@ impl From<ImportFormat> for Format {
     fn from(f: ImportFormat) -> Format {
         match f {
             ImportFormat::ClaudeCode => Format::ClaudeCode,
+            ImportFormat::OpenCode => Format::OpenCode,
             ImportFormat::Flame => Format::Flame,
         }
     }
@@ -76,17 +79,93 @@ fn import_error(err: ImportError) -> ApiError {
         ImportError::Io { .. } => ErrorCode::Internal,
         ImportError::UnknownFormat { .. }
         | ImportError::Empty { .. }
-        | ImportError::BadExport { .. } => ErrorCode::Invalid,
+        | ImportError::BadExport { .. }
+        | ImportError::BadOpenCode { .. } => ErrorCode::Invalid,
+        ImportError::NeedsDatabaseReader { .. } => ErrorCode::Internal,
     };
     ApiError::new(code, err.to_string())
 }
 
+/// Reads a source into a draft. OpenCode databases are read through `flame-store`, the one
+/// crate that opens SQLite, and their rows handed to the importer.
+fn read_draft(
+    path: &Path,
+    format: Option<ImportFormat>,
+    options: &ImportOptions,
+    progress: &mut dyn FnMut(flame_import::Progress),
+) -> Result<flame_import::Draft, ApiError> {
+    match flame_import::import(path, format.map(Into::into), options, progress) {
+        Err(ImportError::NeedsDatabaseReader { path: db }) => {
+            let rows = flame_store::foreign::read_opencode_db(&db)
+                .map_err(|e| ApiError::new(ErrorCode::Invalid, e.to_string()))?;
+            opencode::from_rows(opencode_rows(rows), options.session.as_deref(), options)
+                .map_err(|why| import_error(ImportError::BadOpenCode { path: db.clone(), why }))
+        }
+        other => other.map_err(import_error),
+    }
+}
+
+/// The store's plain rows as the importer's, with each `data` column parsed; a row whose
+/// data is not a JSON object is reported and left out.
+fn opencode_rows(rows: flame_store::foreign::OpenCodeRows) -> opencode::Rows {
+    let mut problems = Vec::new();
+    let mut parse = |table: &str, id: &str, data: &str| match serde_json::from_str(data) {
+        Ok(v @ serde_json::Value::Object(_)) => Some(v),
+        _ => {
+            problems
+                .push(format!("opencode.db {table} {id}: its data is not a JSON object; skipped"));
+            None
+        }
+    };
+    let messages: Vec<_> = rows
+        .messages
+        .into_iter()
+        .filter_map(|m| {
+            let data = parse("message", &m.id, &m.data)?;
+            Some(opencode::MessageRow {
+                id: m.id,
+                session_id: m.owner,
+                time_created: m.time_created,
+                data,
+            })
+        })
+        .collect();
+    let parts: Vec<_> = rows
+        .parts
+        .into_iter()
+        .filter_map(|p| {
+            let data = parse("part", &p.id, &p.data)?;
+            Some(opencode::PartRow {
+                id: p.id,
+                message_id: p.owner,
+                time_created: p.time_created,
+                data,
+            })
+        })
+        .collect();
+    let sessions = rows
+        .sessions
+        .into_iter()
+        .map(|s| opencode::SessionRow {
+            id: s.id,
+            parent_id: s.parent_id,
+            title: s.title,
+            directory: s.directory,
+            time_created: s.time_created,
+        })
+        .collect();
+    opencode::Rows { sessions, messages, parts, problems }
+}
+
 /// Compares, call by call, the context the agent of a recorded session sent with the one Flame
 /// would have sent (see `flame_import::replay`). Reads the file only; nothing is stored.
-pub fn replay_file(path: &Path, format: Option<ImportFormat>) -> Result<Replay, ApiError> {
-    let draft =
-        flame_import::import(path, format.map(Into::into), &ImportOptions::default(), &mut |_| {})
-            .map_err(import_error)?;
+pub fn replay_file(
+    path: &Path,
+    format: Option<ImportFormat>,
+    session: Option<&str>,
+) -> Result<Replay, ApiError> {
+    let options = ImportOptions { segment: true, session: session.map(str::to_owned) };
+    let draft = read_draft(path, format, &options, &mut |_| {})?;
     flame_import::replay::replay(&draft).map_err(|e| ApiError::internal("replay the session", e))
 }
 
@@ -100,21 +179,17 @@ impl Flame {
         path: &Path,
         format: Option<ImportFormat>,
         segment: bool,
+        session: Option<&str>,
         progress: &mut dyn FnMut(ImportProgress),
     ) -> Result<ImportSummary, ApiError> {
-        let draft = flame_import::import(
-            path,
-            format.map(Into::into),
-            &ImportOptions { segment },
-            &mut |p| {
-                progress(ImportProgress {
-                    file: p.file,
-                    bytes_read: p.bytes_read,
-                    total_bytes: p.total_bytes,
-                })
-            },
-        )
-        .map_err(import_error)?;
+        let options = ImportOptions { segment, session: session.map(str::to_owned) };
+        let draft = read_draft(path, format, &options, &mut |p| {
+            progress(ImportProgress {
+                file: p.file,
+                bytes_read: p.bytes_read,
+                total_bytes: p.total_bytes,
+            })
+        })?;
         let tree = self.write(actor, |store, change, env| {
             with_fresh_ids(|| {
                 let tree = draft.materialise(&mut env.ids).map_err(|e| {

@@ -41,8 +41,8 @@ fn main() -> ExitCode {
 
     // A replay reads a file and nothing else, so it needs no data directory.
     let result = match &cli.command {
-        Command::Replay { path, format, calls } => {
-            replay::run(path, format.map(source_format), *calls, cli.json)
+        Command::Replay { path, format, session, calls } => {
+            replay::run(path, format.map(source_format), session.as_deref(), *calls, cli.json)
         }
         _ => data_dir.and_then(Flame::open).and_then(|flame| run(&flame, &cli)),
     };
@@ -156,7 +156,7 @@ fn run(flame: &Flame, cli: &Cli) -> Result<(), ApiError> {
             let json = cli.json || *format == ContextFormat::Json;
             Output { json }.print(&doc, || render::context(&doc))
         }
-        Command::Import { path, format, no_segment } => {
+        Command::Import { path, format, no_segment, session } => {
             let mut last_percent = u64::MAX;
             // Progress is for a person watching; scripts and pipes get only the one result.
             let interactive = !cli.json && std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -165,6 +165,7 @@ fn run(flame: &Flame, cli: &Cli) -> Result<(), ApiError> {
                 path,
                 format.map(source_format),
                 !no_segment,
+                session.as_deref(),
                 &mut |p| {
                     let percent = (p.bytes_read * 100).checked_div(p.total_bytes).unwrap_or(100);
                     if interactive && percent / 10 != last_percent / 10 {
@@ -201,6 +202,7 @@ fn run(flame: &Flame, cli: &Cli) -> Result<(), ApiError> {
 fn source_format(format: SourceFormat) -> ImportFormat {
     match format {
         SourceFormat::ClaudeCode => ImportFormat::ClaudeCode,
+        SourceFormat::OpenCode => ImportFormat::OpenCode,
         SourceFormat::Flame => ImportFormat::Flame,
     }
 }

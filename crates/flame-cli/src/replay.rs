@@ -9,10 +9,11 @@ use flame_api::{ApiError, ImportFormat, Replay};
 pub fn run(
     path: &Path,
     format: Option<ImportFormat>,
+    session: Option<&str>,
     calls: bool,
     json: bool,
 ) -> Result<(), ApiError> {
-    let replay = flame_api::replay_file(path, format)?;
+    let replay = flame_api::replay_file(path, format, session)?;
     if json {
         let text = serde_json::to_string_pretty(&replay)
             .map_err(|e| ApiError::internal("write JSON", e))?;

@@ -11,6 +11,7 @@ mod claude_code;
 mod draft;
 pub mod flame_json;
 mod jsonl;
+pub mod opencode;
 pub mod replay;
 mod segment;
 mod time;
@@ -30,6 +31,9 @@ pub use time::parse_rfc3339;
 pub enum Format {
     /// A Claude Code session JSONL, with its `subagents/` folder beside it.
     ClaudeCode,
+    /// OpenCode's storage: `opencode.db` (1.2 and later) or the JSON files under `storage/`.
+    #[serde(rename = "opencode")]
+    OpenCode,
     /// Flame's own JSON export (`docs/export-format.md`).
     Flame,
 }
@@ -38,22 +42,25 @@ impl Format {
     pub fn as_str(self) -> &'static str {
         match self {
             Format::ClaudeCode => "claude-code",
+            Format::OpenCode => "opencode",
             Format::Flame => "flame",
         }
     }
 }
 
 /// How an import reads its source.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImportOptions {
     /// Cut a session's main thread into sibling frames (`segment.rs`); otherwise the root
     /// frame holds the whole main thread.
     pub segment: bool,
+    /// Which session of a store holding many (OpenCode); the newest top-level one if `None`.
+    pub session: Option<String>,
 }
 
 impl Default for ImportOptions {
     fn default() -> ImportOptions {
-        ImportOptions { segment: true }
+        ImportOptions { segment: true, session: None }
     }
 }
 
@@ -73,7 +80,7 @@ pub enum ImportError {
     #[error("cannot read {}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
     #[error(
-        "cannot tell the format of {}: {why}; name it with --format claude-code|flame",
+        "cannot tell the format of {}: {why}; name it with --format claude-code|opencode|flame",
         path.display()
     )]
     UnknownFormat { path: PathBuf, why: String },
@@ -81,6 +88,12 @@ pub enum ImportError {
     Empty { path: PathBuf, problems: Vec<String> },
     #[error("{} is not a Flame export: {why}", path.display())]
     BadExport { path: PathBuf, why: String },
+    #[error("{}: {why}", path.display())]
+    BadOpenCode { path: PathBuf, why: String },
+    /// An OpenCode database: its rows must be read through `flame-store` and passed to
+    /// [`opencode::from_rows`].
+    #[error("{} is an SQLite database; read it with flame_store::foreign::read_opencode_db", path.display())]
+    NeedsDatabaseReader { path: PathBuf },
 }
 
 fn describe(problems: &[String]) -> String {
@@ -101,6 +114,22 @@ pub fn import(
     match format {
         Format::ClaudeCode => claude_code::import(path, options, progress),
         Format::Flame => flame_json::read(path, progress),
+        Format::OpenCode => match opencode::locate(path) {
+            Some(opencode::Source::Storage { storage, session }) => {
+                let rows = opencode::read_storage(&storage, progress)?;
+                let session = options.session.clone().or(session);
+                opencode::from_rows(rows, session.as_deref(), options)
+                    .map_err(|why| ImportError::BadOpenCode { path: path.to_owned(), why })
+            }
+            Some(opencode::Source::Database(db)) => {
+                Err(ImportError::NeedsDatabaseReader { path: db })
+            }
+            None => Err(ImportError::BadOpenCode {
+                path: path.to_owned(),
+                why: "not an OpenCode data directory, storage/ folder, session file or opencode.db"
+                    .to_owned(),
+            }),
+        },
     }
 }
 
@@ -110,10 +139,13 @@ pub fn import(
 pub fn detect(path: &Path) -> Result<Format, ImportError> {
     use std::io::Read;
     let io = |source| ImportError::Io { path: path.to_owned(), source };
+    if opencode::locate(path).is_some() {
+        return Ok(Format::OpenCode);
+    }
     if path.is_dir() {
         return Err(ImportError::UnknownFormat {
             path: path.to_owned(),
-            why: "it is a folder; name a session file (.jsonl) or an export (.json)".to_owned(),
+            why: "it is a folder, but not an OpenCode data directory; name a session file (.jsonl) or an export (.json)".to_owned(),
         });
     }
     let mut head = Vec::with_capacity(64 * 1024);

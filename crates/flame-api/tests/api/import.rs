@@ -21,7 +21,7 @@ fn a_shared_session_is_stored_with_logs_and_progress() {
     let mut seen = Vec::new();
     let summary = s
         .flame
-        .import_file(Actor::Cli, &shared(SESSION), None, true, &mut |p| seen.push(p))
+        .import_file(Actor::Cli, &shared(SESSION), None, true, None, &mut |p| seen.push(p))
         .unwrap();
     assert_eq!(summary.frames, 11);
     assert!(summary.problems.is_empty(), "{:?}", summary.problems);
@@ -50,16 +50,25 @@ fn a_bad_path_or_format_is_a_clear_error_and_writes_nothing() {
     let s = Scratch::new(6);
     let err = s
         .flame
-        .import_file(Actor::Cli, &shared("missing.jsonl"), None, true, &mut |_| {})
+        .import_file(Actor::Cli, &shared("missing.jsonl"), None, true, None, &mut |_| {})
         .unwrap_err();
     assert_eq!(err.code, flame_api::ErrorCode::NotFound, "{err:?}");
-    let err =
-        s.flame.import_file(Actor::Cli, &shared("README.md"), None, true, &mut |_| {}).unwrap_err();
+    let err = s
+        .flame
+        .import_file(Actor::Cli, &shared("README.md"), None, true, None, &mut |_| {})
+        .unwrap_err();
     assert_eq!(err.code, flame_api::ErrorCode::Invalid, "{err:?}");
     assert!(err.message.contains("--format"));
     let err = s
         .flame
-        .import_file(Actor::Cli, &shared(SESSION), Some(ImportFormat::Flame), true, &mut |_| {})
+        .import_file(
+            Actor::Cli,
+            &shared(SESSION),
+            Some(ImportFormat::Flame),
+            true,
+            None,
+            &mut |_| {},
+        )
         .unwrap_err();
     assert!(err.message.contains("is not a Flame export"), "{err:?}");
     assert!(s.flame.trees().unwrap().is_empty());
@@ -92,7 +101,7 @@ fn without_ids(export: &str) -> Value {
 #[test]
 fn an_export_imports_back_losslessly() {
     let first = Scratch::new(7);
-    first.flame.import_file(Actor::Cli, &shared(SESSION), None, true, &mut |_| {}).unwrap();
+    first.flame.import_file(Actor::Cli, &shared(SESSION), None, true, None, &mut |_| {}).unwrap();
     // A failed frame and its retry, so retry links round-trip too.
     let tree = first.flame.status(None).unwrap();
     let focus = tree.focus.clone();
@@ -118,7 +127,8 @@ fn an_export_imports_back_losslessly() {
     let second = Scratch::new(8);
     let file = second.dir.path().join("export.json");
     std::fs::write(&file, &exported).unwrap();
-    let summary = second.flame.import_file(Actor::Cli, &file, None, true, &mut |_| {}).unwrap();
+    let summary =
+        second.flame.import_file(Actor::Cli, &file, None, true, None, &mut |_| {}).unwrap();
     assert_ne!(summary.tree.id, tree.tree.id, "ids are new");
     let again = second.flame.export_text(summary.tree.id.as_str(), ExportFormat::Json).unwrap();
     assert_eq!(without_ids(&exported), without_ids(&again));
@@ -138,4 +148,33 @@ fn an_export_imports_back_losslessly() {
         markdown.contains("\n#### Explore existing codebase (completed)\n"),
         "under its segment, under the root"
     );
+}
+
+#[test]
+fn an_opencode_database_imports_like_its_json_storage() {
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../flame-import/tests/import/fixtures/opencode");
+    let s = Scratch::new(9);
+    let from_db = s
+        .flame
+        .import_file(Actor::Cli, &fixtures.join("opencode.db"), None, true, None, &mut |_| {})
+        .unwrap();
+    let from_json = s
+        .flame
+        .import_file(
+            Actor::Cli,
+            &fixtures.join("storage"),
+            Some(ImportFormat::OpenCode),
+            true,
+            None,
+            &mut |_| {},
+        )
+        .unwrap();
+    assert_eq!((from_db.frames, from_db.messages), (4, 12));
+    let db = s.flame.export_text(from_db.tree.id.as_str(), ExportFormat::Json).unwrap();
+    let json = s.flame.export_text(from_json.tree.id.as_str(), ExportFormat::Json).unwrap();
+    assert_eq!(without_ids(&db), without_ids(&json), "both layouts give the same tree");
+    let replay = flame_api::replay_file(&fixtures.join("opencode.db"), None, None).unwrap();
+    assert_eq!(replay.calls, 5);
+    assert_eq!(replay.linear_tokens, 10_200 + 11_200 + 12_000 + 800 + 950);
 }

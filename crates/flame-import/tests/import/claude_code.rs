@@ -99,7 +99,7 @@ fn the_main_thread_is_segmented_at_items_requests_and_compaction() {
         let whole = flame_import::import(
             &shared(name),
             None,
-            &ImportOptions { segment: false },
+            &ImportOptions { segment: false, session: None },
             &mut |_| {},
         )
         .unwrap();

@@ -2,6 +2,7 @@
 
 mod claude_code;
 mod hostile;
+mod opencode;
 mod replay;
 
 use std::path::PathBuf;
