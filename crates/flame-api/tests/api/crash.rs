@@ -63,25 +63,30 @@ fn killed_writers_lose_no_committed_message() {
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
+        let (sender, received) = std::sync::mpsc::channel::<i64>();
         let reader = std::thread::spawn(move || {
-            BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
                 // libtest's "test crash::child_writer ... " has no newline, so the first id of a
                 // round shares its line.
-                .filter_map(|line| {
+                if let Some(id) =
                     line.rsplit_once("committed ").and_then(|(_, id)| id.parse::<i64>().ok())
-                })
-                .collect::<Vec<_>>()
+                {
+                    let _ = sender.send(id);
+                }
+            }
         });
-        std::thread::sleep(Duration::from_millis(150 + delays.u64(0..250)));
+        // The kill delay counts from the writer's first commit, not from its start: starting
+        // takes a variable time (the token encoder is built on the first count), which on a
+        // loaded machine used to exceed the whole delay and leave the round with nothing.
+        let first = received
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the writer committed nothing within a minute");
+        std::thread::sleep(Duration::from_millis(delays.u64(0..250)));
         child.kill().unwrap(); // SIGKILL on Unix
         child.wait().unwrap();
-        let ids = reader.join().unwrap();
-        assert!(
-            !ids.is_empty(),
-            "the writer committed nothing before it was killed; give it longer"
-        );
+        reader.join().unwrap();
+        let mut ids = vec![first];
+        ids.extend(received.try_iter());
         committed.extend(ids);
     }
 
