@@ -44,6 +44,7 @@ pub fn builder<R: Runtime>() -> Builder<R> {
             commands::invalidate_frame,
             commands::edit_frame,
             commands::delete_frame,
+            commands::import_session,
         ])
         .events(collect_events![change_watch::TreeChanged])
 }

@@ -260,3 +260,22 @@ fn agent(startup: &Startup) -> Result<Agent, ApiError> {
         RetryPolicy::default(),
     ))
 }
+
+/// Imports an agent session (Claude Code, OpenCode) or a Flame export at `path` as a new tree,
+/// detecting the format, and makes it current. Runs off the main thread and reports how far it
+/// has read on `progress`.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn import_session(
+    startup: State<'_, Startup>,
+    path: String,
+    progress: Channel<flame_api::ImportProgress>,
+) -> Result<flame_api::ImportSummary, ApiError> {
+    let path = std::path::PathBuf::from(path.trim());
+    startup.flame()?.import_file(Actor::Person, &path, None, true, None, &mut |p| {
+        // A window that went away while the import ran does not stop the import.
+        if let Err(err) = progress.send(p) {
+            tracing::debug!("import progress not sent: {err}");
+        }
+    })
+}

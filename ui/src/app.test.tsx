@@ -4,7 +4,13 @@ import { afterEach, describe, expect, it } from "vitest";
 
 import { App } from "./app";
 import type { Backend } from "./backend";
-import type { ApiError, AppInfo, FrameOutline_Serialize, TreeOutline_Serialize } from "./bindings";
+import type {
+  ApiError,
+  AppInfo,
+  FrameOutline_Serialize,
+  ImportSummary,
+  TreeOutline_Serialize,
+} from "./bindings";
 
 const INFO: AppInfo = {
   version: "0.1.0",
@@ -84,6 +90,7 @@ function fakeBackend(parts: Partial<Backend>): Backend {
     editFrame: refuse,
     deleteFrame: refuse,
     onTreeChanged: () => Promise.resolve(() => undefined),
+    importFile: refuse,
     ...parts,
   };
 }
@@ -222,5 +229,74 @@ describe("App", () => {
       await settle();
     });
     expect(reads).toBe(2);
+  });
+
+  it("imports a path from the header, shows progress and a refusal in place, then the tree", async () => {
+    let outline: TreeOutline_Serialize | ApiError = NO_TREE;
+    const asked: string[] = [];
+    let finish: () => void = () => undefined;
+    const summary: ImportSummary = {
+      tree: OUTLINE.tree,
+      frames: 2,
+      messages: 7,
+      records: 9,
+      merged_records: 1,
+      skipped: [],
+      problems: ["s.jsonl line 3: truncated (the file ends inside a record); line skipped"],
+    };
+    const root = await mount(
+      fakeBackend({
+        outline: () => answer<TreeOutline_Serialize>(outline),
+        importFile: (path, onProgress) => {
+          asked.push(path);
+          if (path === "/nope") {
+            return answer<ImportSummary>({ code: "not_found", message: "cannot read /nope" });
+          }
+          onProgress({ file: "s.jsonl", bytes_read: 50, total_bytes: 200 });
+          return new Promise((resolve) => {
+            finish = () => {
+              outline = OUTLINE;
+              resolve({ status: "ok", data: summary });
+            };
+          });
+        },
+      }),
+    );
+    await act(async () => {
+      root.querySelector<HTMLButtonElement>("[data-testid=import-button]")!.click();
+      await settle();
+    });
+    const form = root.querySelector<HTMLFormElement>("[data-testid=import-form]")!;
+    const type = async (text: string) =>
+      act(async () => {
+        const input = form.querySelector<HTMLInputElement>("input[name=path]")!;
+        input.value = text;
+        input.dispatchEvent(new Event("input"));
+        await settle();
+      });
+    const submit = async () =>
+      act(async () => {
+        form.dispatchEvent(new Event("submit", { cancelable: true }));
+        await settle();
+      });
+    await type("/nope");
+    await submit();
+    expect(form.querySelector("[role=alert]")?.textContent).toBe("cannot read /nope");
+    await type("/s.jsonl");
+    await submit();
+    expect(root.querySelector("[data-testid=import-progress]")?.textContent).toBe(
+      "Reading s.jsonl: 25%",
+    );
+    await act(async () => {
+      finish();
+      await settle();
+    });
+    expect(asked).toEqual(["/nope", "/s.jsonl"]);
+    const shown = root.querySelector("[data-testid=import-summary]")?.textContent;
+    expect(shown).toContain("2 frames, 7 messages");
+    expect(shown).toContain("1 part could not be read");
+    expect(root.querySelector("[data-testid=flame-graph]")).not.toBeNull();
+    await submit();
+    expect(root.querySelector("[data-testid=import-form]")).toBeNull();
   });
 });

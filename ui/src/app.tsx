@@ -11,6 +11,7 @@ import { FrameDialog, type DialogRequest, type DialogResult } from "./frame-dial
 import { FlameGraph, type FrameRequest } from "./flame-graph/flame-graph";
 import { WEIGHT_MODES, type WeightMode } from "./flame-graph/layout";
 import { STATUS_STYLE } from "./flame-graph/render";
+import { ImportForm } from "./import-form";
 import { NewTreeForm } from "./new-tree-form";
 import { StartupError } from "./startup-error";
 import { StatusBar } from "./status-bar";
@@ -41,6 +42,7 @@ export function App({ backend }: { backend: Backend }) {
   const [mode, setMode] = useState<WeightMode>("tokens");
   const [notice, setNotice] = useState<ApiError | null>(null);
   const [dialog, setDialog] = useState<DialogRequest | null>(null);
+  const [importing, setImporting] = useState(false);
   // The seq of the outline on screen, and whether a reload is running or owed, kept in refs so
   // the change listener (registered once) always sees the current values.
   const shownSeq = useRef(-1);
@@ -179,6 +181,14 @@ export function App({ backend }: { backend: Backend }) {
         <section class="pane graph-pane" aria-label="Flame graph" data-testid="graph-pane">
           <header class="pane-header graph-header">
             <span>Flame graph</span>
+            <button
+              type="button"
+              class="header-button"
+              data-testid="import-button"
+              onClick={() => setImporting(true)}
+            >
+              Import…
+            </button>
             {outline && (
               <>
                 <ul class="legend" aria-label="Colours by status">
@@ -249,6 +259,16 @@ export function App({ backend }: { backend: Backend }) {
       <StatusBar info={load.state === "ready" ? load.info : null} />
       {dialog !== null && (
         <FrameDialog request={dialog} onSubmit={submit} onClose={() => setDialog(null)} />
+      )}
+      {importing && (
+        <ImportForm
+          onImport={async (path, onProgress) => {
+            const answer = await backend.importFile(path, onProgress);
+            void reload();
+            return answer;
+          }}
+          onClose={() => setImporting(false)}
+        />
       )}
     </div>
   );

@@ -63,6 +63,12 @@ export const commands = {
 	editFrame: (id: FrameId, title: string | null, criteria: string | null) => typedError<Frame_Serialize, ApiError>(__TAURI_INVOKE("edit_frame", { id, title, criteria })),
 	/**  Deletes a planned frame with no messages, and its planned subtree; returns the deleted ids. */
 	deleteFrame: (id: FrameId) => typedError<FrameId[], ApiError>(__TAURI_INVOKE("delete_frame", { id })),
+	/**
+	 *  Imports an agent session (Claude Code, OpenCode) or a Flame export at `path` as a new tree,
+	 *  detecting the format, and makes it current. Runs off the main thread and reports how far it
+	 *  has read on `progress`.
+	 */
+	importSession: (path: string, progress: Channel<ImportProgress>) => typedError<ImportSummary, ApiError>(__TAURI_INVOKE("import_session", { path, progress })),
 };
 
 /** Events */
@@ -374,6 +380,27 @@ export type GeneratedResults = {
 	criteria_met: boolean,
 };
 
+/**  How far an import has read. */
+export type ImportProgress = {
+	file: string,
+	bytes_read: number,
+	total_bytes: number,
+};
+
+/**  What an import did. */
+export type ImportSummary = {
+	tree: Tree,
+	frames: number,
+	messages: number,
+	/**  Records read over every file. */
+	records: number,
+	/**  Assistant records merged into the response they continue. */
+	merged_records: number,
+	skipped: SkippedRecords[],
+	/**  What could not be read, by file and line; everything else was imported. */
+	problems: string[],
+};
+
 /**  A message as stored. */
 export type Message = Message_Serialize | Message_Deserialize;
 
@@ -574,6 +601,12 @@ export type Settings_Serialize = {
 	openai: ProviderSettings_Serialize,
 	/**  Models besides the built-in ones, or overriding them. */
 	models: ModelSettings[],
+};
+
+/**  Records of one kind that carried no message. */
+export type SkippedRecords = {
+	kind: string,
+	count: number,
 };
 
 /**  Where a frame is in its lifecycle (see [`crate::lifecycle`]). */

@@ -1,8 +1,9 @@
+import { Channel } from "@tauri-apps/api/core";
 import { render } from "preact";
 
 import { App } from "./app";
 import type { Backend } from "./backend";
-import { commands, events } from "./bindings";
+import { commands, events, type ImportProgress } from "./bindings";
 import { runBench } from "./flame-graph/bench";
 
 const root = document.getElementById("app");
@@ -13,6 +14,11 @@ const backend: Backend = {
   ...commands,
   onTreeChanged: (listener) =>
     events.treeChanged.listen((event) => listener(event.payload.seq ?? 0)),
+  importFile: (path, onProgress) => {
+    const channel = new Channel<ImportProgress>();
+    channel.onmessage = onProgress;
+    return commands.importSession(path, channel);
+  },
 };
 render(<App backend={backend} />, root);
 

@@ -395,7 +395,7 @@ impl Flame {
     }
 
     /// Runs one write with the time and ids of `env`, then writes the logs it left behind.
-    fn write<T>(
+    pub(crate) fn write<T>(
         &self,
         actor: Actor,
         op: impl FnOnce(&mut Store, Change, &mut Env) -> Result<T, StoreError>,
@@ -437,7 +437,7 @@ pub(crate) fn close_open_replies(
 }
 
 /// The current tree, or `tree` if given (which must exist).
-fn resolve_tree(store: &Store, tree: Option<&TreeId>) -> Result<TreeId, StoreError> {
+pub(crate) fn resolve_tree(store: &Store, tree: Option<&TreeId>) -> Result<TreeId, StoreError> {
     match tree {
         Some(id) => Ok(store.tree(id)?.id),
         None => store.current_tree()?.ok_or(StoreError::Frame(FrameError::NoCurrentTree)),
@@ -453,7 +453,9 @@ fn default_to_focus(store: &Store, id: Option<&FrameId>) -> Result<FrameId, Stor
 }
 
 /// Runs `create` again with fresh ids while it reports a taken id.
-fn with_fresh_ids<T>(mut create: impl FnMut() -> Result<T, StoreError>) -> Result<T, StoreError> {
+pub(crate) fn with_fresh_ids<T>(
+    mut create: impl FnMut() -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
     let mut tries = 1;
     loop {
         match create() {

@@ -10,6 +10,7 @@ mod data_dir;
 mod error;
 pub mod frame_log;
 mod frames;
+mod import;
 pub mod logging;
 
 use std::sync::{Mutex, MutexGuard};
@@ -21,9 +22,14 @@ pub use clock::Env;
 pub use data_dir::{DataDir, DataDirSource};
 pub use error::{ApiError, ErrorCode};
 pub use flame_context::{Budget, ContextDoc, ContextReport};
+pub use flame_import::flame_json::Export;
+pub use flame_import::replay::{CallRow, Replay};
 pub use frames::{
     DEFAULT_BUDGET, DEFAULT_ENCODING, FrameEntry, PlanSpec, PopRequest, TreeListEntry, TreeOutline,
     TreeStatus,
+};
+pub use import::{
+    ExportFormat, ImportFormat, ImportProgress, ImportSummary, SkippedRecords, replay_file,
 };
 
 /// The database schema this Flame writes.

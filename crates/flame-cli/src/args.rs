@@ -140,6 +140,55 @@ pub enum Command {
         #[arg(long, value_name = "xml|json", default_value = "xml")]
         format: ContextFormat,
     },
+    /// Import an agent session (Claude Code JSONL with its subagents folder, an OpenCode data
+    /// directory, storage/ folder, session file or opencode.db) or a Flame export
+    /// as a new tree, which becomes current.
+    Import {
+        path: PathBuf,
+        /// The source format; detected from the file when not given.
+        #[arg(long, value_name = "claude-code|opencode|flame")]
+        format: Option<SourceFormat>,
+        /// Keep a session's main thread in the root frame instead of cutting it into segments.
+        #[arg(long)]
+        no_segment: bool,
+        /// The session to import from an OpenCode store (default: the newest top-level one).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+    },
+    /// Export a frame's subtree (or, given a tree id, the whole tree) as JSON or Markdown.
+    Export {
+        /// A frame id (its subtree) or a tree id (the whole tree).
+        id: String,
+        #[arg(long, value_name = "json|markdown", default_value = "json")]
+        format: ExportFormatArg,
+    },
+    /// Compare, for every model call of a recorded session, the context the agent sent with the
+    /// context Flame would send for the same frame at that moment. Reads the file only.
+    Replay {
+        path: PathBuf,
+        #[arg(long, value_name = "claude-code|opencode|flame")]
+        format: Option<SourceFormat>,
+        /// The session to replay from an OpenCode store (default: the newest top-level one).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// List every call, not only the totals and the distribution.
+        #[arg(long)]
+        calls: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SourceFormat {
+    ClaudeCode,
+    #[value(name = "opencode")]
+    OpenCode,
+    Flame,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormatArg {
+    Json,
+    Markdown,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

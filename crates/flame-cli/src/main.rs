@@ -10,18 +10,19 @@
 mod args;
 mod chat;
 mod render;
+mod replay;
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use flame_api::{ApiError, DataDir, Flame, PlanSpec, PopRequest};
+use flame_api::{ApiError, DataDir, ExportFormat, Flame, ImportFormat, PlanSpec, PopRequest};
 use flame_model::lifecycle::PopStatus;
 use flame_model::{Actor, FrameId, Role, TreeId};
 use serde::Serialize;
 use serde_json::json;
 
-use args::{Cli, Command, ContextFormat, TreeCommand};
+use args::{Cli, Command, ContextFormat, ExportFormatArg, SourceFormat, TreeCommand};
 
 const ACTOR: Actor = Actor::Cli;
 
@@ -40,7 +41,13 @@ fn main() -> ExitCode {
     // in its one line, so the logging problem is not printed as well.
     let _logging = flame_api::logging::init(&filter, log_dir.as_deref());
 
-    let result = data_dir.and_then(Flame::open).map(Arc::new).and_then(|flame| run(&flame, &cli));
+    // A replay reads a file and nothing else, so it needs no data directory.
+    let result = match &cli.command {
+        Command::Replay { path, format, session, calls } => {
+            replay::run(path, format.map(source_format), session.as_deref(), *calls, cli.json)
+        }
+        _ => data_dir.and_then(Flame::open).map(Arc::new).and_then(|flame| run(&flame, &cli)),
+    };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -165,6 +172,38 @@ fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
             let json = cli.json || *format == ContextFormat::Json;
             Output { json }.print(&doc, || render::context(&doc))
         }
+        Command::Import { path, format, no_segment, session } => {
+            let mut last_percent = u64::MAX;
+            // Progress is for a person watching; scripts and pipes get only the one result.
+            let interactive = !cli.json && std::io::IsTerminal::is_terminal(&std::io::stderr());
+            let summary = flame.import_file(
+                ACTOR,
+                path,
+                format.map(source_format),
+                !no_segment,
+                session.as_deref(),
+                &mut |p| {
+                    let percent = (p.bytes_read * 100).checked_div(p.total_bytes).unwrap_or(100);
+                    if interactive && percent / 10 != last_percent / 10 {
+                        last_percent = percent;
+                        eprint!("\rreading {} {percent:>3}%", p.file);
+                        if percent >= 100 {
+                            eprintln!();
+                        }
+                    }
+                },
+            )?;
+            out.print(&summary, || render::import_summary(&summary))
+        }
+        Command::Export { id, format } => {
+            let format = match format {
+                ExportFormatArg::Json => ExportFormat::Json,
+                ExportFormatArg::Markdown => ExportFormat::Markdown,
+            };
+            println!("{}", flame.export_text(id, format)?.trim_end());
+            Ok(())
+        }
+        Command::Replay { .. } => unreachable!("a replay runs without a data directory"),
         Command::Log { id } => {
             let id = FrameId::parse(id)?;
             let log = flame.log(&id)?;
@@ -173,6 +212,14 @@ fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
                 log.trim_end().to_owned()
             })
         }
+    }
+}
+
+fn source_format(format: SourceFormat) -> ImportFormat {
+    match format {
+        SourceFormat::ClaudeCode => ImportFormat::ClaudeCode,
+        SourceFormat::OpenCode => ImportFormat::OpenCode,
+        SourceFormat::Flame => ImportFormat::Flame,
     }
 }
 

@@ -107,3 +107,23 @@ pub fn context(doc: &flame_api::ContextDoc) -> String {
     );
     out
 }
+
+/// What an import did: the tree, the counts, what was skipped and what could not be read.
+pub fn import_summary(s: &flame_api::ImportSummary) -> String {
+    let mut out = format!(
+        "imported tree {} \"{}\": {} frames, {} messages from {} records ({} assistant records merged into the response they continue)\nfocus: {}",
+        s.tree.id, s.tree.title, s.frames, s.messages, s.records, s.merged_records, s.tree.focus
+    );
+    if !s.skipped.is_empty() {
+        let list: Vec<String> =
+            s.skipped.iter().map(|k| format!("{} {}", k.count, k.kind)).collect();
+        out.push_str(&format!("\nskipped (no message): {}", list.join(", ")));
+    }
+    if !s.problems.is_empty() {
+        out.push_str(&format!("\n{} problem(s), the rest imported:", s.problems.len()));
+        for p in &s.problems {
+            out.push_str(&format!("\n  {p}"));
+        }
+    }
+    out
+}

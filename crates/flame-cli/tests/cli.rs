@@ -486,3 +486,48 @@ async fn a_failed_chat_exits_non_zero_with_the_reason() {
     assert!(err.contains("flame: Anthropic rejected the API key from ANTHROPIC_API_KEY"), "{err}");
     assert!(!err.contains("SENTINEL"));
 }
+
+fn shared_session(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/claude-code")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn import_replay_and_export_a_shared_session() {
+    let home = Home::new();
+    let session = shared_session("4d5611e5-241a-462a-8d15-5122611a9569.jsonl");
+    let summary = home.json(&["import", &session]);
+    assert_eq!(summary["frames"], 9);
+    assert_eq!(summary["problems"].as_array().unwrap().len(), 0);
+    let status = home.ok(&["status"]);
+    assert!(status.contains("✓ completed \"Explore transcript rendering codebase\""), "{status}");
+
+    let replay = home.json(&["replay", &session]);
+    for key in ["linear_tokens", "flame_tokens", "calls", "peak_linear", "peak_flame"] {
+        assert!(replay[key].as_u64().is_some_and(|n| n > 0), "{key}: {replay}");
+    }
+    assert!(replay["flame_tokens"].as_u64() < replay["linear_tokens"].as_u64());
+    let table = home.ok(&["replay", &session]);
+    assert!(table.contains("total over 151 calls"), "{table}");
+
+    let tree = summary["tree"]["id"].as_str().unwrap();
+    let markdown = home.ok(&["export", tree, "--format", "markdown"]);
+    assert!(markdown.starts_with("# Work on bead spotter-dov"), "{markdown}");
+    let export: Value = serde_json::from_str(&home.ok(&["export", tree])).unwrap();
+    assert_eq!(export["format"], "flame-export");
+}
+
+#[test]
+fn importing_what_is_not_a_session_is_one_clear_line() {
+    let home = Home::new();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, "hello\n").unwrap();
+    let err = home.refused(&["import", file.to_str().unwrap()]);
+    assert!(err.contains("cannot tell the format") && err.contains("--format"), "{err}");
+    let err = home.refused(&["import", "--format", "flame", file.to_str().unwrap()]);
+    assert!(err.contains("is not a Flame export"), "{err}");
+}

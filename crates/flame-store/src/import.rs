@@ -100,7 +100,9 @@ impl Store {
                         f.results_compacted,
                         rows::json_list(&f.artifacts),
                         rows::json_list(&f.decisions),
-                        f.retry_of.as_ref().map(|r| r.as_str()),
+                        // Set below, once every frame exists: a retry may come before the
+                        // attempt it retries in this order.
+                        None::<&str>,
                         f.created_at,
                         f.started_at,
                         f.ended_at,
@@ -108,6 +110,12 @@ impl Store {
                         tokens as i64,
                     ])
                     .map_err(|e| StoreError::taken_or(e, f.id.as_str()))?;
+            }
+            let mut set_retry = tx.prepare("UPDATE frames SET retry_of = ?1 WHERE id = ?2")?;
+            for f in frames {
+                if let Some(original) = &f.retry_of {
+                    set_retry.execute(params![original.as_str(), f.id.as_str()])?;
+                }
             }
         }
         let mut ranges: Vec<Option<(i64, i64)>> = vec![None; frames.len()];

@@ -1,8 +1,10 @@
 //! Flame's SQLite store.
 //!
 //! This is the only crate that writes SQL. It owns the database file, its pragmas and the
-//! versioned migrations; the crates above it see typed operations, never connections.
+//! versioned migrations; the crates above it see typed operations, never connections. It also
+//! reads other tools' databases read-only (`foreign`), so that no other crate needs SQLite.
 
+pub mod foreign;
 mod frames;
 mod import;
 mod migrations;

@@ -4,6 +4,7 @@ mod contention;
 mod context;
 mod crash;
 mod frames;
+mod import;
 mod open;
 mod properties;
 

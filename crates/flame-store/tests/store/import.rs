@@ -86,3 +86,42 @@ fn an_invalid_tree_is_refused_and_nothing_is_written() {
     assert!(err.to_string().contains("names frame 7 of 3"), "{err}");
     assert!(store.trees().unwrap().is_empty());
 }
+
+#[test]
+fn a_retry_is_imported_whatever_the_order_of_its_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("flame.db")).unwrap();
+    let mut ids = IdSource::seeded(4);
+    let (tree, mut frames) = sample(&mut ids);
+    // The failed attempt and its retry, the retry listed (and so written) first.
+    let failed_id = ids.frame_id();
+    let mut failed = frame(&failed_id, &tree, Some(&tree.root), 3, Status::Failed);
+    failed.status_reason = Some("no".into());
+    let mut retry = frame(&ids.frame_id(), &tree, Some(&tree.root), 2, Status::Completed);
+    retry.retry_of = Some(failed_id.clone());
+    frames.push(retry.clone());
+    frames.push(failed);
+    store.import_tree(Change { actor: Actor::Cli, at: 9 }, &tree, &frames, &[]).unwrap();
+    assert_eq!(store.frame(&retry.id).unwrap().retry_of, Some(failed_id));
+}
+
+#[test]
+fn an_opencode_database_is_read_as_rows_and_left_unchanged() {
+    let fixture = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../flame-import/tests/import/fixtures/opencode/opencode.db");
+    let before = std::fs::read(&fixture).unwrap();
+    let rows = flame_store::foreign::read_opencode_db(&fixture).unwrap();
+    assert_eq!(rows.sessions.len(), 2);
+    assert_eq!(rows.sessions[1].parent_id.as_deref(), Some("ses_01root"));
+    assert_eq!(rows.messages.len(), 6);
+    assert_eq!(rows.parts.len(), 22);
+    assert!(rows.parts[0].data.starts_with('{'));
+    assert_eq!(std::fs::read(&fixture).unwrap(), before);
+
+    // A database that is not OpenCode's is refused with its path.
+    let dir = tempfile::tempdir().unwrap();
+    let flame_db = dir.path().join("flame.db");
+    Store::open(&flame_db).unwrap();
+    let err = flame_store::foreign::read_opencode_db(&flame_db).unwrap_err();
+    assert!(err.to_string().contains("is not an OpenCode database"), "{err}");
+}

@@ -1,0 +1,180 @@
+//! Import through the facade: a shared session becomes a stored, logged tree; an export reads
+//! back into a fresh data directory and exports again identically apart from ids.
+
+use std::path::PathBuf;
+
+use flame_api::{ExportFormat, ImportFormat};
+use flame_model::{Actor, Role, Status};
+use serde_json::Value;
+
+use crate::Scratch;
+
+fn shared(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/claude-code").join(name)
+}
+
+const SESSION: &str = "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl";
+
+#[test]
+fn a_shared_session_is_stored_with_logs_and_progress() {
+    let s = Scratch::new(5);
+    let mut seen = Vec::new();
+    let summary = s
+        .flame
+        .import_file(Actor::Cli, &shared(SESSION), None, true, None, &mut |p| seen.push(p))
+        .unwrap();
+    assert_eq!(summary.frames, 11);
+    assert!(summary.problems.is_empty(), "{:?}", summary.problems);
+    assert!(seen.iter().any(|p| p.bytes_read == p.total_bytes && p.file == SESSION));
+    let status = s.flame.status(None).unwrap();
+    assert_eq!(status.tree.id, summary.tree.id, "the imported tree becomes current");
+    assert_eq!(status.frames.len(), 11);
+    let sub = status.frames.iter().find(|f| f.frame.title == "Explore existing codebase").unwrap();
+    assert_eq!(sub.frame.status, Status::Completed);
+    assert!(sub.frame.tokens > 10_000);
+    // Every frame's log was written on import.
+    for f in &status.frames {
+        let log = std::fs::read_to_string(&f.log_path).unwrap();
+        assert!(log.contains("imported by cli"), "{}", f.log_path);
+    }
+    // The focused frame's context holds its own messages only, and the subagents' results.
+    let context = s.flame.context(None, None).unwrap();
+    assert!(context.report.total_tokens < context.report.linear_tokens);
+    let messages = s.flame.messages(&status.focus).unwrap();
+    assert_eq!(messages[0].role, Role::Note);
+    assert!(messages[0].content.starts_with("Conversation compacted"));
+}
+
+#[test]
+fn a_bad_path_or_format_is_a_clear_error_and_writes_nothing() {
+    let s = Scratch::new(6);
+    let err = s
+        .flame
+        .import_file(Actor::Cli, &shared("missing.jsonl"), None, true, None, &mut |_| {})
+        .unwrap_err();
+    assert_eq!(err.code, flame_api::ErrorCode::NotFound, "{err:?}");
+    let err = s
+        .flame
+        .import_file(Actor::Cli, &shared("README.md"), None, true, None, &mut |_| {})
+        .unwrap_err();
+    assert_eq!(err.code, flame_api::ErrorCode::Invalid, "{err:?}");
+    assert!(err.message.contains("--format"));
+    let err = s
+        .flame
+        .import_file(
+            Actor::Cli,
+            &shared(SESSION),
+            Some(ImportFormat::Flame),
+            true,
+            None,
+            &mut |_| {},
+        )
+        .unwrap_err();
+    assert!(err.message.contains("is not a Flame export"), "{err:?}");
+    assert!(s.flame.trees().unwrap().is_empty());
+}
+
+/// Replaces every id in an export with its order of first appearance, so two exports of the
+/// same tree under different ids compare equal.
+fn without_ids(export: &str) -> Value {
+    let mut value: Value = serde_json::from_str(export).unwrap();
+    let mut names: std::collections::HashMap<String, String> = Default::default();
+    for f in value["frames"].as_array().unwrap() {
+        let id = f["id"].as_str().unwrap().to_owned();
+        let n = names.len();
+        names.entry(id).or_insert_with(|| format!("frame-{n}"));
+    }
+    let rename = |v: &mut Value, names: &std::collections::HashMap<String, String>| {
+        if let Some(id) = v.as_str() {
+            *v = Value::String(names[id].clone());
+        }
+    };
+    rename(&mut value["tree"]["focus"], &names);
+    for f in value["frames"].as_array_mut().unwrap() {
+        for key in ["id", "parent", "retry_of"] {
+            rename(&mut f[key], &names);
+        }
+    }
+    value
+}
+
+#[test]
+fn an_export_imports_back_losslessly() {
+    let first = Scratch::new(7);
+    first.flame.import_file(Actor::Cli, &shared(SESSION), None, true, None, &mut |_| {}).unwrap();
+    // A failed frame and its retry, so retry links round-trip too.
+    let tree = first.flame.status(None).unwrap();
+    let focus = tree.focus.clone();
+    let child = first.flame.push(Actor::Cli, Some(&focus), "Try it", "it works").unwrap();
+    first
+        .flame
+        .pop(
+            Actor::Cli,
+            Some(&child.id),
+            &flame_api::PopRequest {
+                status: flame_model::lifecycle::PopStatus::Failed,
+                results: None,
+                results_compacted: None,
+                artifacts: vec!["src/a.rs".into()],
+                decisions: vec!["keep it small".into()],
+                reason: Some("it did not".into()),
+            },
+        )
+        .unwrap();
+    first.flame.retry(Actor::Cli, &child.id).unwrap();
+    let exported = first.flame.export_text(tree.tree.id.as_str(), ExportFormat::Json).unwrap();
+
+    let second = Scratch::new(8);
+    let file = second.dir.path().join("export.json");
+    std::fs::write(&file, &exported).unwrap();
+    let summary =
+        second.flame.import_file(Actor::Cli, &file, None, true, None, &mut |_| {}).unwrap();
+    assert_ne!(summary.tree.id, tree.tree.id, "ids are new");
+    let again = second.flame.export_text(summary.tree.id.as_str(), ExportFormat::Json).unwrap();
+    assert_eq!(without_ids(&exported), without_ids(&again));
+
+    // A subtree exports on its own, rooted at the frame asked for.
+    let sub = tree.frames.iter().find(|f| f.frame.title == "Work item spotter-a0y.1").unwrap();
+    let part: Value = serde_json::from_str(
+        &first.flame.export_text(sub.frame.id.as_str(), ExportFormat::Json).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(part["frames"].as_array().unwrap().len(), 2);
+    assert_eq!(part["frames"][0]["parent"], Value::Null);
+    assert_eq!(part["version"], 1);
+
+    let markdown = first.flame.export_text(tree.tree.id.as_str(), ExportFormat::Markdown).unwrap();
+    assert!(
+        markdown.contains("\n#### Explore existing codebase (completed)\n"),
+        "under its segment, under the root"
+    );
+}
+
+#[test]
+fn an_opencode_database_imports_like_its_json_storage() {
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../flame-import/tests/import/fixtures/opencode");
+    let s = Scratch::new(9);
+    let from_db = s
+        .flame
+        .import_file(Actor::Cli, &fixtures.join("opencode.db"), None, true, None, &mut |_| {})
+        .unwrap();
+    let from_json = s
+        .flame
+        .import_file(
+            Actor::Cli,
+            &fixtures.join("storage"),
+            Some(ImportFormat::OpenCode),
+            true,
+            None,
+            &mut |_| {},
+        )
+        .unwrap();
+    assert_eq!((from_db.frames, from_db.messages), (4, 12));
+    let db = s.flame.export_text(from_db.tree.id.as_str(), ExportFormat::Json).unwrap();
+    let json = s.flame.export_text(from_json.tree.id.as_str(), ExportFormat::Json).unwrap();
+    assert_eq!(without_ids(&db), without_ids(&json), "both layouts give the same tree");
+    let replay = flame_api::replay_file(&fixtures.join("opencode.db"), None, None).unwrap();
+    assert_eq!(replay.calls, 5);
+    assert_eq!(replay.linear_tokens, 10_200 + 11_200 + 12_000 + 800 + 950);
+}

@@ -1,0 +1,717 @@
+//! Claude Code sessions: `<session>.jsonl` and its `<session>/subagents/agent-*.jsonl`.
+//!
+//! Each file is a *thread* of records linked by `uuid`/`parentUuid`. A thread becomes a list of
+//! messages (assistant records sharing `message.id` merged into one response, tool results as
+//! `tool` messages, compaction boundaries as notes) plus the marks segmentation needs and the
+//! model calls with their recorded usage. The session becomes the root frame, the main thread
+//! is cut into segments (`segment.rs`), and each subagent becomes a child of the segment whose
+//! `Task` call started it, with the call's description as title, its prompt as criteria and
+//! what it returned as results.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use flame_model::{NewMessage, Role, Status, Timestamp};
+use flame_tokens::Encoding;
+use serde_json::{Value, json};
+
+use crate::draft::{Draft, DraftFrame, DraftMessage, FrameKind, ModelCall, title_from};
+use crate::jsonl::for_each_record;
+use crate::segment::{self, SegmentStart};
+use crate::time::parse_rfc3339;
+use crate::{ImportError, ImportOptions, ImportReport, Progress};
+
+/// The tool that starts a subagent (renamed `Agent` in later versions; both are accepted).
+const SUBAGENT_TOOLS: [&str; 2] = ["Task", "Agent"];
+
+/// One message of a thread with what segmentation and linking need to know about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThreadMessage {
+    pub message: NewMessage,
+    pub at: Timestamp,
+    pub tokens: u64,
+    /// A new segment of the main thread begins at this message.
+    pub starts: Option<SegmentStart>,
+    /// The agent closed a work item here, with this reason (`bd close --reason`).
+    pub closes: Option<String>,
+}
+
+/// A `Task` call's result as the parent received it.
+#[derive(Debug, Clone, PartialEq)]
+struct TaskResult {
+    text: String,
+    is_error: bool,
+    at: Timestamp,
+    agent: Option<String>,
+}
+
+/// A thread read from one file.
+#[derive(Debug, Default)]
+pub struct Thread {
+    pub messages: Vec<ThreadMessage>,
+    /// `(message index, time, input tokens)` of each recorded model call.
+    pub calls: Vec<(usize, Timestamp, u64)>,
+    pub session_id: Option<String>,
+    pub cwd: Option<String>,
+    pub model: Option<String>,
+    /// Subagent calls: tool-use id → (message index, description, prompt).
+    tasks: Vec<(String, usize, String, String)>,
+    results: HashMap<String, TaskResult>,
+    /// Tool-use id → agent id, from `agent_progress` records.
+    agents: HashMap<String, String>,
+    first_at: Option<Timestamp>,
+    last_at: Timestamp,
+}
+
+/// Reads a Claude Code session (or a lone subagent transcript) into a draft tree.
+pub fn import(
+    path: &Path,
+    options: &ImportOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Draft, ImportError> {
+    let mut report = ImportReport::default();
+    let main = read_thread(path, &mut report, progress)?;
+    if main.messages.is_empty() {
+        return Err(ImportError::Empty {
+            path: path.to_owned(),
+            problems: report.problems.clone(),
+        });
+    }
+    let session = main.session_id.clone().unwrap_or_else(|| stem(path));
+    let first_request = main
+        .messages
+        .iter()
+        .find(|m| matches!(m.starts, Some(SegmentStart::Request)))
+        .or(main.messages.first())
+        .map(|m| m.message.content.clone())
+        .unwrap_or_default();
+    let start = main.first_at.unwrap_or(0);
+    let mut draft = Draft { title: title_from(&first_request), report, ..Draft::default() };
+    let mut root = DraftFrame::new(
+        None,
+        FrameKind::Session,
+        &first_request,
+        &format!(
+            "Claude Code session {session}{}: {first_request}",
+            main.cwd.as_deref().map(|c| format!(" in {c}")).unwrap_or_default()
+        ),
+        start,
+    );
+    root.criteria = root.criteria.trim().to_owned();
+    let root = draft.push_frame(root);
+
+    let segments = if options.segment {
+        segment::split(&main.messages)
+    } else {
+        vec![segment::Segment::whole(&main.messages)]
+    };
+    let subagent_dir = path.with_extension("").join("subagents");
+    let mut used_agents: Vec<String> = Vec::new();
+    let mut segment_frames: Vec<(usize, Timestamp)> = Vec::new();
+    let last_segment = segments.len() - 1;
+    for (s, seg) in segments.iter().enumerate() {
+        let frame = if options.segment {
+            let mut f = DraftFrame::new(
+                Some(root),
+                FrameKind::Segment,
+                &seg.title,
+                &seg.criteria,
+                main.messages[seg.start].at,
+            );
+            if s < last_segment {
+                f.status = Status::Completed;
+                f.results = Some(seg.results.clone());
+                f.ended_at = Some(main.messages[seg.end - 1].at);
+            }
+            draft.push_frame(f)
+        } else {
+            root
+        };
+        segment_frames.push((frame, main.messages[seg.start].at));
+        let first_message = draft.messages.len();
+        for m in &main.messages[seg.start..seg.end] {
+            draft.messages.push(DraftMessage {
+                frame,
+                message: m.message.clone(),
+                tokens: m.tokens,
+                at: m.at,
+            });
+        }
+        for &(index, at, input) in &main.calls {
+            if (seg.start..seg.end).contains(&index) {
+                draft.calls.push(ModelCall {
+                    frame,
+                    message: first_message + index - seg.start,
+                    at,
+                    input_tokens: input,
+                });
+            }
+        }
+        let parent_open = s == last_segment;
+        for (tool_use, index, description, prompt) in &main.tasks {
+            if !(seg.start..seg.end).contains(index) {
+                continue;
+            }
+            let result = main.results.get(tool_use);
+            let agent =
+                main.agents.get(tool_use).cloned().or_else(|| result.and_then(|r| r.agent.clone()));
+            let mut child = DraftFrame::new(
+                Some(frame),
+                FrameKind::Subagent,
+                description,
+                prompt,
+                main.messages[*index].at,
+            );
+            match result {
+                Some(r) if r.is_error => {
+                    child.status = Status::Failed;
+                    child.status_reason = Some(r.text.clone());
+                    child.ended_at = Some(r.at);
+                }
+                Some(r) => {
+                    child.status = Status::Completed;
+                    child.results = Some(r.text.clone());
+                    child.ended_at = Some(r.at);
+                }
+                None if parent_open => {}
+                None => {
+                    child.status = Status::Blocked;
+                    child.status_reason =
+                        Some("the transcript records no result of this subagent".to_owned());
+                }
+            }
+            let child = draft.push_frame(child);
+            if let Some(agent) = agent {
+                let file = subagent_dir.join(format!("agent-{agent}.jsonl"));
+                if file.exists() {
+                    add_thread(&mut draft, child, &file, progress)?;
+                    used_agents.push(agent);
+                } else {
+                    draft.report.problems.push(format!(
+                        "subagent {agent} (tool call {tool_use}): {} is missing; its frame has no messages",
+                        file.display()
+                    ));
+                }
+            } else {
+                draft.report.problems.push(format!(
+                    "tool call {tool_use} (\"{description}\"): no record names the subagent it started; its frame has no messages"
+                ));
+            }
+        }
+    }
+
+    // Transcripts in the subagents folder that no `Task` call named: compaction agents and any
+    // other. Each hangs under the segment that was current when it started.
+    for file in list_agent_files(&subagent_dir, &mut draft.report) {
+        let agent = stem(&file).trim_start_matches("agent-").to_owned();
+        if used_agents.contains(&agent) {
+            continue;
+        }
+        let mut scratch = ImportReport::default();
+        let thread = read_thread(&file, &mut scratch, progress)?;
+        // A compaction agent's file begins with old messages of the conversation it summarises,
+        // so it is placed by when it ended: under the segment that the compaction closed.
+        let at = if thread.last_at > 0 { thread.last_at } else { thread.first_at.unwrap_or(start) };
+        let parent = segment_frames
+            .iter()
+            .rev()
+            .find(|(_, from)| *from <= at)
+            .or(segment_frames.first())
+            .map_or(root, |(f, _)| *f);
+        let compaction = agent.starts_with("acompact");
+        let (title, criteria) = if compaction {
+            (
+                "Compaction".to_owned(),
+                "Summarise the conversation so far so that the session can continue".to_owned(),
+            )
+        } else {
+            let prompt =
+                thread.messages.first().map(|m| m.message.content.clone()).unwrap_or_default();
+            (format!("Subagent {agent}"), prompt)
+        };
+        let mut frame = DraftFrame::new(
+            Some(parent),
+            if compaction { FrameKind::Compaction } else { FrameKind::Subagent },
+            &title,
+            &criteria,
+            thread.first_at.unwrap_or(at),
+        );
+        let answer = thread
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.message.role == Role::Assistant && !m.message.content.trim().is_empty())
+            .map(|m| m.message.content.clone());
+        let parent_open = draft.frames[parent].status == Status::InProgress;
+        match answer {
+            Some(text) => {
+                frame.status = Status::Completed;
+                frame.results = Some(text);
+                frame.ended_at = thread.messages.last().map(|m| m.at);
+            }
+            None if parent_open => {}
+            None => {
+                frame.status = Status::Blocked;
+                frame.status_reason = Some("the transcript records no answer".to_owned());
+            }
+        }
+        if !compaction {
+            draft.report.problems.push(format!(
+                "{}: no Task call of the session names this subagent; imported under the segment current when it started",
+                file.display()
+            ));
+        }
+        let frame = draft.push_frame(frame);
+        merge_report(&mut draft.report, scratch);
+        push_thread(&mut draft, frame, thread);
+    }
+    draft.focus = segment_frames.last().map(|(f, _)| *f);
+    Ok(draft)
+}
+
+fn add_thread(
+    draft: &mut Draft,
+    frame: usize,
+    file: &Path,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(), ImportError> {
+    let mut report = ImportReport::default();
+    let thread = read_thread(file, &mut report, progress)?;
+    merge_report(&mut draft.report, report);
+    push_thread(draft, frame, thread);
+    Ok(())
+}
+
+fn push_thread(draft: &mut Draft, frame: usize, thread: Thread) {
+    let first = draft.messages.len();
+    for m in thread.messages {
+        draft.messages.push(DraftMessage { frame, message: m.message, tokens: m.tokens, at: m.at });
+    }
+    for (index, at, input) in thread.calls {
+        draft.calls.push(ModelCall { frame, message: first + index, at, input_tokens: input });
+    }
+}
+
+fn merge_report(into: &mut ImportReport, from: ImportReport) {
+    into.records += from.records;
+    into.merged_records += from.merged_records;
+    into.problems.extend(from.problems);
+    for (k, v) in from.skipped {
+        *into.skipped.entry(k).or_default() += v;
+    }
+}
+
+fn list_agent_files(dir: &Path, report: &mut ImportReport) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| match e {
+            Ok(e) => Some(e.path()),
+            Err(err) => {
+                report.problems.push(format!("{}: {err}", dir.display()));
+                None
+            }
+        })
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "jsonl")
+                && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("agent-"))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned())
+}
+
+/// Reads one file into a thread.
+pub fn read_thread(
+    path: &Path,
+    report: &mut ImportReport,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Thread, ImportError> {
+    let mut reader = ThreadReader::default();
+    let mut local = ImportReport::default();
+    for_each_record(path, &mut local, progress, |_, record| reader.record(&record))?;
+    local.records = reader.records;
+    local.merged_records = reader.merged;
+    local.skipped = std::mem::take(&mut reader.skipped);
+    merge_report(report, local);
+    Ok(reader.finish())
+}
+
+#[derive(Default)]
+struct ThreadReader {
+    thread: Thread,
+    records: u64,
+    merged: u64,
+    skipped: std::collections::BTreeMap<String, u64>,
+    /// `message.id` → index of the response it belongs to.
+    responses: HashMap<String, usize>,
+    /// Tool-use ids of tracker calls that start a work item, with the item.
+    pending_items: HashMap<String, (String, String)>,
+    /// `bd close` calls: tool-use id → reason.
+    pending_closes: HashMap<String, String>,
+    /// A segment start waiting for the next message.
+    next_start: Option<SegmentStart>,
+    current_item: Option<String>,
+    last_at: Timestamp,
+}
+
+impl ThreadReader {
+    fn record(&mut self, r: &Value) {
+        self.records += 1;
+        let kind = r["type"].as_str().unwrap_or("(no type)");
+        if let Some(at) = r["timestamp"].as_str().and_then(parse_rfc3339) {
+            self.last_at = at;
+            self.thread.last_at = at;
+            self.thread.first_at.get_or_insert(at);
+        }
+        if self.thread.session_id.is_none() {
+            self.thread.session_id = r["sessionId"].as_str().map(str::to_owned);
+        }
+        if self.thread.cwd.is_none() {
+            self.thread.cwd = r["cwd"].as_str().map(str::to_owned);
+        }
+        match kind {
+            "user" => self.user(r),
+            "assistant" => {
+                if self.assistant(r) {
+                    self.merged += 1;
+                }
+            }
+            "system" if r["subtype"] == "compact_boundary" => {
+                let meta = &r["compactMetadata"];
+                let detail = match (meta["trigger"].as_str(), meta["preTokens"].as_u64()) {
+                    (Some(t), Some(n)) => format!(" ({t}, {n} tokens before)"),
+                    _ => String::new(),
+                };
+                self.next_start = Some(SegmentStart::Compaction);
+                self.push(NewMessage::text(Role::Note, format!("Conversation compacted{detail}")));
+            }
+            "system" if r["subtype"] == "local_command" => {
+                let text = r["content"].as_str().unwrap_or_default();
+                self.push(NewMessage::text(Role::Note, text));
+            }
+            "system" => self.skip(format!("system:{}", r["subtype"].as_str().unwrap_or("?"))),
+            "progress" => {
+                let data = &r["data"];
+                if data["type"] == "agent_progress"
+                    && let (Some(tool), Some(agent)) =
+                        (r["parentToolUseID"].as_str(), data["agentId"].as_str())
+                {
+                    self.thread.agents.entry(tool.to_owned()).or_insert_with(|| agent.to_owned());
+                }
+                self.skip(format!("progress:{}", data["type"].as_str().unwrap_or("?")));
+            }
+            other => self.skip(other.to_owned()),
+        }
+    }
+
+    fn skip(&mut self, what: String) {
+        *self.skipped.entry(what).or_default() += 1;
+    }
+
+    fn push(&mut self, message: NewMessage) -> usize {
+        self.thread.messages.push(ThreadMessage {
+            message,
+            at: self.last_at,
+            tokens: 0,
+            starts: self.next_start.take(),
+            closes: None,
+        });
+        self.thread.messages.len() - 1
+    }
+
+    fn user(&mut self, r: &Value) {
+        let message = &r["message"];
+        let compact_summary = r["isCompactSummary"].as_bool().unwrap_or(false);
+        let meta = r["isMeta"].as_bool().unwrap_or(false);
+        let mut texts: Vec<String> = Vec::new();
+        match &message["content"] {
+            Value::String(s) => texts.push(s.clone()),
+            Value::Array(items) => {
+                for item in items {
+                    match item["type"].as_str() {
+                        Some("tool_result") => self.tool_result(r, item),
+                        Some("text") => {
+                            texts.push(item["text"].as_str().unwrap_or_default().to_owned())
+                        }
+                        Some("image") => texts.push("[image]".to_owned()),
+                        _ => texts.push(item.to_string()),
+                    }
+                }
+            }
+            _ => {}
+        }
+        if texts.is_empty() {
+            return;
+        }
+        let text = texts.join("\n\n");
+        if compact_summary {
+            // The compaction boundary before it already opened a segment.
+        } else if !meta && is_request(&text) {
+            self.next_start = Some(SegmentStart::Request);
+        }
+        self.push(NewMessage::text(Role::User, text));
+    }
+
+    fn tool_result(&mut self, r: &Value, item: &Value) {
+        let id = item["tool_use_id"].as_str().unwrap_or_default().to_owned();
+        let is_error = item["is_error"].as_bool().unwrap_or(false);
+        let text = match &item["content"] {
+            Value::String(s) => s.clone(),
+            Value::Array(parts) => parts
+                .iter()
+                .map(|p| match p["type"].as_str() {
+                    Some("text") => p["text"].as_str().unwrap_or_default().to_owned(),
+                    Some("image") => "[image]".to_owned(),
+                    _ => p.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+            Value::Null => String::new(),
+            other => other.to_string(),
+        };
+        let mut message = NewMessage::text(Role::Tool, text.clone());
+        message.tool_result = Some(json!({ "tool_use_id": id, "is_error": is_error }));
+        let index = self.push(message);
+        if self.thread.tasks.iter().any(|t| t.0 == id) {
+            let agent = r["toolUseResult"]["agentId"].as_str().map(str::to_owned);
+            self.thread
+                .results
+                .insert(id.clone(), TaskResult { text, is_error, at: self.last_at, agent });
+        }
+        if let Some((title, criteria)) = self.pending_items.remove(&id)
+            && !is_error
+        {
+            self.next_start = Some(SegmentStart::Item { title, criteria });
+        }
+        if let Some(reason) = self.pending_closes.remove(&id)
+            && !is_error
+        {
+            self.thread.messages[index].closes = Some(reason);
+        }
+    }
+
+    /// Adds an assistant record; returns whether it was merged into an earlier one.
+    fn assistant(&mut self, r: &Value) -> bool {
+        let message = &r["message"];
+        let id = message["id"].as_str().map(str::to_owned);
+        let existing = id.as_ref().and_then(|id| self.responses.get(id)).copied();
+        let index = match existing {
+            Some(i) => i,
+            None => {
+                let mut m = NewMessage::text(Role::Assistant, "");
+                m.model = message["model"].as_str().map(str::to_owned);
+                m.usage = message.get("usage").cloned();
+                let i = self.push(m);
+                if let Some(id) = &id {
+                    self.responses.insert(id.clone(), i);
+                }
+                if self.thread.model.is_none() {
+                    self.thread.model = message["model"]
+                        .as_str()
+                        .filter(|m| !m.starts_with('<'))
+                        .map(str::to_owned);
+                }
+                if let Some(input) = input_tokens(&message["usage"]) {
+                    self.thread.calls.push((i, self.last_at, input));
+                }
+                i
+            }
+        };
+        let mut calls: Vec<Value> = Vec::new();
+        let mut text = String::new();
+        if let Value::Array(items) = &message["content"] {
+            for item in items {
+                match item["type"].as_str() {
+                    Some("text") => text.push_str(item["text"].as_str().unwrap_or_default()),
+                    Some("thinking") => {
+                        let thought = item["thinking"].as_str().unwrap_or_default();
+                        if !thought.is_empty() {
+                            text.push_str(&format!("<thinking>{thought}</thinking>"));
+                        }
+                    }
+                    Some("tool_use") => {
+                        self.tool_use(item, index);
+                        calls.push(json!({ "id": item["id"], "name": item["name"], "input": item["input"] }));
+                    }
+                    _ => text.push_str(&item.to_string()),
+                }
+            }
+        } else if let Some(s) = message["content"].as_str() {
+            text.push_str(s);
+        }
+        let target = &mut self.thread.messages[index].message;
+        if !text.is_empty() {
+            if !target.content.is_empty() {
+                target.content.push_str("\n\n");
+            }
+            target.content.push_str(&text);
+        }
+        if !calls.is_empty() {
+            match &mut target.tool_calls {
+                Some(Value::Array(list)) => list.extend(calls),
+                _ => target.tool_calls = Some(Value::Array(calls)),
+            }
+        }
+        if message["usage"].is_object() {
+            target.usage = message.get("usage").cloned();
+        }
+        existing.is_some()
+    }
+
+    fn tool_use(&mut self, item: &Value, index: usize) {
+        let id = item["id"].as_str().unwrap_or_default().to_owned();
+        let name = item["name"].as_str().unwrap_or_default();
+        let input = &item["input"];
+        if SUBAGENT_TOOLS.contains(&name) {
+            let description = input["description"].as_str().unwrap_or("Subagent").to_owned();
+            let prompt = input["prompt"].as_str().unwrap_or_default().to_owned();
+            self.thread.tasks.push((id, index, description, prompt));
+        } else if name == "TodoWrite" {
+            let todos = input["todos"].as_array().cloned().unwrap_or_default();
+            let active = todos.iter().find(|t| t["status"] == "in_progress");
+            if let Some(active) = active {
+                let content = active["content"].as_str().unwrap_or_default().to_owned();
+                if self.current_item.as_deref() != Some(&content) {
+                    self.current_item = Some(content.clone());
+                    let title = active["activeForm"].as_str().unwrap_or(&content).to_owned();
+                    self.pending_items.insert(id, (title, content));
+                }
+            }
+        } else if name == "Bash" {
+            let command = input["command"].as_str().unwrap_or_default();
+            if let Some(item) = beads_started(command) {
+                if self.current_item.as_deref() != Some(&item) {
+                    self.current_item = Some(item.clone());
+                    self.pending_items.insert(
+                        id,
+                        (
+                            format!("Work item {item}"),
+                            format!("Finish work item {item} (bd issue tracker)"),
+                        ),
+                    );
+                }
+            } else if let Some(reason) = beads_closed(command) {
+                self.pending_closes.insert(id, reason);
+            }
+        }
+    }
+
+    fn finish(mut self) -> Thread {
+        let encoding =
+            self.thread.model.as_deref().map_or(Encoding::ClaudeEstimate, Encoding::for_model);
+        for m in &mut self.thread.messages {
+            m.tokens = count_message(encoding, &m.message);
+        }
+        self.thread
+    }
+}
+
+/// The tokens a message costs: its text and its tool calls as sent.
+pub fn count_message(encoding: Encoding, m: &NewMessage) -> u64 {
+    let mut tokens = flame_tokens::count(encoding, &m.content);
+    if let Some(calls) = &m.tool_calls {
+        tokens += flame_tokens::count(encoding, &calls.to_string());
+    }
+    tokens
+}
+
+/// The context a call sent: fresh input plus what was read from and written to the cache.
+fn input_tokens(usage: &Value) -> Option<u64> {
+    let field = |k: &str| usage[k].as_u64().unwrap_or(0);
+    let total = field("input_tokens")
+        + field("cache_read_input_tokens")
+        + field("cache_creation_input_tokens");
+    (total > 0).then_some(total)
+}
+
+/// Whether a user message is a person's request rather than text the tool injected (command
+/// echoes, background-task notifications, interruption markers, reminders).
+fn is_request(text: &str) -> bool {
+    let t = text.trim_start();
+    !t.is_empty()
+        && ![
+            "<task-notification>",
+            "<command-name>",
+            "<command-message>",
+            "<local-command-",
+            "<system-reminder>",
+            "<bash-",
+            "Caveat:",
+            "[Request interrupted",
+        ]
+        .iter()
+        .any(|p| t.starts_with(p))
+}
+
+/// The item a `bd update ITEM --status in_progress` command starts (beads, the issue tracker
+/// the shared sessions keep their task list in).
+fn beads_started(command: &str) -> Option<String> {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let at = words.windows(2).position(|w| w == ["bd", "update"])?;
+    let rest = &words[at + 2..];
+    let item = rest.first().filter(|w| !w.starts_with('-'))?;
+    let flag = rest.contains(&"--status=in_progress")
+        || rest.windows(2).any(|w| w == ["--status", "in_progress"]);
+    flag.then(|| (*item).to_owned())
+}
+
+/// The reason of a `bd close ITEM --reason="…"` command.
+fn beads_closed(command: &str) -> Option<String> {
+    let at = command.find("bd close ")?;
+    let rest = &command[at..];
+    let reason = rest
+        .split_once("--reason=")
+        .map(|(_, r)| r)
+        .or_else(|| rest.split_once("--reason ").map(|(_, r)| r));
+    Some(match reason {
+        Some(r) => {
+            let r = r.trim_start();
+            match r.chars().next() {
+                Some(q @ ('"' | '\'')) => r[1..].split(q).next().unwrap_or_default().to_owned(),
+                _ => r.split_whitespace().next().unwrap_or_default().to_owned(),
+            }
+        }
+        None => rest.split_whitespace().nth(2).map(|i| format!("Closed {i}")).unwrap_or_default(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_tracker_commands() {
+        assert_eq!(
+            beads_started("bd update spotter-a0y.1 --status in_progress"),
+            Some("spotter-a0y.1".into())
+        );
+        assert_eq!(beads_started("cd x && bd update a.2 --status=in_progress"), Some("a.2".into()));
+        assert_eq!(beads_started("bd update a.2 --status closed"), None);
+        assert_eq!(beads_started("bd show a.2"), None);
+        assert_eq!(
+            beads_closed("bd close a.1 --reason=\"Done: it works\""),
+            Some("Done: it works".into())
+        );
+        assert_eq!(beads_closed("bd close a.1"), Some("Closed a.1".into()));
+        assert_eq!(beads_closed("bd ready"), None);
+    }
+
+    #[test]
+    fn injected_text_is_not_a_request() {
+        assert!(is_request("continue until all are done"));
+        assert!(!is_request("<task-notification>\n<task-id>1</task-id>"));
+        assert!(!is_request("[Request interrupted by user]"));
+        assert!(!is_request("  "));
+    }
+
+    #[test]
+    fn usage_counts_cache_reads_and_writes() {
+        let usage = json!({"input_tokens": 3, "cache_creation_input_tokens": 8216, "cache_read_input_tokens": 17842, "output_tokens": 9});
+        assert_eq!(input_tokens(&usage), Some(26_061));
+        assert_eq!(input_tokens(&json!({})), None);
+    }
+}

@@ -1,0 +1,181 @@
+//! Flame's own export format (documented in `docs/export-format.md`), read back as a draft.
+
+use std::path::Path;
+
+use flame_model::{NewMessage, Role, Status, Timestamp};
+use serde::{Deserialize, Serialize};
+
+use crate::draft::{Draft, DraftFrame, DraftMessage, FrameKind};
+use crate::{ImportError, Progress};
+
+/// The value of `format` in every export.
+pub const FORMAT: &str = "flame-export";
+/// The schema version this Flame writes and reads.
+pub const VERSION: u32 = 1;
+
+/// A frame's subtree as exported.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Export {
+    pub format: String,
+    pub version: u32,
+    pub tree: ExportTree,
+    /// Parents before children; the first frame is the exported root.
+    pub frames: Vec<ExportFrame>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportTree {
+    pub title: String,
+    pub created_at: Timestamp,
+    /// The focused frame, when it is in the export.
+    pub focus: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportFrame {
+    pub id: String,
+    pub parent: Option<String>,
+    pub position: u32,
+    pub title: String,
+    pub success_criteria: String,
+    pub success_criteria_compacted: Option<String>,
+    pub status: Status,
+    pub status_reason: Option<String>,
+    pub results: Option<String>,
+    pub results_compacted: Option<String>,
+    pub artifacts: Vec<String>,
+    pub decisions: Vec<String>,
+    pub retry_of: Option<String>,
+    pub created_at: Timestamp,
+    pub started_at: Option<Timestamp>,
+    pub ended_at: Option<Timestamp>,
+    pub messages: Vec<ExportMessage>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportMessage {
+    pub role: Role,
+    pub content: String,
+    pub tool_calls: Option<serde_json::Value>,
+    pub tool_result: Option<serde_json::Value>,
+    pub model: Option<String>,
+    pub usage: Option<serde_json::Value>,
+    pub tokens: u64,
+    pub created_at: Timestamp,
+    pub interrupted: bool,
+}
+
+/// Reads an export file into a draft that recreates it: same frames, order, statuses, results
+/// and messages with their stored token counts; only the ids are new.
+pub fn read(path: &Path, progress: &mut dyn FnMut(Progress)) -> Result<Draft, ImportError> {
+    let io = |source| ImportError::Io { path: path.to_owned(), source };
+    let bytes = std::fs::read(path).map_err(io)?;
+    let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    progress(Progress {
+        file: name,
+        bytes_read: bytes.len() as u64,
+        total_bytes: bytes.len() as u64,
+    });
+    let bad = |why: String| ImportError::BadExport { path: path.to_owned(), why };
+    let export: Export = serde_json::from_slice(&bytes).map_err(|e| bad(e.to_string()))?;
+    to_draft(&export).map_err(bad)
+}
+
+/// The draft an export describes.
+pub fn to_draft(export: &Export) -> Result<Draft, String> {
+    if export.format != FORMAT {
+        return Err(format!("\"format\" is {:?}, expected {FORMAT:?}", export.format));
+    }
+    if export.version != VERSION {
+        return Err(format!("version {} is not one this Flame reads ({VERSION})", export.version));
+    }
+    let index: std::collections::HashMap<&str, usize> =
+        export.frames.iter().enumerate().map(|(i, f)| (f.id.as_str(), i)).collect();
+    if index.len() != export.frames.len() {
+        return Err("two frames share an id".to_owned());
+    }
+    let lookup = |id: &str, what: &str, before: usize| -> Result<usize, String> {
+        match index.get(id) {
+            Some(&i) if i < before || what == "retry_of" => Ok(i),
+            Some(_) => Err(format!("{what} {id} comes after the frame that names it")),
+            None => Err(format!("{what} {id} is not a frame of the export")),
+        }
+    };
+    // Frames are laid out by position among siblings at materialisation, so they are added in
+    // position order per parent.
+    let mut order: Vec<usize> = (0..export.frames.len()).collect();
+    order.sort_by_key(|&i| (depth(export, &index, i), export.frames[i].position));
+    let mut new_index = vec![0usize; export.frames.len()];
+    let mut draft = Draft { title: export.tree.title.clone(), ..Draft::default() };
+    for (n, &i) in order.iter().enumerate() {
+        new_index[i] = n;
+    }
+    for (n, &i) in order.iter().enumerate() {
+        let f = &export.frames[i];
+        let parent = match &f.parent {
+            Some(p) => Some(new_index[lookup(p, "parent", export.frames.len())?]),
+            None if n == 0 => None,
+            None => return Err(format!("frame {} has no parent but is not the first", f.id)),
+        };
+        let retry_of = match &f.retry_of {
+            Some(r) => Some(new_index[lookup(r, "retry_of", 0)?]),
+            None => None,
+        };
+        draft.frames.push(DraftFrame {
+            parent,
+            kind: FrameKind::Exported,
+            title: f.title.clone(),
+            criteria: f.success_criteria.clone(),
+            status: f.status,
+            status_reason: f.status_reason.clone(),
+            results: f.results.clone(),
+            results_compacted: f.results_compacted.clone(),
+            success_criteria_compacted: f.success_criteria_compacted.clone(),
+            artifacts: f.artifacts.clone(),
+            decisions: f.decisions.clone(),
+            retry_of,
+            created_at: f.created_at,
+            started_at: f.started_at,
+            ended_at: f.ended_at,
+        });
+    }
+    for &i in &order {
+        for m in &export.frames[i].messages {
+            draft.messages.push(DraftMessage {
+                frame: new_index[i],
+                message: NewMessage {
+                    role: m.role,
+                    content: m.content.clone(),
+                    tool_calls: m.tool_calls.clone(),
+                    tool_result: m.tool_result.clone(),
+                    model: m.model.clone(),
+                    usage: m.usage.clone(),
+                    interrupted: m.interrupted,
+                },
+                tokens: m.tokens,
+                at: m.created_at,
+            });
+        }
+    }
+    draft.focus = match &export.tree.focus {
+        Some(f) => Some(new_index[lookup(f, "focus", export.frames.len())?]),
+        None => None,
+    };
+    Ok(draft)
+}
+
+fn depth(export: &Export, index: &std::collections::HashMap<&str, usize>, mut i: usize) -> usize {
+    let mut depth = 0;
+    while let Some(p) = export.frames[i].parent.as_deref().and_then(|p| index.get(p)) {
+        depth += 1;
+        i = *p;
+        if depth > export.frames.len() {
+            break;
+        }
+    }
+    depth
+}

@@ -1,0 +1,186 @@
+//! Other tools' agent transcripts — and Flame's own export — as frame trees.
+//!
+//! Every importer reads files as streams, one record at a time, and returns a [`Draft`]: frames
+//! by index with their messages, the model calls the transcript recorded, and an
+//! [`ImportReport`] of what carried no message and what could not be read. Nothing here touches
+//! the store, a clock or randomness: ids are assigned when the caller materialises the draft with
+//! its own `IdSource`, and times come from the transcript. [`replay`] compares what an agent sent
+//! with what Flame would have sent, from a draft alone.
+
+mod claude_code;
+mod draft;
+pub mod flame_json;
+mod jsonl;
+pub mod opencode;
+pub mod replay;
+mod segment;
+mod time;
+
+use std::path::{Path, PathBuf};
+
+pub use claude_code::count_message;
+pub use draft::{
+    Draft, DraftFrame, DraftMessage, FrameKind, ImportReport, Materialised, ModelCall, title_from,
+};
+pub use segment::SegmentStart;
+pub use time::parse_rfc3339;
+
+/// A transcript format Flame can read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// A Claude Code session JSONL, with its `subagents/` folder beside it.
+    ClaudeCode,
+    /// OpenCode's storage: `opencode.db` (1.2 and later) or the JSON files under `storage/`.
+    #[serde(rename = "opencode")]
+    OpenCode,
+    /// Flame's own JSON export (`docs/export-format.md`).
+    Flame,
+}
+
+impl Format {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::ClaudeCode => "claude-code",
+            Format::OpenCode => "opencode",
+            Format::Flame => "flame",
+        }
+    }
+}
+
+/// How an import reads its source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// Cut a session's main thread into sibling frames (`segment.rs`); otherwise the root
+    /// frame holds the whole main thread.
+    pub segment: bool,
+    /// Which session of a store holding many (OpenCode); the newest top-level one if `None`.
+    pub session: Option<String>,
+}
+
+impl Default for ImportOptions {
+    fn default() -> ImportOptions {
+        ImportOptions { segment: true, session: None }
+    }
+}
+
+/// How far an import has read, reported as it goes.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Progress {
+    /// The file being read (its name).
+    pub file: String,
+    pub bytes_read: u64,
+    pub total_bytes: u64,
+}
+
+/// Why nothing could be imported. Callers branch on it: a missing file and an unknown format
+/// are the person's to fix, the rest says what was wrong with the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("cannot read {}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error(
+        "cannot tell the format of {}: {why}; name it with --format claude-code|opencode|flame",
+        path.display()
+    )]
+    UnknownFormat { path: PathBuf, why: String },
+    #[error("{} holds no message to import{}", path.display(), describe(problems))]
+    Empty { path: PathBuf, problems: Vec<String> },
+    #[error("{} is not a Flame export: {why}", path.display())]
+    BadExport { path: PathBuf, why: String },
+    #[error("{}: {why}", path.display())]
+    BadOpenCode { path: PathBuf, why: String },
+    /// An OpenCode database: its rows must be read through `flame-store` and passed to
+    /// [`opencode::from_rows`].
+    #[error("{} is an SQLite database; read it with flame_store::foreign::read_opencode_db", path.display())]
+    NeedsDatabaseReader { path: PathBuf },
+}
+
+fn describe(problems: &[String]) -> String {
+    if problems.is_empty() { String::new() } else { format!(" ({})", problems.join("; ")) }
+}
+
+/// Reads `path` in `format` (detected when `None`) into a draft tree.
+pub fn import(
+    path: &Path,
+    format: Option<Format>,
+    options: &ImportOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Draft, ImportError> {
+    let format = match format {
+        Some(f) => f,
+        None => detect(path)?,
+    };
+    match format {
+        Format::ClaudeCode => claude_code::import(path, options, progress),
+        Format::Flame => flame_json::read(path, progress),
+        Format::OpenCode => match opencode::locate(path) {
+            Some(opencode::Source::Storage { storage, session }) => {
+                let rows = opencode::read_storage(&storage, progress)?;
+                let session = options.session.clone().or(session);
+                opencode::from_rows(rows, session.as_deref(), options)
+                    .map_err(|why| ImportError::BadOpenCode { path: path.to_owned(), why })
+            }
+            Some(opencode::Source::Database(db)) => {
+                Err(ImportError::NeedsDatabaseReader { path: db })
+            }
+            None => Err(ImportError::BadOpenCode {
+                path: path.to_owned(),
+                why: "not an OpenCode data directory, storage/ folder, session file or opencode.db"
+                    .to_owned(),
+            }),
+        },
+    }
+}
+
+/// Tells the format from the file's first record: a Flame export is one JSON object with
+/// `"format": "flame-export"`; a Claude Code transcript is JSON Lines whose records carry
+/// `sessionId` or a Claude Code record `type`.
+pub fn detect(path: &Path) -> Result<Format, ImportError> {
+    use std::io::Read;
+    let io = |source| ImportError::Io { path: path.to_owned(), source };
+    if opencode::locate(path).is_some() {
+        return Ok(Format::OpenCode);
+    }
+    if path.is_dir() {
+        return Err(ImportError::UnknownFormat {
+            path: path.to_owned(),
+            why: "it is a folder, but not an OpenCode data directory; name a session file (.jsonl) or an export (.json)".to_owned(),
+        });
+    }
+    let mut head = Vec::with_capacity(64 * 1024);
+    std::fs::File::open(path).map_err(io)?.take(64 * 1024).read_to_end(&mut head).map_err(io)?;
+    let text = String::from_utf8_lossy(&head);
+    let start = text.trim_start();
+    if start.is_empty() {
+        return Err(ImportError::Empty {
+            path: path.to_owned(),
+            problems: vec!["the file is empty".to_owned()],
+        });
+    }
+    if start.starts_with('{') && start.contains("\"flame-export\"") {
+        return Ok(Format::Flame);
+    }
+    let first_line = start.lines().next().unwrap_or_default();
+    if let Ok(serde_json::Value::Object(record)) = serde_json::from_str(first_line) {
+        let kind = record.get("type").and_then(|t| t.as_str()).unwrap_or_default();
+        if record.contains_key("sessionId")
+            || [
+                "user",
+                "assistant",
+                "summary",
+                "file-history-snapshot",
+                "progress",
+                "system",
+                "queue-operation",
+            ]
+            .contains(&kind)
+        {
+            return Ok(Format::ClaudeCode);
+        }
+    }
+    Err(ImportError::UnknownFormat {
+        path: path.to_owned(),
+        why: "its first record is neither a Claude Code record nor a Flame export".to_owned(),
+    })
+}

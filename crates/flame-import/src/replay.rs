@@ -1,0 +1,208 @@
+//! What Flame would have sent, call by call, for a session another tool recorded.
+//!
+//! For every model call in the transcript, the *linear* figure is what the agent actually sent:
+//! the recorded input tokens including cache reads and cache writes. The *Flame* figure is the
+//! context `flame_context::assemble` builds for the frame the call belongs to, from the tree as
+//! it stood at that moment — frames not yet created are absent, frames not yet finished are
+//! in progress with no results — with the frame's own messages up to the call, plus the
+//! thread's *fixed overhead*: the tool's system prompt and tool definitions, which the
+//! transcript does not contain. The overhead is estimated per thread (the main thread, each
+//! subagent) as the first call's recorded input minus the counted messages before it, and is
+//! added to Flame's side in full, although Flame's own preamble is already counted there: the
+//! comparison leans against Flame, not for it.
+//!
+//! The budget is set so large that nothing is left out: the figures compare contexts that carry
+//! everything Flame would show, not contexts trimmed to fit. Compaction calls (a model call that
+//! summarises the conversation) are listed apart and left out of the totals: their recorded
+//! input is the whole conversation, which Flame would not send to anything.
+
+use std::collections::HashMap;
+
+use flame_context::{Budget, ContextInput};
+use flame_model::{FrameId, IdSource, Message, MessageId, Status};
+use flame_tokens::Encoding;
+use serde::Serialize;
+
+use crate::draft::{Draft, FrameKind};
+
+/// One model call compared.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CallRow {
+    /// Index of the frame in the draft.
+    pub frame: usize,
+    pub frame_title: String,
+    pub kind: FrameKind,
+    pub at: i64,
+    /// What the agent sent (recorded).
+    pub linear_tokens: u64,
+    /// What Flame would send: the assembled context plus the thread's fixed overhead.
+    pub flame_tokens: u64,
+    /// The fixed overhead included in `flame_tokens`.
+    pub overhead_tokens: u64,
+}
+
+/// The whole comparison.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Replay {
+    /// How many calls are compared (compaction calls excluded).
+    pub calls: u64,
+    pub linear_tokens: u64,
+    pub flame_tokens: u64,
+    pub peak_linear: u64,
+    pub peak_flame: u64,
+    /// Percentiles (10, 25, 50, 75, 90, 100) of Flame's context as a share of the linear one.
+    pub ratio_percentiles: Vec<(u32, f64)>,
+    pub compaction_calls: u64,
+    pub compaction_linear_tokens: u64,
+    /// The tokens of every subagent's own transcript, and of the results they handed back.
+    pub subagent_transcript_tokens: u64,
+    pub subagent_result_tokens: u64,
+    pub per_call: Vec<CallRow>,
+}
+
+/// Compares every recorded call of `draft`.
+pub fn replay(draft: &Draft) -> Result<Replay, String> {
+    let tree = draft.materialise(&mut IdSource::seeded(0))?;
+    let frames = &tree.frames;
+    let encoding = draft
+        .messages
+        .iter()
+        .find_map(|m| m.message.model.as_deref().filter(|m| !m.starts_with('<')))
+        .map_or(Encoding::ClaudeEstimate, Encoding::for_model);
+    let log_paths: HashMap<FrameId, String> =
+        frames.iter().map(|f| (f.id.clone(), f.log_relative_path())).collect();
+    // The messages of each frame, as store rows, with their index in the draft.
+    let mut by_frame: Vec<Vec<(usize, Message)>> = vec![Vec::new(); frames.len()];
+    for (i, m) in draft.messages.iter().enumerate() {
+        by_frame[m.frame].push((
+            i,
+            Message {
+                id: MessageId(i as i64 + 1),
+                frame: frames[m.frame].id.clone(),
+                role: m.message.role,
+                content: m.message.content.clone(),
+                tool_calls: m.message.tool_calls.clone(),
+                tool_result: m.message.tool_result.clone(),
+                tokens: m.tokens,
+                model: m.message.model.clone(),
+                usage: m.message.usage.clone(),
+                created_at: m.at,
+                interrupted: m.message.interrupted,
+            },
+        ));
+    }
+    let children: Vec<Vec<usize>> = {
+        let mut c = vec![Vec::new(); frames.len()];
+        for (i, d) in draft.frames.iter().enumerate() {
+            if let Some(p) = d.parent {
+                c[p].push(i);
+            }
+        }
+        c
+    };
+    // The main thread's segments share one overhead; each other frame is its own thread.
+    let thread_of = |frame: usize| match draft.frames[frame].kind {
+        FrameKind::Segment | FrameKind::Session => 0,
+        _ => frame,
+    };
+    let mut overhead: HashMap<usize, u64> = HashMap::new();
+    let budget = Budget { context_window: u64::MAX / 4, reply_reserve: 0, tool_schemas: 0 };
+    let linear_message_tokens: u64 = draft.messages.iter().map(|m| m.tokens).sum();
+    let mut rows = Vec::new();
+    let (mut compaction_calls, mut compaction_linear) = (0, 0);
+    for call in &draft.calls {
+        if draft.frames[call.frame].kind == FrameKind::Compaction {
+            compaction_calls += 1;
+            compaction_linear += call.input_tokens;
+            continue;
+        }
+        let before: Vec<Message> = by_frame[call.frame]
+            .iter()
+            .filter(|(i, _)| *i < call.message)
+            .map(|(_, m)| m.clone())
+            .collect();
+        let counted: u64 = before.iter().map(|m| m.tokens).sum();
+        let fixed = *overhead
+            .entry(thread_of(call.frame))
+            .or_insert_with(|| call.input_tokens.saturating_sub(counted));
+        // The path to the focus and every child of each frame on it, as they stood at the call.
+        let mut path = vec![call.frame];
+        while let Some(p) = draft.frames[*path.last().expect("non-empty")].parent {
+            path.push(p);
+        }
+        let mut visible: Vec<usize> = path.clone();
+        for &p in &path {
+            visible.extend(children[p].iter().copied().filter(|c| !path.contains(c)));
+        }
+        let snapshot: Vec<_> = visible
+            .into_iter()
+            .filter(|&i| draft.frames[i].created_at <= call.at || path.contains(&i))
+            .map(|i| {
+                let mut f = frames[i].clone();
+                let ended = draft.frames[i].ended_at.is_some_and(|e| e <= call.at);
+                if path.contains(&i) || (!ended && f.status != Status::Planned) {
+                    f.status = Status::InProgress;
+                    f.results = None;
+                    f.results_compacted = None;
+                    f.status_reason = None;
+                    f.ended_at = None;
+                }
+                f
+            })
+            .collect();
+        let input = ContextInput {
+            focus: &frames[call.frame].id,
+            frames: &snapshot,
+            messages: &before,
+            encoding,
+            budget,
+            log_paths: &log_paths,
+            linear_message_tokens,
+        };
+        let doc = flame_context::assemble(&input).map_err(|e| e.to_string())?;
+        rows.push(CallRow {
+            frame: call.frame,
+            frame_title: draft.frames[call.frame].title.clone(),
+            kind: draft.frames[call.frame].kind,
+            at: call.at,
+            linear_tokens: call.input_tokens,
+            flame_tokens: doc.report.total_tokens + fixed,
+            overhead_tokens: fixed,
+        });
+    }
+    let mut ratios: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.linear_tokens > 0)
+        .map(|r| r.flame_tokens as f64 / r.linear_tokens as f64)
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let percentile = |p: u32| -> f64 {
+        if ratios.is_empty() {
+            return 0.0;
+        }
+        let at = ((ratios.len() - 1) as f64 * f64::from(p) / 100.0).round() as usize;
+        ratios[at]
+    };
+    let subagents = draft.frames.iter().enumerate().filter(|(_, f)| f.kind == FrameKind::Subagent);
+    let (mut transcript, mut results) = (0, 0);
+    for (i, f) in subagents {
+        transcript += by_frame[i].iter().map(|(_, m)| m.tokens).sum::<u64>();
+        results += f.results.as_deref().map_or(0, |r| flame_tokens::count(encoding, r));
+    }
+    Ok(Replay {
+        calls: rows.len() as u64,
+        linear_tokens: rows.iter().map(|r| r.linear_tokens).sum(),
+        flame_tokens: rows.iter().map(|r| r.flame_tokens).sum(),
+        peak_linear: rows.iter().map(|r| r.linear_tokens).max().unwrap_or(0),
+        peak_flame: rows.iter().map(|r| r.flame_tokens).max().unwrap_or(0),
+        ratio_percentiles: [10, 25, 50, 75, 90, 100]
+            .into_iter()
+            .map(|p| (p, percentile(p)))
+            .collect(),
+        compaction_calls,
+        compaction_linear_tokens: compaction_linear,
+        subagent_transcript_tokens: transcript,
+        subagent_result_tokens: results,
+        per_call: rows,
+    })
+}

@@ -1,0 +1,217 @@
+//! Cutting a session's main thread into sibling frames where the work changes.
+//!
+//! A new segment begins at:
+//! - a person's new request (a user message that the tool did not inject);
+//! - a compaction boundary (the note and the summary after it open the new segment, titled
+//!   after the work it continues);
+//! - a work item the agent starts on its task list: a `TodoWrite` call that puts a different
+//!   item `in_progress`, or `bd update ITEM --status in_progress` (the tracker the shared
+//!   sessions use). The segment begins after that call's result, so the bookkeeping of choosing
+//!   the item stays with the work before it.
+//!
+//! A request or item that arrives before the current segment has any assistant message does not
+//! cut (the segment would be empty of work); it renames the segment instead when it is an item.
+//! Every segment but the last is `completed`; its results are the reason the agent gave when it
+//! closed its item (`bd close --reason`), or else the agent's last text in the segment.
+
+use flame_model::Role;
+
+use crate::claude_code::ThreadMessage;
+use crate::draft::title_from;
+
+/// Why a segment begins where it does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SegmentStart {
+    Request,
+    Compaction,
+    Item { title: String, criteria: String },
+}
+
+/// A stretch of the main thread: messages `start..end`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segment {
+    pub start: usize,
+    pub end: usize,
+    pub title: String,
+    pub criteria: String,
+    pub results: String,
+}
+
+impl Segment {
+    /// The whole thread as one segment, for imports that do not segment.
+    pub fn whole(messages: &[ThreadMessage]) -> Segment {
+        let mut s = Segment {
+            start: 0,
+            end: messages.len(),
+            title: String::new(),
+            criteria: String::new(),
+            results: String::new(),
+        };
+        s.results = results_of(messages);
+        s
+    }
+}
+
+/// Cuts `messages` (non-empty) into segments that cover it in order.
+pub fn split(messages: &[ThreadMessage]) -> Vec<Segment> {
+    let mut segments: Vec<Segment> = Vec::new();
+    let opening = |m: &ThreadMessage, previous: Option<&Segment>| -> (String, String) {
+        match &m.starts {
+            Some(SegmentStart::Item { title, criteria }) => (title_from(title), criteria.clone()),
+            Some(SegmentStart::Compaction) => match previous {
+                Some(p) => (
+                    title_from(&format!(
+                        "{} (after compaction)",
+                        p.title.trim_end_matches(" (after compaction)")
+                    )),
+                    p.criteria.clone(),
+                ),
+                None => ("Continued after compaction".to_owned(), m.message.content.clone()),
+            },
+            _ => (title_from(&m.message.content), m.message.content.clone()),
+        }
+    };
+    let (title, criteria) = opening(&messages[0], None);
+    segments.push(Segment { start: 0, end: 0, title, criteria, results: String::new() });
+    let mut has_work = false;
+    for (i, m) in messages.iter().enumerate() {
+        if let Some(start) = &m.starts
+            && i > 0
+        {
+            if has_work || matches!(start, SegmentStart::Compaction) {
+                let last = segments.last_mut().expect("one segment at least");
+                last.end = i;
+                let (title, criteria) = opening(m, segments.last());
+                segments.push(Segment {
+                    start: i,
+                    end: i,
+                    title,
+                    criteria,
+                    results: String::new(),
+                });
+                has_work = false;
+            } else if let SegmentStart::Item { title, criteria } = start {
+                let last = segments.last_mut().expect("one segment at least");
+                last.title = title_from(title);
+                last.criteria = criteria.clone();
+            }
+        }
+        if m.message.role == Role::Assistant {
+            has_work = true;
+        }
+    }
+    segments.last_mut().expect("one segment at least").end = messages.len();
+    for s in &mut segments {
+        s.results = results_of(&messages[s.start..s.end]);
+    }
+    segments
+}
+
+fn results_of(messages: &[ThreadMessage]) -> String {
+    if let Some(reason) =
+        messages.iter().rev().find_map(|m| m.closes.clone()).filter(|r| !r.trim().is_empty())
+    {
+        return reason;
+    }
+    messages
+        .iter()
+        .rev()
+        .filter(|m| m.message.role == Role::Assistant)
+        .map(|m| strip_thinking(&m.message.content))
+        .find(|t| !t.trim().is_empty())
+        .unwrap_or_else(|| "(the transcript records no answer in this part)".to_owned())
+}
+
+fn strip_thinking(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(open) = rest.find("<thinking>") {
+        out.push_str(&rest[..open]);
+        match rest[open..].find("</thinking>") {
+            Some(close) => rest = &rest[open + close + "</thinking>".len()..],
+            None => {
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out.trim().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use flame_model::NewMessage;
+
+    use super::*;
+
+    fn m(role: Role, text: &str, starts: Option<SegmentStart>) -> ThreadMessage {
+        ThreadMessage {
+            message: NewMessage::text(role, text),
+            at: 0,
+            tokens: 1,
+            starts,
+            closes: None,
+        }
+    }
+
+    fn item(title: &str) -> Option<SegmentStart> {
+        Some(SegmentStart::Item { title: title.into(), criteria: format!("do {title}") })
+    }
+
+    #[test]
+    fn cuts_at_requests_items_and_compactions() {
+        let messages = vec![
+            m(Role::User, "Build the thing", Some(SegmentStart::Request)),
+            m(Role::Assistant, "<thinking>hm</thinking>Picking the first item", None),
+            m(Role::Tool, "ok", None),
+            m(Role::Assistant, "working on A", None),
+            m(Role::Tool, "A done", item("B")),
+            m(Role::Assistant, "B finished", None),
+            m(Role::Note, "Conversation compacted", Some(SegmentStart::Compaction)),
+            m(Role::User, "summary", None),
+            m(Role::Assistant, "still B", None),
+            m(Role::User, "now C", Some(SegmentStart::Request)),
+            m(Role::Assistant, "C", None),
+        ];
+        let segments = split(&messages);
+        let spans: Vec<_> = segments.iter().map(|s| (s.start, s.end, s.title.as_str())).collect();
+        assert_eq!(
+            spans,
+            [
+                (0, 4, "Build the thing"),
+                (4, 6, "B"),
+                (6, 9, "B (after compaction)"),
+                (9, 11, "now C")
+            ]
+        );
+        assert_eq!(segments[0].results, "working on A");
+        assert_eq!(segments[2].criteria, "do B");
+    }
+
+    #[test]
+    fn an_item_chosen_before_any_work_renames_the_segment() {
+        let messages = vec![
+            m(Role::User, "Go", Some(SegmentStart::Request)),
+            m(Role::User, "and hurry", Some(SegmentStart::Request)),
+            m(Role::Tool, "chosen", item("A")),
+            m(Role::Assistant, "doing A", None),
+        ];
+        let segments = split(&messages);
+        assert_eq!(segments.len(), 1);
+        assert_eq!(segments[0].title, "A");
+    }
+
+    #[test]
+    fn a_close_reason_is_the_results() {
+        let mut close = m(Role::Tool, "closed", None);
+        close.closes = Some("A works".into());
+        let messages = vec![
+            m(Role::User, "Go", Some(SegmentStart::Request)),
+            m(Role::Assistant, "doing A", None),
+            close,
+            m(Role::Assistant, "committing", None),
+            m(Role::User, "next", Some(SegmentStart::Request)),
+        ];
+        assert_eq!(split(&messages)[0].results, "A works");
+    }
+}

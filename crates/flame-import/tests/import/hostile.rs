@@ -1,0 +1,108 @@
+//! Files that are damaged in the ways real files are: each problem is reported by line and
+//! the rest is imported.
+
+use std::path::Path;
+
+use flame_import::{ImportError, ImportOptions, import};
+use flame_model::Role;
+
+const USER: &str = r#"{"type":"user","sessionId":"s1","timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"Fix the parser"}}"#;
+const ASSISTANT: &str = r#"{"type":"assistant","sessionId":"s1","timestamp":"2026-01-01T00:00:01Z","message":{"id":"m1","model":"claude-opus-4-6","role":"assistant","content":[{"type":"text","text":"Done."}],"usage":{"input_tokens":10,"cache_read_input_tokens":100}}}"#;
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+fn read(path: &Path) -> Result<flame_import::Draft, ImportError> {
+    import(path, None, &ImportOptions::default(), &mut |_| {})
+}
+
+#[test]
+fn a_truncated_last_line_is_reported_and_the_rest_imported() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!("{USER}\n{ASSISTANT}\n{}", &ASSISTANT[..60]);
+    let draft = read(&write(dir.path(), "s.jsonl", text.as_bytes())).unwrap();
+    assert_eq!(draft.messages.len(), 2);
+    assert_eq!(draft.report.problems.len(), 1);
+    assert!(draft.report.problems[0].contains("line 3: truncated"), "{:?}", draft.report.problems);
+}
+
+#[test]
+fn bad_utf8_is_reported_by_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = format!("{USER}\n").into_bytes();
+    bytes.extend_from_slice(b"{\"type\":\"user\",\"message\":{\"content\":\"caf\xe9\"}}\n");
+    bytes.extend_from_slice(format!("{ASSISTANT}\n").as_bytes());
+    let draft = read(&write(dir.path(), "s.jsonl", &bytes)).unwrap();
+    assert_eq!(
+        draft.messages.iter().map(|m| m.message.role).collect::<Vec<_>>(),
+        [Role::User, Role::Assistant]
+    );
+    assert!(
+        draft.report.problems[0].contains("s.jsonl line 2: not UTF-8"),
+        "{:?}",
+        draft.report.problems
+    );
+}
+
+#[test]
+fn an_empty_file_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = read(&write(dir.path(), "s.jsonl", b"")).unwrap_err();
+    assert!(matches!(err, ImportError::Empty { .. }), "{err}");
+    assert!(err.to_string().contains("holds no message"), "{err}");
+    let err = import(
+        &write(dir.path(), "t.jsonl", b"\n\n"),
+        Some(flame_import::Format::ClaudeCode),
+        &ImportOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(matches!(err, ImportError::Empty { .. }), "{err}");
+}
+
+#[test]
+fn an_empty_subagent_file_is_reported_and_its_frame_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let task = r#"{"type":"assistant","sessionId":"s1","timestamp":"2026-01-01T00:00:02Z","message":{"id":"m2","model":"claude-opus-4-6","role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Task","input":{"description":"Look around","prompt":"Read the code"}}],"usage":{"input_tokens":12}}}"#;
+    let result = r#"{"type":"user","sessionId":"s1","timestamp":"2026-01-01T00:00:09Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"It is small."}]}]},"toolUseResult":{"status":"completed","agentId":"abc"}}"#;
+    let text = format!("{USER}\n{ASSISTANT}\n{task}\n{result}\n");
+    let session = write(dir.path(), "s.jsonl", text.as_bytes());
+    std::fs::create_dir_all(dir.path().join("s/subagents")).unwrap();
+    write(&dir.path().join("s/subagents"), "agent-abc.jsonl", b"");
+    let draft = read(&session).unwrap();
+    let sub = draft.frames.iter().find(|f| f.title == "Look around").unwrap();
+    assert_eq!(sub.results.as_deref(), Some("It is small."));
+    assert_eq!(draft.report.problems, ["agent-abc.jsonl: the file is empty"]);
+}
+
+#[test]
+fn an_unknown_file_is_refused_with_the_way_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = read(&write(dir.path(), "x.txt", b"hello\n")).unwrap_err();
+    assert!(err.to_string().contains("--format"), "{err}");
+    let err = read(&dir.path().join("missing.jsonl")).unwrap_err();
+    assert!(matches!(err, ImportError::Io { .. }), "{err}");
+}
+
+#[test]
+fn todo_list_items_cut_the_main_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let todo = |id: &str, item: &str, t: u32| {
+        format!(
+            r#"{{"type":"assistant","sessionId":"s1","timestamp":"2026-01-01T00:01:{t:02}Z","message":{{"id":"{id}","role":"assistant","content":[{{"type":"tool_use","id":"tu-{id}","name":"TodoWrite","input":{{"todos":[{{"content":"{item}","activeForm":"Doing {item}","status":"in_progress"}}]}}}}]}}}}
+{{"type":"user","sessionId":"s1","timestamp":"2026-01-01T00:01:{t:02}Z","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"tu-{id}","content":"ok"}}]}}}}
+{{"type":"assistant","sessionId":"s1","timestamp":"2026-01-01T00:01:{:02}Z","message":{{"id":"{id}x","role":"assistant","content":[{{"type":"text","text":"Worked on {item}"}}]}}}}"#,
+            t + 1
+        )
+    };
+    let text = format!("{USER}\n{}\n{}\n", todo("a", "parse", 1), todo("b", "test", 5));
+    let draft = read(&write(dir.path(), "s.jsonl", text.as_bytes())).unwrap();
+    let titles: Vec<_> = draft.frames.iter().skip(1).map(|f| f.title.as_str()).collect();
+    // The request's segment keeps the choice of the first item; each item's work is its own.
+    assert_eq!(titles, ["Fix the parser", "Doing parse", "Doing test"]);
+    assert_eq!(draft.frames[2].results.as_deref(), Some("Worked on parse"));
+    assert_eq!(draft.frames[2].criteria, "parse");
+}

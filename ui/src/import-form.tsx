@@ -1,0 +1,123 @@
+// File → Import: a path, the backend's progress while it reads, and what it imported. A native
+// file dialog would need a new Tauri plugin; a typed path works everywhere and is what scripts
+// and the e2e tests use too.
+
+import { useEffect, useRef, useState } from "preact/hooks";
+
+import type { ApiError, ImportProgress, ImportSummary } from "./bindings";
+
+type Phase =
+  | { state: "editing"; error: ApiError | null }
+  | { state: "reading"; progress: ImportProgress | null }
+  | { state: "done"; summary: ImportSummary };
+
+export function ImportForm({
+  onImport,
+  onClose,
+}: {
+  onImport: (
+    path: string,
+    onProgress: (progress: ImportProgress) => void,
+  ) => Promise<{ status: "ok"; data: ImportSummary } | { status: "error"; error: ApiError }>;
+  onClose: () => void;
+}) {
+  const [path, setPath] = useState("");
+  const [phase, setPhase] = useState<Phase>({ state: "editing", error: null });
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => input.current?.focus(), []);
+
+  const submit = async () => {
+    setPhase({ state: "reading", progress: null });
+    const answer = await onImport(path, (progress) => setPhase({ state: "reading", progress }));
+    setPhase(
+      answer.status === "ok"
+        ? { state: "done", summary: answer.data }
+        : { state: "editing", error: answer.error },
+    );
+  };
+
+  return (
+    <div class="dialog-backdrop" onKeyDown={(e) => e.key === "Escape" && onClose()}>
+      <form
+        class="dialog"
+        role="dialog"
+        aria-label="Import a session"
+        data-testid="import-form"
+        onSubmit={(event) => {
+          event.preventDefault();
+          if (phase.state === "done") onClose();
+          else void submit();
+        }}
+      >
+        <h2>Import a session</h2>
+        <label>
+          A Claude Code session (.jsonl), an OpenCode data folder or opencode.db, or a Flame export
+          (.json)
+          <input
+            ref={input}
+            name="path"
+            value={path}
+            disabled={phase.state !== "editing"}
+            onInput={(e) => setPath(e.currentTarget.value)}
+            placeholder="~/.claude/projects/…/session.jsonl"
+          />
+        </label>
+        {phase.state === "reading" && (
+          <p class="import-progress" role="status" data-testid="import-progress">
+            {phase.progress === null
+              ? "Reading…"
+              : `Reading ${phase.progress.file}: ${percent(phase.progress)}%`}
+          </p>
+        )}
+        {phase.state === "editing" && phase.error !== null && (
+          <p class="dialog-error" role="alert" data-code={phase.error.code}>
+            {phase.error.message}
+          </p>
+        )}
+        {phase.state === "done" && <Summary summary={phase.summary} />}
+        <div class="dialog-buttons">
+          {phase.state !== "done" && (
+            <button type="button" onClick={onClose}>
+              Cancel
+            </button>
+          )}
+          <button
+            type="submit"
+            class="primary"
+            disabled={phase.state === "reading" || (phase.state === "editing" && path.trim() === "")}
+          >
+            {phase.state === "done" ? "Close" : "Import"}
+          </button>
+        </div>
+      </form>
+    </div>
+  );
+}
+
+function percent(progress: ImportProgress): number {
+  if (progress.total_bytes === 0) return 100;
+  return Math.floor((progress.bytes_read * 100) / progress.total_bytes);
+}
+
+function Summary({ summary }: { summary: ImportSummary }) {
+  return (
+    <div class="import-summary" role="status" data-testid="import-summary">
+      <p>
+        Imported “{summary.tree.title}”: {summary.frames} frames, {summary.messages} messages.
+      </p>
+      {summary.problems.length > 0 && (
+        <details>
+          <summary>
+            {summary.problems.length} part{summary.problems.length === 1 ? "" : "s"} could not be
+            read; the rest was imported
+          </summary>
+          <ul>
+            {summary.problems.map((p) => (
+              <li key={p}>{p}</li>
+            ))}
+          </ul>
+        </details>
+      )}
+    </div>
+  );
+}
