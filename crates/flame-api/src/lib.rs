@@ -32,6 +32,12 @@ pub use import::{
     ExportFormat, ImportFormat, ImportProgress, ImportSummary, SkippedRecords, replay_file,
 };
 
+/// Builds the token encodings now (about a third of a second), so that no request pays for
+/// them; the app calls it from a background thread at start.
+pub fn warm_up_tokens() {
+    flame_tokens::warm_up();
+}
+
 /// The database schema this Flame writes.
 pub const SCHEMA_VERSION: u32 = flame_store::LATEST_SCHEMA_VERSION;
 
