@@ -33,6 +33,18 @@ pub fn frame_detail(startup: State<'_, Startup>, id: FrameId) -> Result<FrameEnt
     startup.flame()?.frame(&id)
 }
 
+/// Merges `text` into section `section` of an in-progress frame's partial results.
+#[tauri::command]
+#[specta::specta]
+pub fn update_results(
+    startup: State<'_, Startup>,
+    id: FrameId,
+    section: String,
+    text: String,
+) -> Result<Frame, ApiError> {
+    startup.flame()?.update_results(Actor::Person, &id, &section, &text)
+}
+
 /// A frame's messages, oldest first.
 #[tauri::command]
 #[specta::specta]

@@ -39,7 +39,8 @@ pub fn run() {
     }
 
     // Counting a message's tokens needs the encodings, built once; build them off the UI thread.
-    let _ = std::thread::Builder::new().name("flame-tokens".into()).spawn(flame_api::warm_up_tokens);
+    let _ =
+        std::thread::Builder::new().name("flame-tokens".into()).spawn(flame_api::warm_up_tokens);
     let startup = Startup::open(data_dir);
     if let Err(err) = startup.flame() {
         tracing::error!(code = ?err.code, "Flame could not start: {}", err.message);

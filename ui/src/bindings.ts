@@ -15,6 +15,8 @@ export const commands = {
 	frameDetail: (id: FrameId) => typedError<FrameEntry_Serialize, ApiError>(__TAURI_INVOKE("frame_detail", { id })),
 	/**  A frame's messages, oldest first. */
 	frameMessages: (id: FrameId) => typedError<Message_Serialize[], ApiError>(__TAURI_INVOKE("frame_messages", { id })),
+	/**  Merges `text` into section `section` of an in-progress frame's partial results. */
+	updateResults: (id: FrameId, section: string, text: string) => typedError<Frame_Serialize, ApiError>(__TAURI_INVOKE("update_results", { id, section, text })),
 	/**
 	 *  Exactly what the model receives in frame `id` (null: the focused frame) under `budget` (null:
 	 *  the default), with the account of every section: the context inspector's data.

@@ -235,6 +235,10 @@ fn render_event(out: &mut String, event: &Event, messages: &[Message]) {
             let _ = write!(out, "\n## {when} · invalidated by {by}\n\n");
             field(out, "Reason", &d["reason"]);
         }
+        EventKind::ResultsUpdated => {
+            let _ = write!(out, "\n## {when} · results updated by {by}\n\n");
+            section(out, str_of(&d["section"]), &d["text"]);
+        }
         EventKind::Imported => {
             let _ = write!(out, "\n## {when} · imported by {by}\n\n");
             field(out, "Title", &d["title"]);

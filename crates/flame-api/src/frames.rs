@@ -323,6 +323,17 @@ impl Flame {
         self.write(actor, |store, change, _| store.finish_reply(change, id, reply, tokens))
     }
 
+    /// Merges `text` into section `section` of an in-progress frame's partial results.
+    pub fn update_results(
+        &self,
+        actor: Actor,
+        id: &FrameId,
+        section: &str,
+        text: &str,
+    ) -> Result<Frame, ApiError> {
+        self.write(actor, |store, change, _| store.update_results(change, id, section, text))
+    }
+
     /// Sets a frame's compacted success criteria.
     pub fn set_criteria_compacted(
         &self,

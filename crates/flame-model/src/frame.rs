@@ -224,10 +224,12 @@ pub enum EventKind {
     MessageAdded,
     /// The frame and its messages were imported in bulk (from another tool's transcript).
     Imported,
+    /// A section of an in-progress frame's partial results was written.
+    ResultsUpdated,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 14] = [
+    pub const ALL: [EventKind; 15] = [
         EventKind::TreeCreated,
         EventKind::Pushed,
         EventKind::Planned,
@@ -242,6 +244,7 @@ impl EventKind {
         EventKind::Focused,
         EventKind::MessageAdded,
         EventKind::Imported,
+        EventKind::ResultsUpdated,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -260,6 +263,7 @@ impl EventKind {
             EventKind::Focused => "focused",
             EventKind::MessageAdded => "message_added",
             EventKind::Imported => "imported",
+            EventKind::ResultsUpdated => "results_updated",
         }
     }
 

@@ -201,6 +201,52 @@ pub fn check_identity(title: &str, criteria: &str) -> Result<(), FrameError> {
     Ok(())
 }
 
+/// Merges `text` into the section `section` of a frame's partial results, which are Markdown
+/// with `## Section` headings: the section's body is replaced if it exists (names compared
+/// without case or surrounding space), else the section is added at the end. Everything else is
+/// kept as it was, so an update never regenerates what other sections say.
+pub fn merge_section(
+    results: Option<&str>,
+    section: &str,
+    text: &str,
+) -> Result<String, FrameError> {
+    let name = section.trim();
+    if name.is_empty() || name.contains('\n') {
+        return Err(FrameError::Invalid("a results section needs a one-line name".to_owned()));
+    }
+    let body = text.trim();
+    let existing = results.unwrap_or_default();
+    let heading = |line: &str| line.strip_prefix("## ").map(|h| h.trim().to_lowercase());
+    let mut out: Vec<String> = Vec::new();
+    let mut replaced = false;
+    let mut skipping = false;
+    for line in existing.lines() {
+        if let Some(h) = heading(line) {
+            skipping = false;
+            if h == name.to_lowercase() && !replaced {
+                out.push(format!("## {name}"));
+                out.push(String::new());
+                out.push(body.to_owned());
+                out.push(String::new());
+                replaced = true;
+                skipping = true;
+                continue;
+            }
+        }
+        if !skipping {
+            out.push(line.to_owned());
+        }
+    }
+    let mut merged = out.join("\n").trim_end().to_owned();
+    if !replaced {
+        if !merged.is_empty() {
+            merged.push_str("\n\n");
+        }
+        merged.push_str(&format!("## {name}\n\n{body}"));
+    }
+    Ok(merged)
+}
+
 /// Which descendants an invalidation reaches: those still open.
 pub fn invalidation_reaches(status: Status) -> bool {
     matches!(status, Status::Planned | Status::InProgress | Status::Blocked)
@@ -258,6 +304,20 @@ mod tests {
             err.to_string(),
             "cannot pop f0000000000 \"Auth\": it is planned; pop is allowed only for in_progress frames (start it first)"
         );
+    }
+
+    #[test]
+    fn sections_are_merged_never_regenerated() {
+        let first = merge_section(None, "Done", "login").unwrap();
+        assert_eq!(first, "## Done\n\nlogin");
+        let second = merge_section(Some(&first), "Open questions", "refresh tokens?").unwrap();
+        assert_eq!(second, "## Done\n\nlogin\n\n## Open questions\n\nrefresh tokens?");
+        let third = merge_section(Some(&second), " done ", "login, logout").unwrap();
+        assert_eq!(third, "## done\n\nlogin, logout\n\n## Open questions\n\nrefresh tokens?");
+        let with_preface =
+            merge_section(Some("Notes first.\n\n## Done\n\nx"), "Done", "y").unwrap();
+        assert_eq!(with_preface, "Notes first.\n\n## Done\n\ny");
+        assert!(merge_section(None, " ", "x").is_err());
     }
 
     #[test]

@@ -512,6 +512,33 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Merges `text` into section `section` of an in-progress frame's partial results.
+    pub fn update_results(
+        &mut self,
+        change: Change,
+        id: &FrameId,
+        section: &str,
+        text: &str,
+    ) -> Result<Frame, StoreError> {
+        self.write(change, |w| {
+            let frame = w.frame(id)?;
+            if frame.status != Status::InProgress {
+                return Err(FrameError::Refused {
+                    op: "update the results of",
+                    frame: frame.id.clone(),
+                    title: frame.title.clone(),
+                    status: frame.status,
+                    allowed: "partial results are written only while a frame is in_progress; a finished frame's results are set when it is popped".to_owned(),
+                }
+                .into());
+            }
+            let merged = lifecycle::merge_section(frame.results.as_deref(), section, text)?;
+            w.tx.prepare_cached("UPDATE frames SET results = ?2 WHERE id = ?1")?.execute(params![id.as_str(), merged])?;
+            w.event(&frame.tree, id, EventKind::ResultsUpdated, json!({ "section": section.trim(), "text": text.trim() }))?;
+            w.frame(id)
+        })
+    }
+
     /// Sets a frame's compacted success criteria (generated after it was created).
     pub fn set_criteria_compacted(
         &mut self,

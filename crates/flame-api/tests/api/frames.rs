@@ -317,3 +317,35 @@ fn the_outline_and_events_let_a_front_end_follow_changes() {
     assert_eq!(s.flame.outline(None).unwrap().frames.len(), 2);
     assert!(s.flame.events_since(s.flame.outline(None).unwrap().seq, 100).unwrap().is_empty());
 }
+
+#[test]
+fn a_reply_left_streaming_by_a_crash_is_kept_as_interrupted_on_the_next_start() {
+    let s = Scratch::new(14);
+    let tree = s.flame.create_tree(A, "Root", "r").unwrap();
+    let reply = s.flame.begin_reply(Actor::Agent, &tree.root, Some("m")).unwrap();
+    s.flame.update_reply(reply, "Half of an answer").unwrap();
+    // The process dies here; the next start finishes what it left open.
+    let reopened = s.reopen(15);
+    let kept = reopened.messages(&tree.root).unwrap().pop().unwrap();
+    assert_eq!(
+        (kept.id, kept.content.as_str(), kept.interrupted),
+        (reply, "Half of an answer", true)
+    );
+    assert!(kept.tokens > 0);
+    assert!(reopened.log(&tree.root).unwrap().contains("Half of an answer"));
+}
+
+#[test]
+fn partial_results_merge_into_their_sections_and_reach_the_log() {
+    let s = Scratch::new(16);
+    let tree = s.flame.create_tree(A, "Root", "r").unwrap();
+    s.flame.update_results(A, &tree.root, "Done", "auth").unwrap();
+    s.flame.update_results(A, &tree.root, "Next", "api").unwrap();
+    let merged = s.flame.update_results(A, &tree.root, "Done", "auth, billing").unwrap();
+    assert_eq!(merged.results.as_deref(), Some("## Done\n\nauth, billing\n\n## Next\n\napi"));
+    assert!(s.flame.log(&tree.root).unwrap().contains("results updated by person"));
+    let child = s.flame.push(A, None, "C", "c").unwrap();
+    s.flame.pop(A, Some(&child.id), &completed("x")).unwrap();
+    let err = s.flame.update_results(A, &child.id, "Done", "late").unwrap_err();
+    assert_eq!(err.code, ErrorCode::Refused);
+}
