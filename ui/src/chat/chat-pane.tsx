@@ -65,7 +65,12 @@ export function ChatPane({
   onFocus: (id: string) => void;
 }) {
   const [detail, setDetail] = useState<FrameEntry | null>(null);
-  const [messages, setMessages] = useState<Message[]>([]);
+  // The messages with the frame they belong to, so a newly focused frame never shows the
+  // previous frame's conversation while its own is read.
+  const [conversation, setConversation] = useState<{ frame: string; messages: Message[] }>({
+    frame: "",
+    messages: [],
+  });
   const [loadError, setLoadError] = useState<ApiError | null>(null);
   const [reply, setReply] = useState<Reply>({ state: "idle" });
   const [outcome, setOutcome] = useState<ChatOutcome | null>(null);
@@ -90,7 +95,7 @@ export function ChatPane({
         if (history.status === "error") return setLoadError(history.error);
         setLoadError(null);
         setDetail(entry.data);
-        setMessages(history.data);
+        setConversation({ frame: frame.id, messages: history.data });
       },
     );
     return () => {
@@ -108,7 +113,7 @@ export function ChatPane({
   useEffect(() => {
     const element = list.current;
     if (element) element.scrollTop = element.scrollHeight;
-  }, [messages, reply]);
+  }, [conversation, reply]);
 
   const onEvent = (event: ChatEvent) => {
     switch (event.kind) {
@@ -232,6 +237,7 @@ export function ChatPane({
     }
   };
 
+  const messages = conversation.frame === frame.id ? conversation.messages : [];
   const streaming = reply.state === "streaming";
   const writable = frame.status === "in_progress";
   const waiting =
