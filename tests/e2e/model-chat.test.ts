@@ -84,8 +84,12 @@ describe("chatting with a model", () => {
           10_000,
           "the reply streams in",
         );
+        // The reply is stored as it streams; it is complete when it is no longer marked
+        // interrupted and the draft is gone.
         await app.driver.wait(
-          async () => (await app.driver.findElements(By.css("[data-testid=message][data-role=assistant]"))).length === 1,
+          async () =>
+            (await app.driver.findElements(By.css("[data-testid=streaming-reply], .interrupted"))).length === 0 &&
+            (await app.driver.findElements(By.css("[data-testid=message][data-role=assistant]"))).length === 1,
           15_000,
           "the reply is stored",
         );

@@ -83,7 +83,7 @@ export function ChatPane({
   const [settingsOpen, setSettingsOpen] = useState(false);
   // Bumped when a message is stored mid-reply, so the conversation is read again without
   // waiting for the tree's change event.
-  const [stored, setStored] = useState(0);
+  const [savedCount, setSavedCount] = useState(0);
   const list = useRef<HTMLDivElement>(null);
 
   useEffect(() => {
@@ -101,7 +101,7 @@ export function ChatPane({
     return () => {
       live = false;
     };
-  }, [backend, frame.id, outline.seq, stored]);
+  }, [backend, frame.id, outline.seq, savedCount]);
 
   // A new frame in focus starts with a clean slate: its own composer state and no stale prompt.
   useEffect(() => {
@@ -137,7 +137,7 @@ export function ChatPane({
       case "saved":
         // What streamed so far is now a stored message; the stored copy replaces the draft.
         setReply((r) => (r.state === "streaming" ? { ...r, draft: "", tools: [] } : r));
-        return setStored((n) => n + 1);
+        return setSavedCount((n) => n + 1);
       case "moved":
         return setReply((r) => (r.state === "streaming" ? { ...r, draft: "", tools: [] } : r));
       case "notice":
@@ -154,7 +154,7 @@ export function ChatPane({
       if (event.kind === "saved") storedFirst = true;
       onEvent(event);
     });
-    setStored((n) => n + 1);
+    setSavedCount((n) => n + 1);
     if (answer.status === "ok") {
       setReply({ state: "idle" });
       setOutcome(answer.data);
@@ -237,8 +237,13 @@ export function ChatPane({
     }
   };
 
-  const messages = conversation.frame === frame.id ? conversation.messages : [];
   const streaming = reply.state === "streaming";
+  const stored = conversation.frame === frame.id ? conversation.messages : [];
+  // The reply being streamed is already a stored message (open, marked interrupted until it
+  // finishes, so a crash keeps it); while it streams, the live draft shows it instead.
+  const last = stored[stored.length - 1];
+  const messages =
+    streaming && last?.role === "assistant" && last.interrupted ? stored.slice(0, -1) : stored;
   const writable = frame.status === "in_progress";
   const waiting =
     outcome?.stopped.kind === "awaiting_approval" && outcome.frame === frame.id ? outcome : null;
