@@ -195,6 +195,47 @@ describe("the chat pane", () => {
     expect(root.querySelector("[data-testid=stop-button]")).toBeNull();
   });
 
+  it("shows the reply being streamed once: its stored open copy gives way to the draft", async () => {
+    let listener: ChatListener = () => undefined;
+    let finish: (outcome: ChatOutcome) => void = () => undefined;
+    let history: Message[] = [];
+    const root = await mount(
+      fakeBackend({
+        frameDetail: () => answer(entry("in_progress")),
+        frameMessages: () => answer(history),
+        sendMessage: (_frame, _text, _model, onEvent) => {
+          listener = onEvent;
+          return new Promise((resolve) => (finish = (data) => resolve({ status: "ok", data })));
+        },
+      }),
+    );
+    await pressEnter(await type(root, "hello"));
+    // The store now holds the person's message and the open reply, saved as far as it went.
+    history = [message(1, "user", "hello"), message(2, "assistant", "Hi", { interrupted: true })];
+    await act(async () => {
+      listener({ kind: "saved", frame: FRAME, message: 1 });
+      await settle();
+    });
+    await act(async () => {
+      listener({ kind: "text", frame: FRAME, text: "Hi there" });
+      await settle();
+    });
+    const roles = () =>
+      [...root.querySelectorAll("[data-testid=message]")].map((m) => m.getAttribute("data-role"));
+    expect(roles()).toEqual(["user"]);
+    expect(root.querySelector("[data-testid=streaming-reply]")?.textContent).toContain("Hi there");
+    history = [message(1, "user", "hello"), message(2, "assistant", "Hi there")];
+    await act(async () => {
+      listener({ kind: "saved", frame: FRAME, message: 2 });
+      finish(FINISHED);
+      await settle();
+    });
+    await act(settle);
+    expect(roles()).toEqual(["user", "assistant"]);
+    expect(root.querySelector("[data-testid=streaming-reply]")).toBeNull();
+    expect(root.querySelector(".interrupted")).toBeNull();
+  });
+
   it("shows a failed reply's error in place, and Retry sends the message again", async () => {
     const noModel: ApiError = { code: "invalid", message: "no model is configured: choose one" };
     let attempts = 0;
