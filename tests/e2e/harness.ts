@@ -81,6 +81,11 @@ export interface LaunchOptions {
    * and returns the path to use as FLAME_HOME. By default it is `scratch/home`, not yet created.
    */
   prepareHome?: (scratch: string) => Promise<string>;
+  /**
+   * Environment variables for the app besides FLAME_HOME, given the scratch folder; for example
+   * XDG_CONFIG_HOME, where Flame's model settings are read on Linux.
+   */
+  env?: (scratch: string) => Promise<Record<string, string>>;
 }
 
 /**
@@ -97,13 +102,14 @@ export async function withApp(
   }
   const scratch = await mkdtemp(join(tmpdir(), "flame-e2e-"));
   const home = options.prepareHome ? await options.prepareHome(scratch) : join(scratch, "home");
+  const extraEnv = options.env ? await options.env(scratch) : {};
   const [port, nativePort] = [await freePort(), await freePort()];
 
   let output = "";
   const tauriDriver = spawn(
     tauriDriverPath(),
     ["--port", String(port), "--native-port", String(nativePort)],
-    { env: { ...process.env, FLAME_HOME: home, FLAME_LOG: "info" }, stdio: ["ignore", "pipe", "pipe"] },
+    { env: { ...process.env, ...extraEnv, FLAME_HOME: home, FLAME_LOG: "info" }, stdio: ["ignore", "pipe", "pipe"] },
   );
   tauriDriver.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
   tauriDriver.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));

@@ -11,16 +11,7 @@ import type {
   ImportSummary,
   TreeOutline_Serialize,
 } from "./bindings";
-
-const INFO: AppInfo = {
-  version: "0.1.0",
-  data_dir: "/tmp/flame-home",
-  data_dir_source: "flame_home",
-  database_path: "/tmp/flame-home/flame.db",
-  schema_version: 1,
-};
-
-const NO_TREE: ApiError = { code: "not_found", message: "there is no tree yet" };
+import { INFO, NO_TREE, answer, fakeBackend, settle } from "./test-backend";
 
 function frame(
   id: string,
@@ -58,47 +49,6 @@ const OUTLINE: TreeOutline_Serialize = {
   ],
   seq: 3,
 };
-
-function isApiError(value: unknown): value is ApiError {
-  return typeof value === "object" && value !== null && "code" in value && "message" in value;
-}
-
-function answer<T>(
-  value: T | ApiError,
-): Promise<{ status: "ok"; data: T } | { status: "error"; error: ApiError }> {
-  return Promise.resolve(
-    isApiError(value) ? { status: "error", error: value } : { status: "ok", data: value },
-  );
-}
-
-/** A backend whose every command fails unless `parts` answers it. */
-function fakeBackend(parts: Partial<Backend>): Backend {
-  const refuse = () => answer<never>({ code: "internal", message: "not part of this test" });
-  return {
-    appInfo: () => answer(INFO),
-    outline: () => answer<TreeOutline_Serialize>(NO_TREE),
-    createTree: refuse,
-    focusFrame: refuse,
-    pushFrame: refuse,
-    planFrames: refuse,
-    moveFrame: refuse,
-    startFrame: refuse,
-    popFrame: refuse,
-    resumeFrame: refuse,
-    retryFrame: refuse,
-    invalidateFrame: refuse,
-    editFrame: refuse,
-    deleteFrame: refuse,
-    onTreeChanged: () => Promise.resolve(() => undefined),
-    importFile: refuse,
-    ...parts,
-  };
-}
-
-/** Lets every pending promise of the fake backend, and the renders they cause, run. */
-async function settle() {
-  for (let i = 0; i < 3; i++) await new Promise((resolve) => setTimeout(resolve, 0));
-}
 
 async function mount(backend: Backend): Promise<HTMLElement> {
   const root = document.createElement("div");

@@ -4,9 +4,9 @@ import type { Backend } from "./backend";
 import type {
   ApiError,
   AppInfo,
-  FrameOutline_Serialize as FrameOutline,
   TreeOutline_Serialize as TreeOutline,
 } from "./bindings";
+import { ChatPane } from "./chat/chat-pane";
 import { FrameDialog, type DialogRequest, type DialogResult } from "./frame-dialog";
 import { FlameGraph, type FrameRequest } from "./flame-graph/flame-graph";
 import { WEIGHT_MODES, type WeightMode } from "./flame-graph/layout";
@@ -249,11 +249,24 @@ export function App({ backend }: { backend: Backend }) {
           )}
         </section>
         <section class="pane chat-pane" aria-label="Chat" data-testid="chat-pane">
-          <FocusedHeader frame={focused} />
-          <div class="empty-state">
-            <p class="empty-title">{focused ? "No conversation yet" : "No frame in focus"}</p>
-            <p>The conversation of the focused frame appears here.</p>
-          </div>
+          {outline !== null && focused !== null ? (
+            <ChatPane
+              key={outline.tree.id}
+              backend={backend}
+              outline={outline}
+              frame={focused}
+              run={(call) => run(call, false)}
+              onFocus={(id) => void run(backend.focusFrame(id))}
+            />
+          ) : (
+            <>
+              <header class="pane-header">Chat</header>
+              <div class="empty-state">
+                <p class="empty-title">No frame in focus</p>
+                <p>The conversation of the focused frame appears here.</p>
+              </div>
+            </>
+          )}
         </section>
       </main>
       <StatusBar info={load.state === "ready" ? load.info : null} />
@@ -271,22 +284,5 @@ export function App({ backend }: { backend: Backend }) {
         />
       )}
     </div>
-  );
-}
-
-/** The chat pane's header: which frame the chat belongs to. */
-function FocusedHeader({ frame }: { frame: FrameOutline | null }) {
-  if (frame === null) return <header class="pane-header">Chat</header>;
-  return (
-    <header
-      class="pane-header focused-header"
-      data-testid="focused-frame"
-      data-frame-id={frame.id}
-      data-status={frame.status}
-    >
-      <span class="focused-title">{frame.title}</span>
-      <span class={`status-chip status-${frame.status}`}>{STATUS_STYLE[frame.status].label}</span>
-      <code class="muted">{frame.id}</code>
-    </header>
   );
 }

@@ -1,7 +1,12 @@
 // The slice of the generated command bindings the UI uses, plus the one event it follows.
 // Components take it as a prop, so tests pass a fake and the app passes the real `commands`
 // and `events` from bindings.ts (see main.tsx).
-import type { ApiError, ImportProgress, ImportSummary, commands } from "./bindings";
+import type { ApiError, ChatEvent, ImportProgress, ImportSummary, commands } from "./bindings";
+
+/** Receives the events of a reply as it streams. */
+export type ChatListener = (event: ChatEvent) => void;
+
+type Answer<K extends keyof typeof commands> = ReturnType<(typeof commands)[K]>;
 
 export type Backend = Pick<
   typeof commands,
@@ -19,6 +24,13 @@ export type Backend = Pick<
   | "invalidateFrame"
   | "editFrame"
   | "deleteFrame"
+  | "frameDetail"
+  | "frameMessages"
+  | "frameContext"
+  | "cancelAnswer"
+  | "generateResults"
+  | "getSettings"
+  | "saveSettings"
 > & {
   /** Calls `listener` with the newest event seq whenever the data directory changes. */
   onTreeChanged(listener: (seq: number) => void): Promise<() => void>;
@@ -30,4 +42,21 @@ export type Backend = Pick<
     path: string,
     onProgress: (progress: ImportProgress) => void,
   ): Promise<{ status: "ok"; data: ImportSummary } | { status: "error"; error: ApiError }>;
+  /**
+   * `commands.sendMessage` with a listener in place of the Tauri channel, so components (and
+   * their tests) never construct IPC objects; main.tsx makes the channel.
+   */
+  sendMessage(
+    frame: string | null,
+    text: string,
+    model: string | null,
+    listener: ChatListener,
+  ): Answer<"sendMessage">;
+  /** `commands.answerRequest`, with a listener in place of the channel. */
+  answerRequest(
+    frame: string,
+    accept: boolean,
+    model: string | null,
+    listener: ChatListener,
+  ): Answer<"answerRequest">;
 };

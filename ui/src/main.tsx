@@ -2,16 +2,27 @@ import { Channel } from "@tauri-apps/api/core";
 import { render } from "preact";
 
 import { App } from "./app";
-import type { Backend } from "./backend";
-import { commands, events, type ImportProgress } from "./bindings";
+import type { Backend, ChatListener } from "./backend";
+import { commands, events, type ChatEvent, type ImportProgress } from "./bindings";
 import { runBench } from "./flame-graph/bench";
 
 const root = document.getElementById("app");
 if (root === null) {
   throw new Error("index.html has no #app element");
 }
+/** A channel that hands every event of one reply to `listener`. */
+function channelTo(listener: ChatListener): Channel<ChatEvent> {
+  const channel = new Channel<ChatEvent>();
+  channel.onmessage = listener;
+  return channel;
+}
+
 const backend: Backend = {
   ...commands,
+  sendMessage: (frame, text, model, listener) =>
+    commands.sendMessage(frame, text, model, channelTo(listener)),
+  answerRequest: (frame, accept, model, listener) =>
+    commands.answerRequest(frame, accept, model, channelTo(listener)),
   onTreeChanged: (listener) =>
     events.treeChanged.listen((event) => listener(event.payload.seq ?? 0)),
   importFile: (path, onProgress) => {

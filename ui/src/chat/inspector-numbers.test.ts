@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+
+import type { ContextReport_Serialize as ContextReport } from "../bindings";
+import { formatTokens, inspectorNumbers } from "./inspector-numbers";
+
+const REPORT: ContextReport = {
+  focus: "f0000000002",
+  budget: 10_000,
+  total_tokens: 3_200,
+  fits: true,
+  sections: [
+    { kind: "preamble", frame: null, label: "preamble", tokens: 1_000, state: "full" },
+    { kind: "ancestor", frame: "f0000000001", label: "Root", tokens: 400, state: "full" },
+    { kind: "ancestor", frame: "f0000000002", label: "Design", tokens: 600, state: "full" },
+    { kind: "sibling", frame: "f0000000003", label: "Build", tokens: 100, state: "title_only" },
+    { kind: "child", frame: "f0000000004", label: "Sketch", tokens: 300, state: "compacted" },
+    { kind: "relative", frame: "f0000000005", label: "Old", tokens: 900, state: "dropped" },
+    { kind: "history", frame: "f0000000002", label: "messages", tokens: 800, state: "full" },
+  ],
+  omitted_messages: 2,
+  linear_tokens: 41_000,
+};
+
+describe("the context inspector's numbers", () => {
+  it("adds up tokens per kind in document order, leaving out what was dropped", () => {
+    const numbers = inspectorNumbers(REPORT);
+    expect(numbers.stripes.map((s) => [s.kind, s.tokens])).toEqual([
+      ["preamble", 1_000],
+      ["ancestor", 1_000],
+      ["sibling", 100],
+      ["child", 300],
+      ["history", 800],
+    ]);
+    expect(numbers.stripes.map((s) => s.percent)).toEqual([10, 10, 1, 3, 8]);
+  });
+
+  it("lists what was shrunk or left out", () => {
+    expect(inspectorNumbers(REPORT).changed.map((s) => `${s.label}:${s.state}`)).toEqual([
+      "Build:title_only",
+      "Sketch:compacted",
+      "Old:dropped",
+    ]);
+  });
+
+  it("compares with the linear chat", () => {
+    const numbers = inspectorNumbers(REPORT);
+    expect(numbers.saved).toBe(37_800);
+    expect(numbers.ratio).toBeCloseTo(12.8125);
+    expect(formatTokens(numbers.total)).toBe("3.2k");
+    expect(formatTokens(numbers.linear)).toBe("41k");
+  });
+
+  it("scales the bar to the total when the context is over budget", () => {
+    const over = inspectorNumbers({ ...REPORT, budget: 1_000, total_tokens: 4_000, fits: false });
+    expect(over.stripes[0]?.percent).toBe(25);
+  });
+
+  it("claims no saving when the linear chat is no bigger", () => {
+    const small = inspectorNumbers({ ...REPORT, linear_tokens: 3_000 });
+    expect(small.saved).toBe(0);
+    expect(small.ratio).toBeNull();
+  });
+
+  it("formats token counts", () => {
+    expect(formatTokens(950)).toBe("950");
+    expect(formatTokens(1_000)).toBe("1k");
+    expect(formatTokens(12_345)).toBe("12k");
+    expect(formatTokens(1_250_000)).toBe("1.3M");
+  });
+});

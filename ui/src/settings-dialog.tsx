@@ -1,0 +1,195 @@
+// Model settings: where each provider is, its key, the default model, autonomy and the tool-round
+// limit. Keys are never shown: the backend answers "(set)" for a saved key, the field stays empty
+// with that placeholder, and an untouched field keeps the saved key (null is sent). A key is
+// removed only by ticking "Remove", which sends "".
+
+import { useEffect, useState } from "preact/hooks";
+
+import type { Backend } from "./backend";
+import type {
+  ApiError,
+  Autonomy,
+  ProviderSettings_Deserialize as ProviderEdit,
+  Settings_Serialize as Settings,
+} from "./bindings";
+
+const PROVIDERS = [
+  { id: "anthropic", label: "Anthropic", defaultUrl: "https://api.anthropic.com" },
+  { id: "openai", label: "OpenAI or compatible", defaultUrl: "https://api.openai.com/v1" },
+] as const;
+
+type ProviderId = (typeof PROVIDERS)[number]["id"];
+
+interface ProviderForm {
+  baseUrl: string;
+  keySet: boolean;
+  newKey: string;
+  remove: boolean;
+}
+
+/** What to send for one provider, from the form. */
+export function providerEdit(form: ProviderForm): ProviderEdit {
+  return {
+    base_url: form.baseUrl.trim() === "" ? null : form.baseUrl.trim(),
+    api_key: form.remove ? "" : form.newKey === "" ? null : form.newKey,
+  };
+}
+
+export function SettingsDialog({ backend, onClose }: { backend: Backend; onClose: () => void }) {
+  const [settings, setSettings] = useState<Settings | null>(null);
+  const [providers, setProviders] = useState<Record<ProviderId, ProviderForm> | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const show = (loaded: Settings) => {
+    setSettings(loaded);
+    const form = (id: ProviderId): ProviderForm => ({
+      baseUrl: loaded[id].base_url ?? "",
+      keySet: loaded[id].api_key !== null,
+      newKey: "",
+      remove: false,
+    });
+    setProviders({ anthropic: form("anthropic"), openai: form("openai") });
+  };
+
+  useEffect(() => {
+    void backend.getSettings().then((answer) => {
+      if (answer.status === "ok") show(answer.data);
+      else setError(answer.error);
+    });
+  }, [backend]);
+
+  const editProvider = (id: ProviderId, change: Partial<ProviderForm>) =>
+    setProviders((current) => (current ? { ...current, [id]: { ...current[id], ...change } } : current));
+
+  const save = async (event: Event) => {
+    event.preventDefault();
+    if (settings === null || providers === null) return;
+    setBusy(true);
+    const answer = await backend.saveSettings({
+      ...settings,
+      default_model: settings.default_model?.trim() ? settings.default_model.trim() : null,
+      anthropic: providerEdit(providers.anthropic),
+      openai: providerEdit(providers.openai),
+    });
+    setBusy(false);
+    if (answer.status === "ok") onClose();
+    else setError(answer.error);
+  };
+
+  return (
+    <div class="dialog-backdrop" onKeyDown={(e) => e.key === "Escape" && onClose()}>
+      <form
+        class="dialog settings-dialog"
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby="settings-heading"
+        data-testid="settings-dialog"
+        onSubmit={(e) => void save(e)}
+      >
+        <h2 id="settings-heading">Model settings</h2>
+        {settings === null && error === null && <p class="muted">Reading the settings…</p>}
+        {settings !== null && providers !== null && (
+          <>
+            <label>
+              Default model
+              <input
+                name="default_model"
+                list="known-models"
+                value={settings.default_model ?? ""}
+                placeholder="for example claude-sonnet-4-5 or gpt-4o"
+                onInput={(e) => setSettings({ ...settings, default_model: e.currentTarget.value })}
+              />
+              <datalist id="known-models">
+                {settings.models.map((m) => (
+                  <option key={m.name} value={m.name} />
+                ))}
+              </datalist>
+            </label>
+            <label>
+              Autonomy
+              <select
+                name="autonomy"
+                value={settings.autonomy}
+                onChange={(e) =>
+                  setSettings({ ...settings, autonomy: e.currentTarget.value as Autonomy })
+                }
+              >
+                <option value="auto">auto: the agent pushes and pops on its own</option>
+                <option value="ask">ask: each push or pop waits for you</option>
+              </select>
+            </label>
+            <label>
+              Most tool rounds per message
+              <input
+                name="max_tool_rounds"
+                type="number"
+                min={1}
+                value={settings.max_tool_rounds}
+                onInput={(e) =>
+                  setSettings({ ...settings, max_tool_rounds: Number(e.currentTarget.value) })
+                }
+              />
+            </label>
+            {PROVIDERS.map((provider) => {
+              const form = providers[provider.id];
+              return (
+                <fieldset key={provider.id} data-provider={provider.id}>
+                  <legend>{provider.label}</legend>
+                  <label>
+                    Base URL
+                    <input
+                      name={`${provider.id}_base_url`}
+                      value={form.baseUrl}
+                      placeholder={provider.defaultUrl}
+                      onInput={(e) => editProvider(provider.id, { baseUrl: e.currentTarget.value })}
+                    />
+                  </label>
+                  <label>
+                    Key
+                    <input
+                      name={`${provider.id}_api_key`}
+                      type="password"
+                      autocomplete="off"
+                      value={form.newKey}
+                      disabled={form.remove}
+                      placeholder={form.keySet ? "(set)" : "not set"}
+                      onInput={(e) => editProvider(provider.id, { newKey: e.currentTarget.value })}
+                    />
+                  </label>
+                  {form.keySet && (
+                    <label class="inline-check">
+                      <input
+                        type="checkbox"
+                        name={`${provider.id}_remove_key`}
+                        checked={form.remove}
+                        onChange={(e) => editProvider(provider.id, { remove: e.currentTarget.checked })}
+                      />
+                      Remove the saved key
+                    </label>
+                  )}
+                </fieldset>
+              );
+            })}
+            <p class="muted">
+              A key in ANTHROPIC_API_KEY or OPENAI_API_KEY is used before a saved one.
+            </p>
+          </>
+        )}
+        {error !== null && (
+          <p class="dialog-error" role="alert" data-code={error.code}>
+            {error.message}
+          </p>
+        )}
+        <div class="dialog-buttons">
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" class="primary" disabled={busy || settings === null}>
+            Save
+          </button>
+        </div>
+      </form>
+    </div>
+  );
+}
