@@ -236,6 +236,43 @@ describe("the chat pane", () => {
     expect(root.querySelector(".interrupted")).toBeNull();
   });
 
+  it("shows Flame's suggestions, and accepting a pop one opens the pop dialog", async () => {
+    let listener: ChatListener = () => undefined;
+    let finish: (outcome: ChatOutcome) => void = () => undefined;
+    const root = await mount(
+      fakeBackend({
+        frameDetail: () => answer(entry("in_progress")),
+        frameMessages: () => answer<Message[]>([]),
+        sendMessage: (_frame, _text, _model, onEvent) => {
+          listener = onEvent;
+          return new Promise((resolve) => (finish = (data) => resolve({ status: "ok", data })));
+        },
+      }),
+    );
+    await pressEnter(await type(root, "are we done?"));
+    await act(async () => {
+      listener({ kind: "suggestion", frame: FRAME, suggestion: { kind: "push", reason: "the work turns to other files" } });
+      listener({ kind: "suggestion", frame: FRAME, suggestion: { kind: "pop", reason: "the reply says the criteria are met" } });
+      finish(FINISHED);
+      await settle();
+    });
+    const chips = () => [...root.querySelectorAll<HTMLElement>("[data-testid=suggestion]")];
+    expect(chips().map((c) => c.dataset["kind"])).toEqual(["push", "pop"]);
+    const dismiss = [...(chips()[0]?.querySelectorAll("button") ?? [])].find((b) => b.textContent === "Dismiss");
+    await act(async () => {
+      dismiss?.click();
+      await settle();
+    });
+    expect(chips().map((c) => c.dataset["kind"])).toEqual(["pop"]);
+    const accept = [...(chips()[0]?.querySelectorAll("button") ?? [])].find((b) => b.textContent === "Pop…");
+    await act(async () => {
+      accept?.click();
+      await settle();
+    });
+    expect(chips()).toEqual([]);
+    expect(root.querySelector("[data-testid=pop-dialog]")).not.toBeNull();
+  });
+
   it("shows a failed reply's error in place, and Retry sends the message again", async () => {
     const noModel: ApiError = { code: "invalid", message: "no model is configured: choose one" };
     let attempts = 0;

@@ -13,6 +13,8 @@ import type {
   FrameEntry_Serialize as FrameEntry,
   FrameOutline_Serialize as FrameOutline,
   Message_Serialize as Message,
+  Suggestion,
+  SuggestionKind,
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
 import { STATUS_STYLE } from "../flame-graph/render";
@@ -75,6 +77,8 @@ export function ChatPane({
   const [reply, setReply] = useState<Reply>({ state: "idle" });
   const [outcome, setOutcome] = useState<ChatOutcome | null>(null);
   const [notices, setNotices] = useState<string[]>([]);
+  // Push or pop, as Flame suggests them after a reply; at most one of each kind.
+  const [suggestions, setSuggestions] = useState<Suggestion[]>([]);
   const [text, setText] = useState("");
   const [composerError, setComposerError] = useState<ApiError | null>(null);
   const [showStatus, setShowStatus] = useState(false);
@@ -108,6 +112,7 @@ export function ChatPane({
     setComposerError(null);
     setShowStatus(false);
     setNotices([]);
+    setSuggestions([]);
   }, [frame.id]);
 
   useEffect(() => {
@@ -142,7 +147,22 @@ export function ChatPane({
         return setReply((r) => (r.state === "streaming" ? { ...r, draft: "", tools: [] } : r));
       case "notice":
         return setNotices((n) => [...n, event.text]);
+      case "suggestion":
+        return setSuggestions((current) => [
+          ...current.filter((s) => s.kind !== event.suggestion.kind),
+          event.suggestion,
+        ]);
     }
+  };
+
+  const dismissSuggestion = (kind: SuggestionKind) =>
+    setSuggestions((current) => current.filter((s) => s.kind !== kind));
+
+  /** A push suggestion starts a `/push` in the composer; a pop one opens the pop dialog. */
+  const acceptSuggestion = (kind: SuggestionKind) => {
+    dismissSuggestion(kind);
+    if (kind === "pop") setPopping(true);
+    else setText("/push ");
   };
 
   /** Streams one answer (a message, or an approval) and shows how it ended. */
@@ -349,6 +369,26 @@ export function ChatPane({
           <p key={i} class="chat-notice muted" role="status">
             {notice}
           </p>
+        ))}
+        {suggestions.map((suggestion) => (
+          <div
+            key={suggestion.kind}
+            class="suggestion"
+            role="group"
+            aria-label={`Suggestion: ${suggestion.kind}`}
+            data-testid="suggestion"
+            data-kind={suggestion.kind}
+          >
+            <p>{suggestion.reason}</p>
+            <div class="dialog-buttons">
+              <button type="button" onClick={() => dismissSuggestion(suggestion.kind)}>
+                Dismiss
+              </button>
+              <button type="button" class="primary" onClick={() => acceptSuggestion(suggestion.kind)}>
+                {suggestion.kind === "push" ? "Push a child…" : "Pop…"}
+              </button>
+            </div>
+          </div>
         ))}
         {showStatus && detail !== null && (
           <div class="status-card" data-testid="status-card">
