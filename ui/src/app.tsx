@@ -1,12 +1,14 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 
-import type { Backend } from "./backend";
+import type { Answer, Backend } from "./backend";
 import type {
   ApiError,
   AppInfo,
+  FrameOutline_Serialize as FrameOutline,
   TreeOutline_Serialize as TreeOutline,
 } from "./bindings";
 import { ChatPane } from "./chat/chat-pane";
+import { PopDialog } from "./chat/pop-dialog";
 import { FrameDialog, type DialogRequest, type DialogResult } from "./frame-dialog";
 import { FlameGraph, type FrameRequest } from "./flame-graph/flame-graph";
 import { WEIGHT_MODES, type WeightMode } from "./flame-graph/layout";
@@ -26,7 +28,6 @@ type TreeLoad =
   | { state: "ready"; outline: TreeOutline }
   | { state: "failed"; error: ApiError };
 
-type Answer<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError };
 
 const MODE_LABEL: Record<WeightMode, string> = {
   tokens: "Tokens",
@@ -42,6 +43,8 @@ export function App({ backend }: { backend: Backend }) {
   const [mode, setMode] = useState<WeightMode>("tokens");
   const [notice, setNotice] = useState<ApiError | null>(null);
   const [dialog, setDialog] = useState<DialogRequest | null>(null);
+  // Popping from the graph uses the chat's pop dialog: generated, editable results.
+  const [popping, setPopping] = useState<FrameOutline | null>(null);
   const [importing, setImporting] = useState(false);
   // The seq of the outline on screen, and whether a reload is running or owed, kept in refs so
   // the change listener (registered once) always sees the current values.
@@ -57,7 +60,7 @@ export function App({ backend }: { backend: Backend }) {
     for (;;) {
       const result = await backend.outline(null);
       if (result.status === "ok") {
-        shownSeq.current = result.data.seq ?? 0;
+        shownSeq.current = result.data.seq;
         setTree({ state: "ready", outline: result.data });
       } else if (result.error.code === "not_found") {
         setTree({ state: "none" });
@@ -123,6 +126,8 @@ export function App({ backend }: { backend: Backend }) {
         return void run(backend.retryFrame(frame.id));
       case "plan-at":
         return setDialog(request);
+      case "pop":
+        return setPopping(frame);
       default:
         return setDialog({ kind: request.kind, frame });
     }
@@ -137,18 +142,6 @@ export function App({ backend }: { backend: Backend }) {
           backend.planFrames(result.parent, result.position, [
             { title: result.title, success_criteria: result.criteria, children: [] },
           ]),
-          false,
-        );
-      case "pop":
-        return run(
-          backend.popFrame(result.id, {
-            status: result.status,
-            results: result.results === "" ? null : result.results,
-            results_compacted: null,
-            artifacts: [],
-            decisions: [],
-            reason: result.reason === "" ? null : result.reason,
-          }),
           false,
         );
       case "invalidate":
@@ -272,6 +265,15 @@ export function App({ backend }: { backend: Backend }) {
       <StatusBar info={load.state === "ready" ? load.info : null} />
       {dialog !== null && (
         <FrameDialog request={dialog} onSubmit={submit} onClose={() => setDialog(null)} />
+      )}
+      {popping !== null && (
+        <PopDialog
+          backend={backend}
+          frame={popping.id}
+          title={popping.title}
+          run={(call) => run(call, false)}
+          onClose={() => setPopping(null)}
+        />
       )}
       {importing && (
         <ImportForm

@@ -6,7 +6,10 @@ import type { ApiError, ChatEvent, ImportProgress, ImportSummary, commands } fro
 /** Receives the events of a reply as it streams. */
 export type ChatListener = (event: ChatEvent) => void;
 
-type Answer<K extends keyof typeof commands> = ReturnType<(typeof commands)[K]>;
+type CommandAnswer<K extends keyof typeof commands> = ReturnType<(typeof commands)[K]>;
+
+/** What every command resolves to: its data, or the backend's `{code, message}` error. */
+export type Answer<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError };
 
 export type Backend = Pick<
   typeof commands,
@@ -51,12 +54,12 @@ export type Backend = Pick<
     text: string,
     model: string | null,
     listener: ChatListener,
-  ): Answer<"sendMessage">;
+  ): CommandAnswer<"sendMessage">;
   /** `commands.answerRequest`, with a listener in place of the channel. */
   answerRequest(
     frame: string,
     accept: boolean,
     model: string | null,
     listener: ChatListener,
-  ): Answer<"answerRequest">;
+  ): CommandAnswer<"answerRequest">;
 };

@@ -1,20 +1,20 @@
-// The small forms behind the flame graph's shortcuts and context menu. Each one collects what
+// The small forms behind the flame graph's shortcuts and context menu (popping uses the chat's
+// pop dialog, with generated results). Each one collects what
 // its command needs and calls it; a refusal is shown in the form with the backend's message,
 // and the form stays open so nothing typed is lost.
 
 import { useEffect, useRef, useState } from "preact/hooks";
 
-import type { ApiError, FrameOutline_Serialize as FrameOutline, PopStatus } from "./bindings";
+import type { ApiError, FrameOutline_Serialize as FrameOutline } from "./bindings";
 
 export type DialogRequest =
-  | { kind: "push" | "plan" | "invalidate" | "edit" | "delete" | "pop"; frame: FrameOutline }
+  | { kind: "push" | "plan" | "invalidate" | "edit" | "delete"; frame: FrameOutline }
   | { kind: "plan-at"; frame: FrameOutline; position: number | null };
 
 /** What a submitted form asks for; the app calls the matching command. */
 export type DialogResult =
   | { kind: "push"; parent: string; title: string; criteria: string }
   | { kind: "plan"; parent: string; position: number | null; title: string; criteria: string }
-  | { kind: "pop"; id: string; status: PopStatus; results: string; reason: string }
   | { kind: "invalidate"; id: string; reason: string }
   | { kind: "edit"; id: string; title: string; criteria: string }
   | { kind: "delete"; id: string };
@@ -23,7 +23,6 @@ const HEADING: Record<DialogRequest["kind"], string> = {
   push: "Push a child frame",
   plan: "Plan a child frame",
   "plan-at": "Plan a child frame",
-  pop: "Pop the frame",
   invalidate: "Invalidate the frame",
   edit: "Edit the planned frame",
   delete: "Delete the planned frame",
@@ -41,7 +40,6 @@ export function FrameDialog({
   const { frame, kind } = request;
   const [title, setTitle] = useState(kind === "edit" ? frame.title : "");
   const [criteria, setCriteria] = useState("");
-  const [popStatus, setPopStatus] = useState<PopStatus>("completed");
   const [text, setText] = useState("");
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
@@ -61,14 +59,6 @@ export function FrameDialog({
         return { kind: "plan", parent: frame.id, position: null, title, criteria };
       case "plan-at":
         return { kind: "plan", parent: frame.id, position: request.position, title, criteria };
-      case "pop":
-        return {
-          kind,
-          id: frame.id,
-          status: popStatus,
-          results: popStatus === "completed" ? text : "",
-          reason: popStatus === "completed" ? "" : text,
-        };
       case "invalidate":
         return { kind, id: frame.id, reason: text };
       case "edit":
@@ -130,31 +120,6 @@ export function FrameDialog({
             </label>
           </>
         )}
-        {kind === "pop" && (
-          <>
-            <label>
-              Status
-              <select
-                name="status"
-                value={popStatus}
-                onChange={(e) => setPopStatus(e.currentTarget.value as PopStatus)}
-              >
-                <option value="completed">completed</option>
-                <option value="failed">failed</option>
-                <option value="blocked">blocked</option>
-              </select>
-            </label>
-            <label>
-              {popStatus === "completed" ? "Results" : "Reason"}
-              <textarea
-                name="text"
-                rows={3}
-                value={text}
-                onInput={(e) => setText(e.currentTarget.value)}
-              />
-            </label>
-          </>
-        )}
         {kind === "invalidate" && (
           <label>
             Reason (optional)
@@ -179,9 +144,7 @@ export function FrameDialog({
           <button type="submit" class="primary" disabled={busy}>
             {kind === "delete"
               ? "Delete"
-              : kind === "pop"
-                ? "Pop"
-                : kind === "invalidate"
+              : kind === "invalidate"
                   ? "Invalidate"
                   : kind === "edit"
                     ? "Save"

@@ -24,7 +24,7 @@ const backend: Backend = {
   answerRequest: (frame, accept, model, listener) =>
     commands.answerRequest(frame, accept, model, channelTo(listener)),
   onTreeChanged: (listener) =>
-    events.treeChanged.listen((event) => listener(event.payload.seq ?? 0)),
+    events.treeChanged.listen((event) => listener(event.payload.seq)),
   importFile: (path, onProgress) => {
     const channel = new Channel<ImportProgress>();
     channel.onmessage = onProgress;

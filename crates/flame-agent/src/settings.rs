@@ -186,7 +186,7 @@ impl Settings {
         let name = name.or(self.default_model.as_deref()).ok_or_else(|| {
             ApiError::new(
                 ErrorCode::Invalid,
-                "no model is configured: choose one with --model, or set default_model in Flame's settings (for example claude-sonnet-4-5 or gpt-4o)",
+                "no model is configured: set default_model in Flame's settings (for example claude-sonnet-4-5 or gpt-4o), or name one with flame chat --model",
             )
         })?;
         let model = self

@@ -5,7 +5,7 @@
 
 import { useEffect, useRef, useState } from "preact/hooks";
 
-import type { Backend } from "../backend";
+import type { Answer, Backend } from "../backend";
 import type {
   ApiError,
   ChatEvent,
@@ -25,7 +25,6 @@ import { MessageView, ToolCallCard } from "./messages";
 import { PopDialog } from "./pop-dialog";
 import { completions, parseComposer } from "./slash";
 
-export type Answer<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError };
 
 /** Runs a frame operation and reloads the tree; resolves to the refusal, if any. */
 export type RunCommand = <T>(call: Promise<Answer<T>>) => Promise<ApiError | null>;

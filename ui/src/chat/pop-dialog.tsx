@@ -100,7 +100,7 @@ export function PopDialog({
         )}
         {generation.state === "failed" && (
           <p class="dialog-error" role="alert" data-code={generation.error.code}>
-            No results were generated: {generation.error.message} Write them below.
+            No results were generated ({generation.error.message}). Write them below.
           </p>
         )}
         {generation.state === "done" && !generation.criteriaMet && (

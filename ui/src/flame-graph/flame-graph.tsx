@@ -618,11 +618,11 @@ function Tooltip({
       <dl>
         <dt>Tokens</dt>
         <dd>
-          {(frame.tokens ?? 0).toLocaleString()} own
+          {frame.tokens.toLocaleString()} own
           {mode === "tokens" ? `, ${weight.toLocaleString()} with its subtree` : ""}
         </dd>
         <dt>Messages</dt>
-        <dd>{(frame.message_count ?? 0).toLocaleString()}</dd>
+        <dd>{frame.message_count.toLocaleString()}</dd>
         {mode !== "tokens" && (
           <>
             <dt>Width</dt>

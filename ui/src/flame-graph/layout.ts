@@ -249,9 +249,9 @@ function ownWeightOf(frame: FrameOutline, mode: WeightMode, now: number): number
   switch (mode) {
     // The generated types allow null for numbers (JSON has no NaN); a missing count weighs 0.
     case "tokens":
-      return frame.tokens ?? 0;
+      return frame.tokens;
     case "messages":
-      return frame.message_count ?? 0;
+      return frame.message_count;
     case "equal":
       return 1;
     case "time":
