@@ -3,7 +3,8 @@
 
 use flame_agent::{Agent, ChatEvent, ChatOutcome, GeneratedResults, Settings};
 use flame_api::{
-    ApiError, AppInfo, Budget, ContextDoc, FrameEntry, PlanSpec, PopRequest, TreeOutline,
+    ApiError, AppInfo, Budget, ContextDoc, DeletedTree, FrameEntry, PlanSpec, PopRequest,
+    TreeListEntry, TreeOutline,
 };
 use flame_model::{Actor, Frame, FrameId, Message, Tree, TreeId};
 use flame_models::RetryPolicy;
@@ -73,6 +74,20 @@ pub fn create_tree(
     criteria: String,
 ) -> Result<Tree, ApiError> {
     startup.flame()?.create_tree(Actor::Person, &title, &criteria)
+}
+
+/// Every tree, oldest first, marking the current one.
+#[tauri::command]
+#[specta::specta]
+pub fn list_trees(startup: State<'_, Startup>) -> Result<Vec<TreeListEntry>, ApiError> {
+    startup.flame()?.trees()
+}
+
+/// Deletes a tree with all its frames, messages and logs; the window asks the person first.
+#[tauri::command]
+#[specta::specta]
+pub fn delete_tree(startup: State<'_, Startup>, tree: TreeId) -> Result<DeletedTree, ApiError> {
+    startup.flame()?.delete_tree(Actor::Person, &tree)
 }
 
 /// Focuses a frame (the chat pane follows it) and makes its tree current.
@@ -200,6 +215,24 @@ pub async fn send_message(
     agent
         .send(Actor::Person, frame.as_ref(), &text, model.as_deref(), &answering.cancel, &mut send)
         .await
+}
+
+/// Answers the conversation in `frame` again without adding a message (after a failed or
+/// stopped reply), streaming every [`ChatEvent`] over `channel`.
+#[tauri::command]
+#[specta::specta]
+pub async fn answer_again(
+    startup: State<'_, Startup>,
+    frame: FrameId,
+    model: Option<String>,
+    channel: Channel<ChatEvent>,
+) -> Result<ChatOutcome, ApiError> {
+    let agent = agent(&startup)?;
+    let answering = startup.begin_answer();
+    let mut send = |event: ChatEvent| {
+        let _ = channel.send(event);
+    };
+    agent.answer_again(&frame, model.as_deref(), &answering.cancel, &mut send).await
 }
 
 /// Accepts or refuses the push or pop the agent is waiting on in `frame`, then lets it go on.

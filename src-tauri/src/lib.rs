@@ -42,8 +42,14 @@ pub fn run() {
     let _ =
         std::thread::Builder::new().name("flame-tokens".into()).spawn(flame_api::warm_up_tokens);
     let startup = Startup::open(data_dir);
-    if let Err(err) = startup.flame() {
-        tracing::error!(code = ?err.code, "Flame could not start: {}", err.message);
+    match startup.flame() {
+        // A new data directory starts with the sample tree, to explore or delete.
+        Ok(flame) => match flame.offer_sample_tree(flame_model::Actor::Person) {
+            Ok(Some(tree)) => tracing::info!(tree = %tree.id, "first start: made the sample tree"),
+            Ok(None) => {}
+            Err(err) => tracing::warn!("could not make the sample tree: {}", err.message),
+        },
+        Err(err) => tracing::error!(code = ?err.code, "Flame could not start: {}", err.message),
     }
 
     let result = assemble(tauri::Builder::default(), startup)

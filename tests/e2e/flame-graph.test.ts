@@ -224,6 +224,9 @@ describe("the flame graph", () => {
 
   it("offers to create a tree when there is none, and draws it", async () => {
     await withApp("empty state", async (app) => {
+      // A new data directory starts with the sample tree; deleting it leaves none.
+      await (await app.find("[data-testid=delete-tree-button]")).click();
+      await (await app.find("[data-testid=delete-tree-dialog] button[type=submit]")).click();
       const form = await app.find("[data-testid=new-tree-form]");
       await (await form.findElement({ css: "input[name=title]" })).sendKeys("Write the book");
       await (await form.findElement({ css: "textarea[name=criteria]" })).sendKeys("Ten chapters");

@@ -1,125 +1,191 @@
-// A message sent from the composer and answered by a model, in the real window: the reply
-// streams through the Tauri channel and is stored. The model is a small OpenAI-compatible
-// server in this test (Flame's settings point at it through XDG_CONFIG_HOME), so nothing leaves
-// the machine and crates/ are not involved.
+// Chatting with a model in the real window: the reply streams through the Tauri channel and is
+// stored, Stop keeps what arrived, the agent's push moves the conversation and the graph draws the
+// new frame, and the pop dialog shows the model's proposed results to edit before saving. The
+// model is the scripted server of fake-model.ts, so nothing leaves the machine.
 
-import { mkdir, writeFile } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 
 import { By, Key } from "selenium-webdriver";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
-import { flame } from "./flame-cli";
-import { withApp } from "./harness";
+import { FakeModel } from "./fake-model";
+import { flame, status, type StatusFrame } from "./flame-cli";
+import { type App, withApp } from "./harness";
 
 const PIECES = ["Hello", " from the", " model: ", '<img src=x onerror="document.title=1">'];
 
-/** What the fake model received. */
-const requests: { system: string; last: string }[] = [];
-let server: Server;
-let port = 0;
+const model = new FakeModel({ pieces: PIECES });
 
-function chunk(delta: Record<string, string>, finish: string | null): string {
-  const body = {
-    id: "chatcmpl-e2e",
-    object: "chat.completion.chunk",
-    created: 0,
-    model: "gpt-4o",
-    choices: [{ index: 0, delta, finish_reason: finish }],
-  };
-  return `data: ${JSON.stringify(body)}\n\n`;
+beforeAll(() => model.start());
+beforeEach(() => model.reset());
+afterAll(() => model.stop());
+
+/** Starts the window on a new tree "Say hello" whose root is returned through `onRoot`. */
+function launch(name: string, body: (app: App, root: string) => Promise<void>) {
+  let root = "";
+  return withApp(name, (app) => body(app, root), {
+    prepareHome: async (scratch) => {
+      const home = join(scratch, "home");
+      await mkdir(home);
+      const tree = flame(home, "tree", "new", "Say hello", "--criteria", "It said hello");
+      root = (tree as { root: string }).root;
+      return home;
+    },
+    env: (scratch) => model.settingsEnv(scratch),
+  });
 }
 
-beforeAll(async () => {
-  server = createServer((request, response) => {
-    let body = "";
-    request.on("data", (part: Buffer) => (body += part.toString()));
-    request.on("end", () => {
-      const parsed = JSON.parse(body) as { messages: { role: string; content: unknown }[] };
-      const text = (m: { content: unknown } | undefined) =>
-        typeof m?.content === "string" ? m.content : JSON.stringify(m?.content ?? "");
-      requests.push({
-        system: text(parsed.messages.find((m) => m.role === "system")),
-        last: text(parsed.messages[parsed.messages.length - 1]),
-      });
-      response.writeHead(200, { "content-type": "text/event-stream" });
-      // Slow pieces, so the window shows the reply while it streams.
-      const pieces = [chunk({ role: "assistant", content: "" }, null), ...PIECES.map((p) => chunk({ content: p }, null))];
-      pieces.push(chunk({}, "stop"), "data: [DONE]\n\n");
-      let next = 0;
-      const timer = setInterval(() => {
-        const piece = pieces[next++];
-        if (piece === undefined) {
-          clearInterval(timer);
-          response.end();
-        } else {
-          response.write(piece);
-        }
-      }, 250);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  port = typeof address === "object" && address !== null ? address.port : 0;
-});
+/** How many elements match `css` now. */
+async function count(app: App, css: string): Promise<number> {
+  return (await app.driver.findElements(By.css(css))).length;
+}
 
-afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
-});
+/** The text of what matches `css` now, read afresh (panes replace their elements). */
+async function textOf(app: App, css: string): Promise<string> {
+  const found = await app.driver.findElements(By.css(css));
+  // textContent, not the rendered text: a title cut short with an ellipsis still counts.
+  const text = await found[0]?.getAttribute("textContent").catch(() => "");
+  return text ?? "";
+}
 
 describe("chatting with a model", () => {
   it("streams the reply into the pane, stores it, and shows its markup as text", async () => {
-    let root = "";
-    await withApp(
-      "model chat",
-      async (app) => {
-        const box = await app.find("[data-testid=composer] textarea");
-        const titleBefore = await app.driver.getTitle();
-        await box.sendKeys("hello from the window", Key.ENTER);
-        const streaming = await app.find("[data-testid=streaming-reply]");
-        await app.find("[data-testid=stop-button]");
-        await app.driver.wait(
-          async () => (await streaming.getText()).includes("Hello"),
-          10_000,
-          "the reply streams in",
-        );
-        // The reply is stored as it streams; it is complete when it is no longer marked
-        // interrupted and the draft is gone.
-        await app.driver.wait(
-          async () =>
-            (await app.driver.findElements(By.css("[data-testid=streaming-reply], .interrupted"))).length === 0 &&
-            (await app.driver.findElements(By.css("[data-testid=message][data-role=assistant]"))).length === 1,
-          15_000,
-          "the reply is stored",
-        );
-        const reply = await app.find("[data-testid=message][data-role=assistant]");
-        expect(await reply.getText()).toContain(PIECES.join(""));
-        expect(await app.driver.findElements(By.css("[data-testid=messages] img"))).toHaveLength(0);
-        expect(await app.driver.getTitle()).toBe(titleBefore);
-        expect(requests.at(-1)?.last).toContain("hello from the window");
-        expect(requests.at(-1)?.system).toContain("<stack-context");
-        const stored = flame(app.home, "log", root);
-        expect(JSON.stringify(stored)).toContain("Hello from the model");
-      },
+    await launch("model chat", async (app, root) => {
+      const box = await app.find("[data-testid=composer] textarea");
+      const titleBefore = await app.driver.getTitle();
+      await box.sendKeys("hello from the window", Key.ENTER);
+      await app.find("[data-testid=streaming-reply]");
+      await app.find("[data-testid=stop-button]");
+      await app.driver.wait(
+        async () => (await textOf(app, "[data-testid=streaming-reply]")).includes("Hello"),
+        10_000,
+        "the reply streams in",
+      );
+      // The reply is stored as it streams; it is complete when it is no longer marked
+      // interrupted and the draft is gone.
+      await app.driver.wait(
+        async () =>
+          (await count(app, "[data-testid=streaming-reply], .interrupted")) === 0 &&
+          (await count(app, "[data-testid=message][data-role=assistant]")) === 1,
+        15_000,
+        "the reply is stored",
+      );
+      const reply = await app.find("[data-testid=message][data-role=assistant]");
+      expect(await reply.getText()).toContain(PIECES.join(""));
+      expect(await app.driver.findElements(By.css("[data-testid=messages] img"))).toHaveLength(0);
+      expect(await app.driver.getTitle()).toBe(titleBefore);
+      expect(model.received.at(-1)?.last).toContain("hello from the window");
+      expect(model.received.at(-1)?.system).toContain("<stack-context");
+      const stored = flame(app.home, "log", root);
+      expect(JSON.stringify(stored)).toContain("Hello from the model");
+    });
+  });
+
+  it("stops a reply, keeps what arrived, and answers again without resending", async () => {
+    const long = Array.from({ length: 60 }, (_, i) => `word${i} `);
+    model.answer({ pieces: long, interval: 150 }, { pieces: ["Picked up again."], interval: 20 });
+    await launch("stop a reply", async (app, root) => {
+      const box = await app.find("[data-testid=composer] textarea");
+      await box.sendKeys("tell me a long story", Key.ENTER);
+      await app.driver.wait(
+        async () => (await textOf(app, "[data-testid=streaming-reply]")).includes("word3"),
+        10_000,
+        "the reply streams in",
+      );
+      const asked = model.received.length;
+      await (await app.find("[data-testid=stop-button]")).click();
+      await app.find("[data-testid=reply-stopped]");
+      expect(await count(app, "[data-testid=chat-error]")).toBe(0);
+      // The partial reply is stored, marked interrupted, and the composer is back.
+      await app.find("[data-testid=message][data-role=assistant] .interrupted");
+      await app.find("[data-testid=composer] button[type=submit]");
+      const kept = (flame(app.home, "log", root) as { log: string }).log;
+      expect(kept).toContain("word0");
+      expect(kept).not.toContain("word59");
+
+      await (await app.find("[data-testid=retry-answer]")).click();
+      await app.driver.wait(
+        async () => (await textOf(app, "[data-testid=messages]")).includes("Picked up again."),
+        10_000,
+        "the second answer",
+      );
+      expect(model.received.length).toBe(asked + 1);
+      const resent = model.received.at(-1)?.all ?? [];
+      expect(resent.filter((m) => m.includes("tell me a long story"))).toHaveLength(1);
+    });
+  });
+
+  it("follows the agent into a frame it pushes, and the graph draws it", async () => {
+    model.answer(
       {
-        prepareHome: async (scratch) => {
-          const home = join(scratch, "home");
-          await mkdir(home);
-          root = (flame(home, "tree", "new", "Say hello", "--criteria", "It said hello") as { root: string }).root;
-          return home;
+        pieces: ["Greetings deserve their own frame."],
+        tool: {
+          name: "push_frame",
+          arguments: { title: "Choose a greeting", success_criteria: "One greeting chosen" },
         },
-        env: async (scratch) => {
-          const config = join(scratch, "config");
-          await mkdir(join(config, "flame"), { recursive: true });
-          const settings = {
-            default_model: "gpt-4o",
-            openai: { base_url: `http://127.0.0.1:${port}/v1`, api_key: "sk-e2e-not-a-real-key" },
-          };
-          await writeFile(join(config, "flame/settings.json"), JSON.stringify(settings));
-          return { XDG_CONFIG_HOME: config, OPENAI_API_KEY: "" };
-        },
+        interval: 40,
       },
+      { pieces: ["Working on the greeting now."], interval: 40 },
     );
+    await launch("agent push", async (app, root) => {
+      const box = await app.find("[data-testid=composer] textarea");
+      await box.sendKeys("plan the greeting", Key.ENTER);
+      await app.driver.wait(
+        async () =>
+          (await textOf(app, "[data-testid=focused-frame]")).includes("Choose a greeting"),
+        15_000,
+        "the pushed frame in focus",
+      );
+      await app.driver.wait(
+        async () =>
+          (await textOf(app, "[data-testid=messages]")).includes("Working on the greeting"),
+        15_000,
+        "the agent goes on in the new frame",
+      );
+      const pushed = status(app.home).frames.find((f) => f.title === "Choose a greeting");
+      expect(pushed?.parent).toBe(root);
+      expect(pushed?.status).toBe("in_progress");
+      // The accessible mirror of the graph: present, though not drawn.
+      const item = await app.driver.findElement(
+        By.css(`[role=treeitem][data-frame-id="${pushed?.id}"]`),
+      );
+      expect(await item.getAttribute("aria-current")).toBe("true");
+      // The model saw the new frame as its place in the stack.
+      expect(model.received.at(-1)?.system).toContain("Choose a greeting");
+    });
+  });
+
+  it("pops with the model's proposed results, edited before saving", async () => {
+    const proposal = {
+      results: "Chose 'Hello, world' as the greeting.",
+      results_compacted: "Greeting: Hello, world",
+      artifacts: ["greeting.txt"],
+      decisions: ["Plain over formal"],
+      criteria_met: true,
+    };
+    model.answer({ pieces: [JSON.stringify(proposal)], interval: 10 });
+    await launch("pop with generated results", async (app, root) => {
+      await (await app.find("[data-testid=pop-button]")).click();
+      const results = await app.find("[data-testid=pop-dialog] textarea[name=results]");
+      await app.driver.wait(
+        async () => ((await results.getAttribute("value")) ?? "").includes("Hello, world"),
+        15_000,
+        "the proposed results",
+      );
+      await results.sendKeys(" Checked by hand.");
+      await (await app.find("[data-testid=pop-dialog] button[type=submit]")).click();
+      await app.driver.wait(
+        async () => (await count(app, "[data-testid=pop-dialog]")) === 0,
+        10_000,
+        "the dialog closes",
+      );
+      const popped = status(app.home).frames.find((f) => f.id === root) as
+        (StatusFrame & { results: string; artifacts: string[] }) | undefined;
+      expect(popped?.status).toBe("completed");
+      expect(popped?.results).toBe("Chose 'Hello, world' as the greeting. Checked by hand.");
+      expect(popped?.artifacts).toEqual(["greeting.txt"]);
+      await app.find("[data-testid=read-only]");
+    });
   });
 });

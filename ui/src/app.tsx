@@ -17,6 +17,7 @@ import { ImportForm } from "./import-form";
 import { NewTreeForm } from "./new-tree-form";
 import { StartupError } from "./startup-error";
 import { StatusBar } from "./status-bar";
+import { DeleteTreeDialog, NewTreeDialog, TreeMenu } from "./tree-menu";
 
 type Load =
   { state: "loading" } | { state: "ready"; info: AppInfo } | { state: "failed"; error: ApiError };
@@ -27,7 +28,6 @@ type TreeLoad =
   | { state: "none" }
   | { state: "ready"; outline: TreeOutline }
   | { state: "failed"; error: ApiError };
-
 
 const MODE_LABEL: Record<WeightMode, string> = {
   tokens: "Tokens",
@@ -46,6 +46,9 @@ export function App({ backend }: { backend: Backend }) {
   // Popping from the graph uses the chat's pop dialog: generated, editable results.
   const [popping, setPopping] = useState<FrameOutline | null>(null);
   const [importing, setImporting] = useState(false);
+  const [treeDialog, setTreeDialog] = useState<
+    { kind: "new" } | { kind: "delete"; frames: number } | null
+  >(null);
   // The seq of the outline on screen, and whether a reload is running or owed, kept in refs so
   // the change listener (registered once) always sees the current values.
   const shownSeq = useRef(-1);
@@ -173,7 +176,17 @@ export function App({ backend }: { backend: Backend }) {
       <main class="panes">
         <section class="pane graph-pane" aria-label="Flame graph" data-testid="graph-pane">
           <header class="pane-header graph-header">
-            <span>Flame graph</span>
+            {outline ? (
+              <TreeMenu
+                backend={backend}
+                outline={outline}
+                run={(call) => run(call, false)}
+                onNewTree={() => setTreeDialog({ kind: "new" })}
+                onDeleteTree={(frames) => setTreeDialog({ kind: "delete", frames })}
+              />
+            ) : (
+              <span>Flame graph</span>
+            )}
             <button
               type="button"
               class="header-button"
@@ -184,14 +197,6 @@ export function App({ backend }: { backend: Backend }) {
             </button>
             {outline && (
               <>
-                <ul class="legend" aria-label="Colours by status">
-                  {Object.entries(STATUS_STYLE).map(([status, style]) => (
-                    <li key={status}>
-                      <span class={`swatch status-${status}`} />
-                      {style.label}
-                    </li>
-                  ))}
-                </ul>
                 <label class="mode-select">
                   Width
                   <select
@@ -240,6 +245,16 @@ export function App({ backend }: { backend: Backend }) {
               }
             />
           )}
+          {outline && (
+            <ul class="legend" aria-label="Colours by status">
+              {Object.entries(STATUS_STYLE).map(([status, style]) => (
+                <li key={status}>
+                  <span class={`swatch status-${status}`} />
+                  {style.label}
+                </li>
+              ))}
+            </ul>
+          )}
         </section>
         <section class="pane chat-pane" aria-label="Chat" data-testid="chat-pane">
           {outline !== null && focused !== null ? (
@@ -273,6 +288,20 @@ export function App({ backend }: { backend: Backend }) {
           title={popping.title}
           run={(call) => run(call, false)}
           onClose={() => setPopping(null)}
+        />
+      )}
+      {treeDialog?.kind === "new" && (
+        <NewTreeDialog
+          onCreate={(title, criteria) => run(backend.createTree(title, criteria), false)}
+          onClose={() => setTreeDialog(null)}
+        />
+      )}
+      {treeDialog?.kind === "delete" && outline !== null && (
+        <DeleteTreeDialog
+          title={outline.tree.title}
+          frames={treeDialog.frames}
+          onDelete={() => run(backend.deleteTree(outline.tree.id), false)}
+          onClose={() => setTreeDialog(null)}
         />
       )}
       {importing && (

@@ -16,6 +16,8 @@ export type Backend = Pick<
   | "appInfo"
   | "outline"
   | "createTree"
+  | "listTrees"
+  | "deleteTree"
   | "focusFrame"
   | "pushFrame"
   | "planFrames"
@@ -55,6 +57,12 @@ export type Backend = Pick<
     model: string | null,
     listener: ChatListener,
   ): CommandAnswer<"sendMessage">;
+  /** `commands.answerAgain`, with a listener in place of the channel. */
+  answerAgain(
+    frame: string,
+    model: string | null,
+    listener: ChatListener,
+  ): CommandAnswer<"answerAgain">;
   /** `commands.answerRequest`, with a listener in place of the channel. */
   answerRequest(
     frame: string,

@@ -30,6 +30,11 @@ export const commands = {
 	sendMessage: (frame: FrameId | null, text: string, model: string | null, channel: Channel<ChatEvent>) => typedError<ChatOutcome, ApiError>(__TAURI_INVOKE("send_message", { frame, text, model, channel })),
 	/**  Accepts or refuses the push or pop the agent is waiting on in `frame`, then lets it go on. */
 	answerRequest: (frame: FrameId, accept: boolean, model: string | null, channel: Channel<ChatEvent>) => typedError<ChatOutcome, ApiError>(__TAURI_INVOKE("answer_request", { frame, accept, model, channel })),
+	/**
+	 *  Answers the conversation in `frame` again without adding a message (after a failed or
+	 *  stopped reply), streaming every [`ChatEvent`] over `channel`.
+	 */
+	answerAgain: (frame: FrameId, model: string | null, channel: Channel<ChatEvent>) => typedError<ChatOutcome, ApiError>(__TAURI_INVOKE("answer_again", { frame, model, channel })),
 	/**  Stops the answer running now; what arrived is kept, marked interrupted. */
 	cancelAnswer: () => __TAURI_INVOKE<boolean>("cancel_answer"),
 	/**  The model's proposal for a frame's results (for the pop dialog to show, editable). */
@@ -43,6 +48,10 @@ export const commands = {
 	saveSettings: (settings: Settings_Deserialize) => typedError<Settings_Serialize, ApiError>(__TAURI_INVOKE("save_settings", { settings })),
 	/**  Creates a tree, its root frame in progress and focused, and makes it current. */
 	createTree: (title: string, criteria: string) => typedError<Tree, ApiError>(__TAURI_INVOKE("create_tree", { title, criteria })),
+	/**  Every tree, oldest first, marking the current one. */
+	listTrees: () => typedError<TreeListEntry[], ApiError>(__TAURI_INVOKE("list_trees")),
+	/**  Deletes a tree with all its frames, messages and logs; the window asks the person first. */
+	deleteTree: (tree: TreeId) => typedError<DeletedTree, ApiError>(__TAURI_INVOKE("delete_tree", { tree })),
 	/**  Focuses a frame (the chat pane follows it) and makes its tree current. */
 	focusFrame: (id: FrameId) => typedError<Frame_Serialize, ApiError>(__TAURI_INVOKE("focus_frame", { id })),
 	/**  Pushes an in-progress child under `parent` (null: the focused frame) and focuses it. */
@@ -224,6 +233,14 @@ export type DataDirSource =
 "flame_home" | 
 /**  The platform's data directory, such as `~/.local/share/flame` on Linux. */
 "platform";
+
+/**  What deleting a tree removed. */
+export type DeletedTree = {
+	tree: TreeId,
+	title: string,
+	frames: number,
+	messages: number,
+};
 
 /**
  *  What a front end can branch on. Only codes some front end actually treats differently belong
@@ -671,6 +688,15 @@ export type TreeChanged = {
 };
 
 export type TreeId = string;
+
+/**  A tree as the tree list shows it. */
+export type TreeListEntry = {
+	tree: Tree,
+	root_status: Status,
+	frame_count: number,
+	/**  The tree commands act on when they name none. */
+	current: boolean,
+};
 
 /**
  *  A tree in the narrow form the flame graph draws, with the newest event seq so the caller

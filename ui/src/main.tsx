@@ -21,10 +21,10 @@ const backend: Backend = {
   ...commands,
   sendMessage: (frame, text, model, listener) =>
     commands.sendMessage(frame, text, model, channelTo(listener)),
+  answerAgain: (frame, model, listener) => commands.answerAgain(frame, model, channelTo(listener)),
   answerRequest: (frame, accept, model, listener) =>
     commands.answerRequest(frame, accept, model, channelTo(listener)),
-  onTreeChanged: (listener) =>
-    events.treeChanged.listen((event) => listener(event.payload.seq)),
+  onTreeChanged: (listener) => events.treeChanged.listen((event) => listener(event.payload.seq)),
   importFile: (path, onProgress) => {
     const channel = new Channel<ImportProgress>();
     channel.onmessage = onProgress;

@@ -2,11 +2,18 @@ import { useState } from "preact/hooks";
 
 import type { ApiError } from "./bindings";
 
-/** The graph pane when there is no tree yet: what it is for, and a form to start one. */
+/**
+ * A form to start a tree, with what a tree is for: the graph pane's content when there is no
+ * tree, and the New tree dialog's (with a heading and a Cancel button) when there is.
+ */
 export function NewTreeForm({
   onCreate,
+  heading = "No tree yet",
+  onCancel,
 }: {
   onCreate: (title: string, criteria: string) => Promise<ApiError | null>;
+  heading?: string;
+  onCancel?: () => void;
 }) {
   const [title, setTitle] = useState("");
   const [criteria, setCriteria] = useState("");
@@ -20,7 +27,7 @@ export function NewTreeForm({
         void onCreate(title, criteria).then(setError);
       }}
     >
-      <p class="empty-title">No tree yet</p>
+      <p class="empty-title">{heading}</p>
       <p>
         A tree is one piece of work. Its root frame is the goal; subtasks become frames below it,
         drawn here as a flame graph.
@@ -49,9 +56,16 @@ export function NewTreeForm({
           {error.message}
         </p>
       )}
-      <button type="submit" class="primary">
-        Create the tree
-      </button>
+      <div class="dialog-buttons">
+        {onCancel !== undefined && (
+          <button type="button" onClick={onCancel}>
+            Cancel
+          </button>
+        )}
+        <button type="submit" class="primary">
+          Create the tree
+        </button>
+      </div>
     </form>
   );
 }

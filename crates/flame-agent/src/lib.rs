@@ -157,6 +157,37 @@ impl Agent {
         Ok(outcome)
     }
 
+    /// Answers the conversation in `frame` again as it stands, adding no message: after a reply
+    /// failed or was stopped, so that the person's message, already stored, is not sent twice.
+    pub async fn answer_again(
+        &self,
+        frame: &FrameId,
+        model: Option<&str>,
+        cancel: &CancellationToken,
+        on_event: Sink<'_>,
+    ) -> Result<ChatOutcome, ApiError> {
+        let model = self.resolve(model)?;
+        let entry = self.flame.frame(frame)?.frame;
+        if !entry.status.accepts_messages() {
+            return Err(ApiError::new(
+                ErrorCode::Refused,
+                format!(
+                    "frame {frame} \"{}\" is {} and takes no messages, so nothing can be answered there",
+                    entry.title, entry.status
+                ),
+            ));
+        }
+        if !pending_calls(&self.flame.messages(frame)?).is_empty() {
+            return Err(ApiError::new(
+                ErrorCode::Invalid,
+                format!(
+                    "the agent is waiting in {frame} for its request to be accepted or refused; answer that instead"
+                ),
+            ));
+        }
+        self.answer(frame.clone(), &model, cancel, on_event).await
+    }
+
     /// Answers the conversation in `frame` until the model stops calling tools.
     async fn answer(
         &self,

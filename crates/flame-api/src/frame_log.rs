@@ -29,6 +29,11 @@ pub fn log_path(data_dir: &Path, tree: &TreeId, frame: &FrameId) -> PathBuf {
     data_dir.join(flame_model::log_relative_path(tree, frame))
 }
 
+/// The folder holding every log of `tree`.
+pub fn tree_log_folder(data_dir: &Path, tree: &TreeId) -> PathBuf {
+    data_dir.join(flame_model::log_relative_folder(tree))
+}
+
 /// Brings `frame`'s log up to date with the store and returns the last event seq it now holds.
 pub fn sync(store: &Store, data_dir: &Path, tree: &TreeId, frame: &FrameId) -> anyhow::Result<i64> {
     let path = log_path(data_dir, tree, frame);
@@ -170,8 +175,9 @@ fn render_event(out: &mut String, event: &Event, messages: &[Message]) {
     let when = format_time(event.at);
     let by = event.actor.as_str();
     match event.kind {
-        // Focus changes are recorded for live updates, not as part of a frame's history.
-        EventKind::Focused => return,
+        // Focus changes are recorded for live updates, not as part of a frame's history; a
+        // deleted tree has no frames left to keep a log for.
+        EventKind::Focused | EventKind::TreeDeleted => return,
         EventKind::MessageAdded => {
             let message =
                 d["message"].as_i64().and_then(|id| messages.iter().find(|m| m.id.0 == id));

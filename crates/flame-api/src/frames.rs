@@ -68,6 +68,15 @@ pub struct TreeListEntry {
     pub current: bool,
 }
 
+/// What deleting a tree removed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+pub struct DeletedTree {
+    pub tree: TreeId,
+    pub title: String,
+    pub frames: u64,
+    pub messages: u64,
+}
+
 /// A planned frame to create, with its planned children.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, specta::Type)]
 pub struct PlanSpec {
@@ -114,6 +123,29 @@ impl Flame {
                 frame_count: s.frame_count,
             })
             .collect())
+    }
+
+    /// Deletes a tree with all its frames, messages and logs — the one operation that removes
+    /// history, for a person who asks explicitly (see `Store::delete_tree`). The newest
+    /// remaining tree becomes current if this one was.
+    pub fn delete_tree(&self, actor: Actor, id: &TreeId) -> Result<DeletedTree, ApiError> {
+        let (title, counts) = self.write(actor, |store, change, _| {
+            let title = store.tree(id)?.title;
+            Ok((title, store.delete_tree(change, id)?))
+        })?;
+        let logs = frame_log::tree_log_folder(self.data_dir.path(), id);
+        match std::fs::remove_dir_all(&logs) {
+            Ok(()) => {}
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            // The tree is gone from the database; a log folder left behind is only clutter.
+            Err(err) => tracing::warn!("could not remove the logs in {}: {err}", logs.display()),
+        }
+        Ok(DeletedTree {
+            tree: id.clone(),
+            title,
+            frames: counts.frames,
+            messages: counts.messages,
+        })
     }
 
     /// A tree (the current one if `tree` is `None`) with all its frames, depth first.
@@ -424,7 +456,7 @@ impl Flame {
 }
 
 /// A message's tokens: its text, and its tool calls or result as the provider will see them.
-fn count_message(message: &NewMessage) -> u64 {
+pub(crate) fn count_message(message: &NewMessage) -> u64 {
     let mut tokens = flame_tokens::count(DEFAULT_ENCODING, &message.content);
     for extra in [&message.tool_calls, &message.tool_result].into_iter().flatten() {
         tokens += flame_tokens::count(DEFAULT_ENCODING, &extra.to_string());

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use flame_import::flame_json::{self, Export, ExportFrame, ExportMessage, ExportTree};
 use flame_import::replay::Replay;
-use flame_import::{Format, ImportError, ImportOptions, opencode};
+use flame_import::{Draft, Format, ImportError, ImportOptions, opencode};
 use flame_model::{Actor, Frame, FrameError, FrameId, FrameTree, Tree, TreeId};
 use flame_store::ImportedMessage;
 use serde::{Deserialize, Serialize};
@@ -93,7 +93,7 @@ fn read_draft(
     format: Option<ImportFormat>,
     options: &ImportOptions,
     progress: &mut dyn FnMut(flame_import::Progress),
-) -> Result<flame_import::Draft, ApiError> {
+) -> Result<Draft, ApiError> {
     match flame_import::import(path, format.map(Into::into), options, progress) {
         Err(ImportError::NeedsDatabaseReader { path: db }) => {
             let rows = flame_store::foreign::read_opencode_db(&db)
@@ -190,7 +190,26 @@ impl Flame {
                 total_bytes: p.total_bytes,
             })
         })?;
-        let tree = self.write(actor, |store, change, env| {
+        let tree = self.store_draft(actor, &draft)?;
+        let report = draft.report;
+        Ok(ImportSummary {
+            tree,
+            frames: draft.frames.len() as u64,
+            messages: draft.messages.len() as u64,
+            records: report.records,
+            merged_records: report.merged_records,
+            skipped: report
+                .skipped
+                .into_iter()
+                .map(|(kind, count)| SkippedRecords { kind, count })
+                .collect(),
+            problems: report.problems,
+        })
+    }
+
+    /// Stores a draft as a new tree, which becomes current, in one transaction.
+    pub(crate) fn store_draft(&self, actor: Actor, draft: &Draft) -> Result<Tree, ApiError> {
+        self.write(actor, |store, change, env| {
             with_fresh_ids(|| {
                 let tree = draft.materialise(&mut env.ids).map_err(|e| {
                     FrameError::Invalid(format!("the imported tree is not valid: {e}"))
@@ -208,20 +227,6 @@ impl Flame {
                 store.import_tree(change, &tree.tree, &tree.frames, &messages)?;
                 Ok(tree.tree)
             })
-        })?;
-        let report = draft.report;
-        Ok(ImportSummary {
-            tree,
-            frames: draft.frames.len() as u64,
-            messages: draft.messages.len() as u64,
-            records: report.records,
-            merged_records: report.merged_records,
-            skipped: report
-                .skipped
-                .into_iter()
-                .map(|(kind, count)| SkippedRecords { kind, count })
-                .collect(),
-            problems: report.problems,
         })
     }
 

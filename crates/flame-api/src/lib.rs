@@ -12,6 +12,7 @@ pub mod frame_log;
 mod frames;
 mod import;
 pub mod logging;
+mod sample;
 
 use std::sync::{Mutex, MutexGuard};
 
@@ -25,8 +26,8 @@ pub use flame_context::{Budget, ContextDoc, ContextReport};
 pub use flame_import::flame_json::Export;
 pub use flame_import::replay::{CallRow, Replay};
 pub use frames::{
-    DEFAULT_BUDGET, DEFAULT_ENCODING, FrameEntry, PlanSpec, PopRequest, TreeListEntry, TreeOutline,
-    TreeStatus,
+    DEFAULT_BUDGET, DEFAULT_ENCODING, DeletedTree, FrameEntry, PlanSpec, PopRequest, TreeListEntry,
+    TreeOutline, TreeStatus,
 };
 pub use import::{
     ExportFormat, ImportFormat, ImportProgress, ImportSummary, SkippedRecords, replay_file,

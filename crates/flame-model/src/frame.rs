@@ -176,7 +176,12 @@ pub struct FrameOutline {
 
 /// `logs/<tree>/<frame>.md`: where a frame's human-readable log lives in the data directory.
 pub fn log_relative_path(tree: &TreeId, frame: &FrameId) -> String {
-    format!("logs/{tree}/{frame}.md")
+    format!("{}/{frame}.md", log_relative_folder(tree))
+}
+
+/// The folder of a tree's frame logs, relative to the data directory.
+pub fn log_relative_folder(tree: &TreeId) -> String {
+    format!("logs/{tree}")
 }
 
 /// Who did something: recorded on every event.
@@ -226,10 +231,12 @@ pub enum EventKind {
     Imported,
     /// A section of an in-progress frame's partial results was written.
     ResultsUpdated,
+    /// The whole tree was deleted; the event names its root frame, which no longer exists.
+    TreeDeleted,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 15] = [
+    pub const ALL: [EventKind; 16] = [
         EventKind::TreeCreated,
         EventKind::Pushed,
         EventKind::Planned,
@@ -245,6 +252,7 @@ impl EventKind {
         EventKind::MessageAdded,
         EventKind::Imported,
         EventKind::ResultsUpdated,
+        EventKind::TreeDeleted,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -264,6 +272,7 @@ impl EventKind {
             EventKind::MessageAdded => "message_added",
             EventKind::Imported => "imported",
             EventKind::ResultsUpdated => "results_updated",
+            EventKind::TreeDeleted => "tree_deleted",
         }
     }
 

@@ -14,7 +14,10 @@ mod message;
 mod tree;
 
 pub use error::FrameError;
-pub use frame::{Actor, Event, EventKind, Frame, FrameOutline, Status, Tree, log_relative_path};
+pub use frame::{
+    Actor, Event, EventKind, Frame, FrameOutline, Status, Tree, log_relative_folder,
+    log_relative_path,
+};
 pub use ids::{FrameId, IdSource, MessageId, TreeId};
 pub use message::{Message, NewMessage, Role};
 pub use tree::FrameTree;

@@ -18,7 +18,12 @@ import { ChatPane, type RunCommand } from "./chat-pane";
 const ROOT = "f0000000001";
 const FRAME = "f0000000002";
 
-function outlineFrame(id: string, parent: string | null, title: string, status: Status): FrameOutline {
+function outlineFrame(
+  id: string,
+  parent: string | null,
+  title: string,
+  status: Status,
+): FrameOutline {
   return {
     id,
     parent,
@@ -61,7 +66,12 @@ function entry(status: Status): FrameEntry {
   };
 }
 
-function message(id: number, role: Message["role"], content: string, extra: Partial<Message> = {}): Message {
+function message(
+  id: number,
+  role: Message["role"],
+  content: string,
+  extra: Partial<Message> = {},
+): Message {
   return {
     id,
     frame: FRAME,
@@ -99,7 +109,13 @@ async function mount(backend: Backend, status: Status = "in_progress"): Promise<
   if (focused === undefined) throw new Error("the outline has no focused frame");
   await act(async () => {
     render(
-      <ChatPane backend={backend} outline={tree} frame={focused} run={run} onFocus={() => undefined} />,
+      <ChatPane
+        backend={backend}
+        outline={tree}
+        frame={focused}
+        run={run}
+        onFocus={() => undefined}
+      />,
       root,
     );
     await settle();
@@ -150,11 +166,19 @@ describe("the chat pane", () => {
           ]),
       }),
     );
-    expect(root.querySelector("[data-testid=frame-criteria]")?.textContent).toContain("A plan exists");
-    expect(root.querySelector("[data-testid=chat-breadcrumb]")?.textContent).toBe("Build the app › Design");
-    const roles = [...root.querySelectorAll("[data-testid=message]")].map((m) => m.getAttribute("data-role"));
+    expect(root.querySelector("[data-testid=frame-criteria]")?.textContent).toContain(
+      "A plan exists",
+    );
+    expect(root.querySelector("[data-testid=chat-breadcrumb]")?.textContent).toBe(
+      "Build the app › Design",
+    );
+    const roles = [...root.querySelectorAll("[data-testid=message]")].map((m) =>
+      m.getAttribute("data-role"),
+    );
     expect(roles).toEqual(["user", "assistant", "tool", "note"]);
-    expect(root.querySelector("[data-testid=tool-call]")?.getAttribute("data-tool")).toBe("push_frame");
+    expect(root.querySelector("[data-testid=tool-call]")?.getAttribute("data-tool")).toBe(
+      "push_frame",
+    );
     expect(root.querySelector(".interrupted")).not.toBeNull();
   });
 
@@ -251,20 +275,32 @@ describe("the chat pane", () => {
     );
     await pressEnter(await type(root, "are we done?"));
     await act(async () => {
-      listener({ kind: "suggestion", frame: FRAME, suggestion: { kind: "push", reason: "the work turns to other files" } });
-      listener({ kind: "suggestion", frame: FRAME, suggestion: { kind: "pop", reason: "the reply says the criteria are met" } });
+      listener({
+        kind: "suggestion",
+        frame: FRAME,
+        suggestion: { kind: "push", reason: "the work turns to other files" },
+      });
+      listener({
+        kind: "suggestion",
+        frame: FRAME,
+        suggestion: { kind: "pop", reason: "the reply says the criteria are met" },
+      });
       finish(FINISHED);
       await settle();
     });
     const chips = () => [...root.querySelectorAll<HTMLElement>("[data-testid=suggestion]")];
     expect(chips().map((c) => c.dataset["kind"])).toEqual(["push", "pop"]);
-    const dismiss = [...(chips()[0]?.querySelectorAll("button") ?? [])].find((b) => b.textContent === "Dismiss");
+    const dismiss = [...(chips()[0]?.querySelectorAll("button") ?? [])].find(
+      (b) => b.textContent === "Dismiss",
+    );
     await act(async () => {
       dismiss?.click();
       await settle();
     });
     expect(chips().map((c) => c.dataset["kind"])).toEqual(["pop"]);
-    const accept = [...(chips()[0]?.querySelectorAll("button") ?? [])].find((b) => b.textContent === "Pop…");
+    const accept = [...(chips()[0]?.querySelectorAll("button") ?? [])].find(
+      (b) => b.textContent === "Pop…",
+    );
     await act(async () => {
       accept?.click();
       await settle();
@@ -289,12 +325,44 @@ describe("the chat pane", () => {
     await pressEnter(await type(root, "hello"));
     const error = root.querySelector("[data-testid=chat-error]");
     expect(error?.textContent).toContain("no model is configured");
-    const retry = [...(error?.querySelectorAll("button") ?? [])].find((b) => b.textContent === "Retry");
+    const retry = [...(error?.querySelectorAll("button") ?? [])].find(
+      (b) => b.textContent === "Retry",
+    );
     await act(async () => {
       retry?.click();
       await settle();
     });
     expect(attempts).toBe(2);
+    expect(root.querySelector("[data-testid=chat-error]")).toBeNull();
+  });
+
+  it("retries a reply that failed after the message was stored by answering again, not resending", async () => {
+    const dropped: ApiError = { code: "model_failed", message: "the connection dropped" };
+    let sent = 0;
+    const answeredIn: string[] = [];
+    const root = await mount(
+      fakeBackend({
+        frameDetail: () => answer(entry("in_progress")),
+        frameMessages: () => answer<Message[]>([]),
+        sendMessage: (_frame, _text, _model, listener: ChatListener) => {
+          sent++;
+          listener({ kind: "saved", frame: FRAME, message: 7 });
+          return answer<ChatOutcome>(dropped);
+        },
+        answerAgain: (frame) => {
+          answeredIn.push(frame);
+          return answer<ChatOutcome>(FINISHED);
+        },
+      }),
+    );
+    await pressEnter(await type(root, "hello"));
+    expect(root.querySelector("[data-testid=chat-error]")?.textContent).toContain("dropped");
+    await act(async () => {
+      root.querySelector<HTMLButtonElement>("[data-testid=retry-answer]")?.click();
+      await settle();
+    });
+    expect(sent).toBe(1);
+    expect(answeredIn).toEqual([FRAME]);
     expect(root.querySelector("[data-testid=chat-error]")).toBeNull();
   });
 
@@ -315,9 +383,13 @@ describe("the chat pane", () => {
     const box = await type(root, "/push Sketch :: drawn");
     await pressEnter(box);
     expect(pushed).toEqual([[FRAME, "Sketch", "drawn"]]);
-    expect(root.querySelector("[data-testid=composer-error]")?.textContent).toBe("Design is not in progress");
+    expect(root.querySelector("[data-testid=composer-error]")?.textContent).toBe(
+      "Design is not in progress",
+    );
     await pressEnter(await type(root, "/push Sketch"));
-    expect(root.querySelector("[data-testid=composer-error]")?.textContent).toContain("TITLE :: CRITERIA");
+    expect(root.querySelector("[data-testid=composer-error]")?.textContent).toContain(
+      "TITLE :: CRITERIA",
+    );
   });
 
   it("/start starts the first planned child", async () => {
@@ -395,7 +467,9 @@ describe("the chat pane", () => {
     await pressEnter(await type(root, "done?"));
     const approval = root.querySelector("[data-testid=approval]");
     expect(approval?.textContent).toContain("pop_frame");
-    const refuse = [...(approval?.querySelectorAll("button") ?? [])].find((b) => b.textContent === "Refuse");
+    const refuse = [...(approval?.querySelectorAll("button") ?? [])].find(
+      (b) => b.textContent === "Refuse",
+    );
     await act(async () => {
       refuse?.click();
       await settle();
@@ -410,7 +484,8 @@ describe("the chat pane", () => {
       fakeBackend({
         frameDetail: () => answer(entry("in_progress")),
         frameMessages: () => answer<Message[]>([]),
-        generateResults: () => answer<never>({ code: "invalid", message: "no model is configured." }),
+        generateResults: () =>
+          answer<never>({ code: "invalid", message: "no model is configured." }),
         popFrame: (_id, request) => {
           pops.push(request);
           return answer(entry("completed"));

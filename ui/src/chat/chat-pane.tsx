@@ -25,7 +25,6 @@ import { MessageView, ToolCallCard } from "./messages";
 import { PopDialog } from "./pop-dialog";
 import { completions, parseComposer } from "./slash";
 
-
 /** Runs a frame operation and reloads the tree; resolves to the refusal, if any. */
 export type RunCommand = <T>(call: Promise<Answer<T>>) => Promise<ApiError | null>;
 
@@ -39,13 +38,19 @@ interface Streaming {
 type Reply =
   | { state: "idle" }
   | Streaming
-  | { state: "failed"; error: ApiError; retry: () => void; storedFirst: boolean };
+  | { state: "failed"; error: ApiError; retry: () => void }
+  // The person pressed Stop: not an error; what arrived is kept, marked interrupted.
+  | { state: "stopped"; retry: () => void };
 
 /** The frames from the root down to `frame`, for the breadcrumb. */
 export function pathToRoot(outline: TreeOutline, frame: string): FrameOutline[] {
   const byId = new Map(outline.frames.map((f) => [f.id, f]));
   const path: FrameOutline[] = [];
-  for (let at = byId.get(frame); at !== undefined; at = at.parent ? byId.get(at.parent) : undefined) {
+  for (
+    let at = byId.get(frame);
+    at !== undefined;
+    at = at.parent ? byId.get(at.parent) : undefined
+  ) {
     path.unshift(at);
     if (path.length > outline.frames.length) break;
   }
@@ -88,6 +93,8 @@ export function ChatPane({
   // waiting for the tree's change event.
   const [savedCount, setSavedCount] = useState(0);
   const list = useRef<HTMLDivElement>(null);
+  // Set by Stop, so the answer's cancellation error reads as what the person asked for.
+  const stopRequested = useRef(false);
 
   useEffect(() => {
     let live = true;
@@ -122,7 +129,9 @@ export function ChatPane({
   const onEvent = (event: ChatEvent) => {
     switch (event.kind) {
       case "text":
-        return setReply((r) => (r.state === "streaming" ? { ...r, draft: r.draft + event.text } : r));
+        return setReply((r) =>
+          r.state === "streaming" ? { ...r, draft: r.draft + event.text } : r,
+        );
       case "tool_call":
         return setReply((r) =>
           r.state === "streaming"
@@ -134,7 +143,9 @@ export function ChatPane({
           r.state === "streaming"
             ? {
                 ...r,
-                tools: r.tools.map((t) => (t.id === event.id ? { ...t, result: event.content } : t)),
+                tools: r.tools.map((t) =>
+                  t.id === event.id ? { ...t, result: event.content } : t,
+                ),
               }
             : r,
         );
@@ -164,13 +175,26 @@ export function ChatPane({
     else setText("/push ");
   };
 
-  /** Streams one answer (a message, or an approval) and shows how it ended. */
-  const converse = async (call: (listener: (e: ChatEvent) => void) => Promise<Answer<ChatOutcome>>) => {
-    let storedFirst = false;
+  /**
+   * Streams one answer (a message, or an approval) and shows how it ended. A failure offers a
+   * retry: the same call if nothing was stored, else answering again where the conversation
+   * stopped, so a stored message is never sent twice.
+   */
+  const converse = async (
+    call: (listener: (e: ChatEvent) => void) => Promise<Answer<ChatOutcome>>,
+  ) => {
+    let stored = false;
+    let at = frame.id;
+    stopRequested.current = false;
     setOutcome(null);
     setReply({ state: "streaming", draft: "", tools: [] });
     const answer = await call((event) => {
-      if (event.kind === "saved") storedFirst = true;
+      if (event.kind === "saved") {
+        stored = true;
+        at = event.frame;
+      } else if (event.kind === "moved") {
+        at = event.to;
+      }
       onEvent(event);
     });
     setSavedCount((n) => n + 1);
@@ -178,12 +202,15 @@ export function ChatPane({
       setReply({ state: "idle" });
       setOutcome(answer.data);
     } else {
-      setReply({
-        state: "failed",
-        error: answer.error,
-        storedFirst,
-        retry: () => void converse(call),
-      });
+      const again = stored
+        ? (listener: (e: ChatEvent) => void) => backend.answerAgain(at, null, listener)
+        : call;
+      const retry = () => void converse(again);
+      setReply(
+        stopRequested.current
+          ? { state: "stopped", retry }
+          : { state: "failed", error: answer.error, retry },
+      );
     }
   };
 
@@ -279,7 +306,6 @@ export function ChatPane({
       >
         <span class="focused-title">{frame.title}</span>
         <span class={`status-chip status-${frame.status}`}>{STATUS_STYLE[frame.status].label}</span>
-        <code class="muted">{frame.id}</code>
         <span class="header-tools">
           {writable && (
             <button type="button" data-testid="pop-button" onClick={() => setPopping(true)}>
@@ -300,20 +326,25 @@ export function ChatPane({
         </span>
       </header>
       <div class="frame-summary">
-        <nav class="breadcrumb" aria-label="Path to the root" data-testid="chat-breadcrumb">
-          {path.map((step, i) => (
-            <span key={step.id}>
-              {i > 0 && <span class="muted"> › </span>}
-              {step.id === frame.id ? (
-                <span aria-current="true">{step.title}</span>
-              ) : (
-                <button type="button" class="link-button" onClick={() => onFocus(step.id)}>
-                  {step.title}
-                </button>
-              )}
-            </span>
-          ))}
-        </nav>
+        <div class="summary-line">
+          <nav class="breadcrumb" aria-label="Path to the root" data-testid="chat-breadcrumb">
+            {path.map((step, i) => (
+              <span key={step.id}>
+                {i > 0 && <span class="muted"> › </span>}
+                {step.id === frame.id ? (
+                  <span aria-current="true">{step.title}</span>
+                ) : (
+                  <button type="button" class="link-button" onClick={() => onFocus(step.id)}>
+                    {step.title}
+                  </button>
+                )}
+              </span>
+            ))}
+          </nav>
+          <code class="muted frame-id" title="The frame's id, accepted by every command">
+            {frame.id}
+          </code>
+        </div>
         {detail !== null && detail.id === frame.id && (
           <>
             <p class="criteria" data-testid="frame-criteria">
@@ -383,7 +414,11 @@ export function ChatPane({
               <button type="button" onClick={() => dismissSuggestion(suggestion.kind)}>
                 Dismiss
               </button>
-              <button type="button" class="primary" onClick={() => acceptSuggestion(suggestion.kind)}>
+              <button
+                type="button"
+                class="primary"
+                onClick={() => acceptSuggestion(suggestion.kind)}
+              >
                 {suggestion.kind === "push" ? "Push a child…" : "Pop…"}
               </button>
             </div>
@@ -391,23 +426,33 @@ export function ChatPane({
         ))}
         {showStatus && detail !== null && (
           <div class="status-card" data-testid="status-card">
-            <button type="button" aria-label="Close" class="close" onClick={() => setShowStatus(false)}>
+            <button
+              type="button"
+              aria-label="Close"
+              class="close"
+              onClick={() => setShowStatus(false)}
+            >
               ×
             </button>
             <p>
-              <strong>{detail.title}</strong> is {STATUS_STYLE[detail.status].label.toLowerCase()}
-              : {detail.message_count} messages, {detail.tokens} tokens,{" "}
+              <strong>{detail.title}</strong> is {STATUS_STYLE[detail.status].label.toLowerCase()}:{" "}
+              {detail.message_count} messages, {detail.tokens} tokens,{" "}
               {outline.frames.filter((f) => f.parent === detail.id).length} children.
             </p>
             <p class="muted">Log: {detail.log_path}</p>
           </div>
         )}
         {reply.state === "failed" && (
-          <div class="chat-error" role="alert" data-testid="chat-error" data-code={reply.error.code}>
+          <div
+            class="chat-error"
+            role="alert"
+            data-testid="chat-error"
+            data-code={reply.error.code}
+          >
             <p>{reply.error.message}</p>
             <div class="chat-error-buttons">
-              <button type="button" onClick={reply.retry}>
-                {reply.storedFirst ? "Send again" : "Retry"}
+              <button type="button" data-testid="retry-answer" onClick={reply.retry}>
+                Retry
               </button>
               <button type="button" onClick={() => setSettingsOpen(true)}>
                 Settings
@@ -416,6 +461,19 @@ export function ChatPane({
                 Dismiss
               </button>
             </div>
+          </div>
+        )}
+        {reply.state === "stopped" && (
+          <div class="chat-notice muted" role="status" data-testid="reply-stopped">
+            <span>Stopped. What arrived is kept, marked interrupted.</span>{" "}
+            <button
+              type="button"
+              class="link-button"
+              data-testid="retry-answer"
+              onClick={reply.retry}
+            >
+              Answer again
+            </button>
           </div>
         )}
         {outcome?.stopped.kind === "tool_round_limit" && (
@@ -465,7 +523,12 @@ export function ChatPane({
             </ul>
           )}
           {composerError !== null && (
-            <p class="dialog-error" role="alert" data-testid="composer-error" data-code={composerError.code}>
+            <p
+              class="dialog-error"
+              role="alert"
+              data-testid="composer-error"
+              data-code={composerError.code}
+            >
               {composerError.message}
             </p>
           )}
@@ -480,7 +543,14 @@ export function ChatPane({
               onKeyDown={onKeyDown}
             />
             {streaming ? (
-              <button type="button" data-testid="stop-button" onClick={() => void backend.cancelAnswer()}>
+              <button
+                type="button"
+                data-testid="stop-button"
+                onClick={() => {
+                  stopRequested.current = true;
+                  void backend.cancelAnswer();
+                }}
+              >
                 Stop
               </button>
             ) : (

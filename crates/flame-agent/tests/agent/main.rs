@@ -372,3 +372,71 @@ async fn long_criteria_are_compacted_and_a_finished_reply_suggests_a_pop() {
     });
     assert_eq!(suggestion.map(|s| s.kind), Some(flame_agent::suggest::SuggestionKind::Pop));
 }
+
+#[tokio::test]
+async fn answering_again_after_a_failure_does_not_send_the_message_twice() {
+    let overloaded =
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+    // Two attempts (the retry policy's) fail; then the person asks for the answer again.
+    let s = setup(
+        Autonomy::Auto,
+        vec![
+            Reply::json(529, overloaded),
+            Reply::json(529, overloaded),
+            turn("Here is the plan.", None),
+        ],
+    )
+    .await;
+    let root = s.flame.status(None).unwrap().tree.root;
+    let cancel = CancellationToken::new();
+    let err = s.agent.send(Actor::Person, None, "Plan it", None, &cancel, &mut |_| {}).await;
+    assert_eq!(err.unwrap_err().code, ErrorCode::ModelFailed);
+
+    let outcome = s.agent.answer_again(&root, None, &cancel, &mut |_| {}).await.unwrap();
+    assert_eq!(outcome.stopped, Stopped::Finished);
+    let messages = s.flame.messages(&root).unwrap();
+    let asked: Vec<_> = messages.iter().filter(|m| m.role == Role::User).collect();
+    assert_eq!(asked.len(), 1, "the message is stored once: {messages:?}");
+    let last = messages.iter().rev().find(|m| m.role == Role::Assistant && !m.interrupted);
+    assert_eq!(last.unwrap().content, "Here is the plan.");
+    let sent = s.server.requests().last().unwrap().json();
+    let times = sent["messages"].to_string().matches("Plan it").count();
+    assert_eq!(times, 1, "the message is sent once: {sent}");
+}
+
+#[tokio::test]
+async fn answering_again_is_refused_where_nothing_can_be_answered() {
+    let s = setup(
+        Autonomy::Ask,
+        vec![turn(
+            "A frame for auth.",
+            Some(("push_frame", json!({"title": "Auth", "success_criteria": "login works"}))),
+        )],
+    )
+    .await;
+    let root = s.flame.status(None).unwrap().tree.root;
+    let cancel = CancellationToken::new();
+    s.agent.send(Actor::Person, None, "Go", None, &cancel, &mut |_| {}).await.unwrap();
+    let err = s.agent.answer_again(&root, None, &cancel, &mut |_| {}).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::Invalid);
+    assert!(err.message.contains("accepted or refused"), "{}", err.message);
+
+    let done = s.flame.push(Actor::Person, Some(&root), "Done already", "c").unwrap();
+    s.flame
+        .pop(
+            Actor::Person,
+            Some(&done.id),
+            &flame_api::PopRequest {
+                status: flame_model::lifecycle::PopStatus::Failed,
+                results: None,
+                results_compacted: None,
+                artifacts: vec![],
+                decisions: vec![],
+                reason: Some("no".into()),
+            },
+        )
+        .unwrap();
+    let err = s.agent.answer_again(&done.id, None, &cancel, &mut |_| {}).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::Refused);
+    assert!(s.server.requests().len() == 1, "nothing more was sent");
+}

@@ -7,6 +7,7 @@ mod frames;
 mod import;
 mod open;
 mod properties;
+mod sample;
 
 use flame_api::{DataDir, Env, Flame};
 

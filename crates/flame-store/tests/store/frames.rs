@@ -712,3 +712,85 @@ fn replies_are_refused_where_messages_are() {
     let err = f.refused(|f| f.store.begin_reply(ch, &a, None).map(drop));
     refusal_names(&err, &a, Status::Completed);
 }
+
+#[test]
+fn deleting_a_tree_removes_all_of_it_and_nothing_else() {
+    let mut f = Fixture::new();
+    let root = f.root.clone();
+    let a = f.push(&root, "A");
+    let planned = f.plan(&root, "Later");
+    let ch = f.change();
+    f.store.add_message(ch, &a, &NewMessage::text(Role::User, "hello"), 1).unwrap();
+    f.pop(&a, PopStatus::Failed).unwrap();
+    let ch = f.change();
+    let retry = f.ids.frame_id();
+    f.store.retry(ch, &a, &retry).unwrap();
+    // A second tree, created later, which must survive and become current.
+    let (other, other_root) = (f.ids.tree_id(), f.ids.frame_id());
+    let ch = f.change();
+    f.store.create_tree(ch, &other, &other_root, "Other", "kept").unwrap();
+    let ch = f.change();
+    f.store.add_message(ch, &other_root, &NewMessage::text(Role::User, "mine"), 1).unwrap();
+    let ch = f.change();
+    f.store.focus(ch, &root).unwrap();
+    assert_eq!(f.store.current_tree().unwrap(), Some(f.tree.clone()));
+    let before = f.store.latest_event_seq().unwrap();
+
+    let ch = f.change();
+    let deleted = f.store.delete_tree(ch, &f.tree.clone()).unwrap();
+    assert_eq!(deleted.frames, 4);
+    assert_eq!(deleted.messages, 1);
+    for gone in [&root, &a, &planned, &retry] {
+        assert!(f.store.frame(gone).is_err(), "{gone} is gone");
+    }
+    assert!(f.store.tree(&f.tree).is_err());
+    assert_eq!(f.store.trees().unwrap().len(), 1);
+    assert_eq!(f.store.current_tree().unwrap(), Some(other.clone()));
+    assert_eq!(f.store.messages(&other_root).unwrap().len(), 1);
+    // One event tells followers; the tree's own events are gone with it.
+    let events = f.store.events_since(before, 10).unwrap();
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].kind, EventKind::TreeDeleted);
+    assert_eq!(events[0].frame, root);
+    assert!(f.store.pending_logs().unwrap().iter().all(|(tree, _, _)| tree != &f.tree));
+
+    // Deleting the last tree leaves no current tree.
+    let ch = f.change();
+    f.store.delete_tree(ch, &other).unwrap();
+    assert_eq!(f.store.current_tree().unwrap(), None);
+    assert!(f.store.trees().unwrap().is_empty());
+}
+
+#[test]
+fn a_tree_is_not_deleted_while_a_reply_is_written_in_it_nor_when_unknown() {
+    let mut f = Fixture::new();
+    let root = f.root.clone();
+    let ch = f.change();
+    let reply = f.store.begin_reply(ch, &root, Some("m")).unwrap();
+    let ch = f.change();
+    let tree = f.tree.clone();
+    let err = f.refused(|f| f.store.delete_tree(ch, &tree).map(drop));
+    assert!(err.to_string().contains(root.as_str()), "{err}");
+    assert!(err.to_string().contains("stop the reply"), "{err}");
+    let ch = f.change();
+    f.store.finish_reply(ch, reply, &NewMessage::text(Role::Assistant, "done"), 1).unwrap();
+    let ch = f.change();
+    let unknown = f.ids.tree_id();
+    assert!(f.store.delete_tree(ch, &unknown).is_err());
+    let ch = f.change();
+    f.store.delete_tree(ch, &tree).unwrap();
+}
+
+#[test]
+fn the_first_start_is_claimed_once_and_only_by_an_empty_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("flame.db")).unwrap();
+    assert!(store.claim_first_start().unwrap());
+    assert!(!store.claim_first_start().unwrap(), "asked again");
+
+    let other = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&other.path().join("flame.db")).unwrap();
+    let mut ids = IdSource::seeded(3);
+    store.create_tree(change(1), &ids.tree_id(), &ids.frame_id(), "Mine", "c").unwrap();
+    assert!(!store.claim_first_start().unwrap(), "a store with a tree is not new");
+}
