@@ -16,7 +16,7 @@ import { withApp } from "./harness";
 const PIECES = ["Hello", " from the", " model: ", '<img src=x onerror="document.title=1">'];
 
 /** What the fake model received. */
-const requests: { system: string; last: string }[] = [];
+const requests: { model: string; system: string; last: string }[] = [];
 let server: Server;
 let port = 0;
 
@@ -36,10 +36,11 @@ beforeAll(async () => {
     let body = "";
     request.on("data", (part: Buffer) => (body += part.toString()));
     request.on("end", () => {
-      const parsed = JSON.parse(body) as { messages: { role: string; content: unknown }[] };
+      const parsed = JSON.parse(body) as { model: string; messages: { role: string; content: unknown }[] };
       const text = (m: { content: unknown } | undefined) =>
         typeof m?.content === "string" ? m.content : JSON.stringify(m?.content ?? "");
       requests.push({
+        model: parsed.model,
         system: text(parsed.messages.find((m) => m.role === "system")),
         last: text(parsed.messages[parsed.messages.length - 1]),
       });
@@ -115,6 +116,58 @@ describe("chatting with a model", () => {
           const settings = {
             default_model: "gpt-4o",
             openai: { base_url: `http://127.0.0.1:${port}/v1`, api_key: "sk-e2e-not-a-real-key" },
+          };
+          await writeFile(join(config, "flame/settings.json"), JSON.stringify(settings));
+          return { XDG_CONFIG_HOME: config, OPENAI_API_KEY: "" };
+        },
+      },
+    );
+  });
+
+  it("lists the configured models in the composer and sends with the one picked", async () => {
+    await withApp(
+      "model picker",
+      async (app) => {
+        const picker = await app.find("[data-testid=model-picker]");
+        const options = await picker.findElements(By.css("option"));
+        expect(await Promise.all(options.map((o) => o.getAttribute("value")))).toEqual([
+          "gpt-4o",
+          "llama3.1:8b",
+        ]);
+        expect(await picker.getAttribute("value")).toBe("gpt-4o");
+        await options[1]?.click();
+        expect(await picker.getAttribute("value")).toBe("llama3.1:8b");
+        const box = await app.find("[data-testid=composer] textarea");
+        await box.sendKeys("which model are you?", Key.ENTER);
+        await app.driver.wait(
+          async () =>
+            (await app.driver.findElements(By.css("[data-testid=streaming-reply], .interrupted"))).length === 0 &&
+            (await app.driver.findElements(By.css("[data-testid=message][data-role=assistant]"))).length === 1,
+          15_000,
+          "the reply is stored",
+        );
+        expect(requests.at(-1)?.last).toContain("which model are you?");
+        expect(requests.at(-1)?.model).toBe("llama3.1:8b");
+        // The stored reply names the model that wrote it.
+        const reply = await app.find("[data-testid=message][data-role=assistant] .message-meta");
+        expect(await reply.getText()).toContain("llama3.1:8b");
+      },
+      {
+        prepareHome: async (scratch) => {
+          const home = join(scratch, "home");
+          await mkdir(home);
+          flame(home, "tree", "new", "Pick a model", "--criteria", "The picked model answered");
+          return home;
+        },
+        env: async (scratch) => {
+          const config = join(scratch, "config");
+          await mkdir(join(config, "flame"), { recursive: true });
+          const settings = {
+            default_model: "gpt-4o",
+            openai: { base_url: `http://127.0.0.1:${port}/v1`, api_key: "sk-e2e-not-a-real-key" },
+            models: [
+              { name: "llama3.1:8b", provider: "openai", context_window: 131072, max_output_tokens: 4096 },
+            ],
           };
           await writeFile(join(config, "flame/settings.json"), JSON.stringify(settings));
           return { XDG_CONFIG_HOME: config, OPENAI_API_KEY: "" };
