@@ -11,7 +11,7 @@ import { By, Key } from "selenium-webdriver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { flame } from "./flame-cli";
-import { withApp } from "./harness";
+import { type App, withApp } from "./harness";
 
 const PIECES = ["Hello", " from the", " model: ", '<img src=x onerror="document.title=1">'];
 
@@ -69,6 +69,32 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
+/** Flame's settings (read through XDG_CONFIG_HOME) pointing at the fake model, with `models` listed. */
+function fakeModelSettings(models: object[] = []) {
+  return async (scratch: string) => {
+    const config = join(scratch, "config");
+    await mkdir(join(config, "flame"), { recursive: true });
+    const settings = {
+      default_model: "gpt-4o",
+      openai: { base_url: `http://127.0.0.1:${port}/v1`, api_key: "sk-e2e-not-a-real-key" },
+      models,
+    };
+    await writeFile(join(config, "flame/settings.json"), JSON.stringify(settings));
+    return { XDG_CONFIG_HOME: config, OPENAI_API_KEY: "" };
+  };
+}
+
+/** Waits until the reply is stored: no longer marked interrupted, the draft gone. */
+async function replyStored(app: App) {
+  await app.driver.wait(
+    async () =>
+      (await app.driver.findElements(By.css("[data-testid=streaming-reply], .interrupted"))).length === 0 &&
+      (await app.driver.findElements(By.css("[data-testid=message][data-role=assistant]"))).length === 1,
+    15_000,
+    "the reply is stored",
+  );
+}
+
 describe("chatting with a model", () => {
   it("streams the reply into the pane, stores it, and shows its markup as text", async () => {
     let root = "";
@@ -87,13 +113,7 @@ describe("chatting with a model", () => {
         );
         // The reply is stored as it streams; it is complete when it is no longer marked
         // interrupted and the draft is gone.
-        await app.driver.wait(
-          async () =>
-            (await app.driver.findElements(By.css("[data-testid=streaming-reply], .interrupted"))).length === 0 &&
-            (await app.driver.findElements(By.css("[data-testid=message][data-role=assistant]"))).length === 1,
-          15_000,
-          "the reply is stored",
-        );
+        await replyStored(app);
         const reply = await app.find("[data-testid=message][data-role=assistant]");
         expect(await reply.getText()).toContain(PIECES.join(""));
         expect(await app.driver.findElements(By.css("[data-testid=messages] img"))).toHaveLength(0);
@@ -110,16 +130,7 @@ describe("chatting with a model", () => {
           root = (flame(home, "tree", "new", "Say hello", "--criteria", "It said hello") as { root: string }).root;
           return home;
         },
-        env: async (scratch) => {
-          const config = join(scratch, "config");
-          await mkdir(join(config, "flame"), { recursive: true });
-          const settings = {
-            default_model: "gpt-4o",
-            openai: { base_url: `http://127.0.0.1:${port}/v1`, api_key: "sk-e2e-not-a-real-key" },
-          };
-          await writeFile(join(config, "flame/settings.json"), JSON.stringify(settings));
-          return { XDG_CONFIG_HOME: config, OPENAI_API_KEY: "" };
-        },
+        env: fakeModelSettings(),
       },
     );
   });
@@ -139,13 +150,7 @@ describe("chatting with a model", () => {
         expect(await picker.getAttribute("value")).toBe("llama3.1:8b");
         const box = await app.find("[data-testid=composer] textarea");
         await box.sendKeys("which model are you?", Key.ENTER);
-        await app.driver.wait(
-          async () =>
-            (await app.driver.findElements(By.css("[data-testid=streaming-reply], .interrupted"))).length === 0 &&
-            (await app.driver.findElements(By.css("[data-testid=message][data-role=assistant]"))).length === 1,
-          15_000,
-          "the reply is stored",
-        );
+        await replyStored(app);
         expect(requests.at(-1)?.last).toContain("which model are you?");
         expect(requests.at(-1)?.model).toBe("llama3.1:8b");
         // The stored reply names the model that wrote it.
@@ -159,19 +164,9 @@ describe("chatting with a model", () => {
           flame(home, "tree", "new", "Pick a model", "--criteria", "The picked model answered");
           return home;
         },
-        env: async (scratch) => {
-          const config = join(scratch, "config");
-          await mkdir(join(config, "flame"), { recursive: true });
-          const settings = {
-            default_model: "gpt-4o",
-            openai: { base_url: `http://127.0.0.1:${port}/v1`, api_key: "sk-e2e-not-a-real-key" },
-            models: [
-              { name: "llama3.1:8b", provider: "openai", context_window: 131072, max_output_tokens: 4096 },
-            ],
-          };
-          await writeFile(join(config, "flame/settings.json"), JSON.stringify(settings));
-          return { XDG_CONFIG_HOME: config, OPENAI_API_KEY: "" };
-        },
+        env: fakeModelSettings([
+          { name: "llama3.1:8b", provider: "openai", context_window: 131072, max_output_tokens: 4096 },
+        ]),
       },
     );
   });

@@ -470,13 +470,16 @@ describe("the chat pane", () => {
   });
 });
 
-describe("the composer's slash list", () => {
-  const quiet = () =>
-    fakeBackend({
-      frameDetail: () => answer(entry("in_progress")),
-      frameMessages: () => answer<Message[]>([]),
-    });
+/** A backend with an in-progress frame and no conversation, plus `parts`. */
+function composerBackend(parts: Partial<Backend> = {}): Backend {
+  return fakeBackend({
+    frameDetail: () => answer(entry("in_progress")),
+    frameMessages: () => answer<Message[]>([]),
+    ...parts,
+  });
+}
 
+describe("the composer's slash list", () => {
   /** The names of the offered commands, and which one is highlighted. */
   function offered(root: HTMLElement): { names: string[]; selected: string[] } {
     const options = [...root.querySelectorAll("[data-testid=completions] [role=option]")];
@@ -487,7 +490,7 @@ describe("the composer's slash list", () => {
   }
 
   it("moves the highlight with Up and Down, wrapping, and points the textarea at it", async () => {
-    const root = await mount(quiet());
+    const root = await mount(composerBackend());
     const box = await type(root, "/p");
     expect(offered(root)).toEqual({ names: ["/push", "/plan", "/pop"], selected: ["slash-option-push"] });
     expect(box.getAttribute("aria-activedescendant")).toBe("slash-option-push");
@@ -505,9 +508,7 @@ describe("the composer's slash list", () => {
 
   it("takes the highlighted command with Enter or Tab, without sending", async () => {
     let sent = 0;
-    const backend = fakeBackend({
-      frameDetail: () => answer(entry("in_progress")),
-      frameMessages: () => answer<Message[]>([]),
+    const backend = composerBackend({
       sendMessage: () => {
         sent++;
         return answer(FINISHED);
@@ -527,7 +528,7 @@ describe("the composer's slash list", () => {
   });
 
   it("closes on Escape, so Enter sends what is typed, and opens again on the next keystroke", async () => {
-    const root = await mount(quiet());
+    const root = await mount(composerBackend());
     const box = await type(root, "/sta");
     await press(box, "Escape");
     expect(root.querySelector("[data-testid=completions]")).toBeNull();
@@ -539,13 +540,13 @@ describe("the composer's slash list", () => {
   });
 
   it("leaves Enter to the composer when the command is typed in full", async () => {
-    const root = await mount(quiet());
+    const root = await mount(composerBackend());
     await pressEnter(await type(root, "/status"));
     expect(root.querySelector("[data-testid=status-card]")).not.toBeNull();
   });
 
   it("still takes a click, and keeps the focus in the textarea", async () => {
-    const root = await mount(quiet());
+    const root = await mount(composerBackend());
     const box = await type(root, "/");
     box.focus();
     const option = document.getElementById("slash-option-invalidate");
@@ -597,10 +598,8 @@ describe("the composer's model picker", () => {
   it("lists the configured models, the default first and preselected, and sends with it", async () => {
     const models: (string | null)[] = [];
     const root = await mount(
-      fakeBackend({
+      composerBackend({
         getSettings: () => answer(SETTINGS),
-        frameDetail: () => answer(entry("in_progress")),
-        frameMessages: () => answer<Message[]>([]),
         sendMessage: (_frame, _text, model) => {
           models.push(model);
           return answer(FINISHED);
@@ -623,10 +622,8 @@ describe("the composer's model picker", () => {
       stopped: { kind: "awaiting_approval", call: { id: "c1", name: "pop_frame", arguments: {} } },
     };
     const root = await mount(
-      fakeBackend({
+      composerBackend({
         getSettings: () => answer(SETTINGS),
-        frameDetail: () => answer(entry("in_progress")),
-        frameMessages: () => answer<Message[]>([]),
         sendMessage: (_frame, _text, model) => {
           calls.push(`send ${model}`);
           return answer(waiting);
@@ -652,10 +649,8 @@ describe("the composer's model picker", () => {
   });
 
   it("keeps the choice when another frame comes into focus", async () => {
-    const backend = fakeBackend({
+    const backend = composerBackend({
       getSettings: () => answer(SETTINGS),
-      frameDetail: () => answer(entry("in_progress")),
-      frameMessages: () => answer<Message[]>([]),
     });
     const root = await mount(backend);
     await choose(root, "llama3.1:8b");
@@ -667,11 +662,9 @@ describe("the composer's model picker", () => {
   it("offers the settings when no model is configured, and lists the models once they are saved", async () => {
     const saved: Settings = { ...SETTINGS, default_model: "gpt-4o", models: [] };
     const root = await mount(
-      fakeBackend({
+      composerBackend({
         getSettings: () => answer({ ...SETTINGS, default_model: null, models: [] }),
         saveSettings: () => answer(saved),
-        frameDetail: () => answer(entry("in_progress")),
-        frameMessages: () => answer<Message[]>([]),
       }),
     );
     expect(root.querySelector("[data-testid=model-picker]")).toBeNull();
