@@ -17,6 +17,8 @@ export interface ScriptedReply {
 
 /** What the model received, per request. */
 export interface Received {
+  /** The model the request named. */
+  model: string;
   system: string;
   last: string;
   /** Every message's text, in order, the system prompt included. */
@@ -78,8 +80,12 @@ export class FakeModel {
       let body = "";
       request.on("data", (part: Buffer) => (body += part.toString()));
       request.on("end", () => {
-        const parsed = JSON.parse(body) as { messages: { role: string; content: unknown }[] };
+        const parsed = JSON.parse(body) as {
+          model: string;
+          messages: { role: string; content: unknown }[];
+        };
         this.received.push({
+          model: parsed.model,
           system: text(parsed.messages.find((m) => m.role === "system")),
           last: text(parsed.messages[parsed.messages.length - 1]),
           all: parsed.messages.map(text),
@@ -124,15 +130,16 @@ export class FakeModel {
   }
 
   /**
-   * Writes Flame's model settings into `scratch/config` (pointing at this server) and returns
-   * the environment that makes the app read them.
+   * Writes Flame's model settings into `scratch/config` (pointing at this server, with `models`
+   * listed besides the default) and returns the environment that makes the app read them.
    */
-  async settingsEnv(scratch: string): Promise<Record<string, string>> {
+  async settingsEnv(scratch: string, models: object[] = []): Promise<Record<string, string>> {
     const config = join(scratch, "config");
     await mkdir(join(config, "flame"), { recursive: true });
     const settings = {
       default_model: "gpt-4o",
       openai: { base_url: `http://127.0.0.1:${this.port}/v1`, api_key: "sk-e2e-not-a-real-key" },
+      models,
     };
     await writeFile(join(config, "flame/settings.json"), JSON.stringify(settings));
     return { XDG_CONFIG_HOME: config, OPENAI_API_KEY: "" };

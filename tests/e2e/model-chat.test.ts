@@ -21,8 +21,15 @@ beforeAll(() => model.start());
 beforeEach(() => model.reset());
 afterAll(() => model.stop());
 
-/** Starts the window on a new tree "Say hello" whose root is returned through `onRoot`. */
-function launch(name: string, body: (app: App, root: string) => Promise<void>) {
+/**
+ * Starts the window on a new tree "Say hello" (its root passed to `body`), with the fake model as
+ * the default and `models` listed in the settings.
+ */
+function launch(
+  name: string,
+  body: (app: App, root: string) => Promise<void>,
+  models: object[] = [],
+) {
   let root = "";
   return withApp(name, (app) => body(app, root), {
     prepareHome: async (scratch) => {
@@ -32,7 +39,7 @@ function launch(name: string, body: (app: App, root: string) => Promise<void>) {
       root = (tree as { root: string }).root;
       return home;
     },
-    env: (scratch) => model.settingsEnv(scratch),
+    env: (scratch) => model.settingsEnv(scratch, models),
   });
 }
 
@@ -187,5 +194,43 @@ describe("chatting with a model", () => {
       expect(popped?.artifacts).toEqual(["greeting.txt"]);
       await app.find("[data-testid=read-only]");
     });
+  });
+
+  it("sends with the model picked in the composer", async () => {
+    const llama = {
+      name: "llama3.1:8b",
+      provider: "openai",
+      context_window: 131072,
+      max_output_tokens: 4096,
+    };
+    await launch(
+      "model picker",
+      async (app) => {
+        const picker = await app.find("[data-testid=model-picker]");
+        const options = await picker.findElements(By.css("option"));
+        expect(await Promise.all(options.map((o) => o.getAttribute("value")))).toEqual([
+          "gpt-4o",
+          "llama3.1:8b",
+        ]);
+        expect(await picker.getAttribute("value")).toBe("gpt-4o");
+        await options[1]?.click();
+        expect(await picker.getAttribute("value")).toBe("llama3.1:8b");
+        const box = await app.find("[data-testid=composer] textarea");
+        await box.sendKeys("which model are you?", Key.ENTER);
+        await app.driver.wait(
+          async () =>
+            (await count(app, "[data-testid=streaming-reply], .interrupted")) === 0 &&
+            (await count(app, "[data-testid=message][data-role=assistant]")) === 1,
+          15_000,
+          "the reply is stored",
+        );
+        expect(model.received.at(-1)?.last).toContain("which model are you?");
+        expect(model.received.at(-1)?.model).toBe("llama3.1:8b");
+        // The stored reply names the model that wrote it.
+        const meta = await app.find("[data-testid=message][data-role=assistant] .message-meta");
+        expect(await meta.getText()).toContain("llama3.1:8b");
+      },
+      [llama],
+    );
   });
 });

@@ -8,6 +8,7 @@ import type {
   TreeOutline_Serialize as TreeOutline,
 } from "./bindings";
 import { ChatPane } from "./chat/chat-pane";
+import { useModelChoice } from "./chat/model-picker";
 import { PopDialog } from "./chat/pop-dialog";
 import { FrameDialog, type DialogRequest, type DialogResult } from "./frame-dialog";
 import { FlameGraph, type FrameRequest } from "./flame-graph/flame-graph";
@@ -49,6 +50,9 @@ export function App({ backend }: { backend: Backend }) {
   const [treeDialog, setTreeDialog] = useState<
     { kind: "new" } | { kind: "delete"; frames: number } | null
   >(null);
+  // Held here rather than in the chat pane, so it outlives a pane with no frame in focus and the
+  // graph's pop dialog uses the same model.
+  const models = useModelChoice(backend);
   // The seq of the outline on screen, and whether a reload is running or owed, kept in refs so
   // the change listener (registered once) always sees the current values.
   const shownSeq = useRef(-1);
@@ -265,6 +269,7 @@ export function App({ backend }: { backend: Backend }) {
               frame={focused}
               run={(call) => run(call, false)}
               onFocus={(id) => void run(backend.focusFrame(id))}
+              models={models}
             />
           ) : (
             <>
@@ -286,6 +291,7 @@ export function App({ backend }: { backend: Backend }) {
           backend={backend}
           frame={popping.id}
           title={popping.title}
+          model={models.chosen}
           run={(call) => run(call, false)}
           onClose={() => setPopping(null)}
         />

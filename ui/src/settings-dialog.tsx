@@ -35,7 +35,16 @@ export function providerEdit(form: ProviderForm): ProviderEdit {
   };
 }
 
-export function SettingsDialog({ backend, onClose }: { backend: Backend; onClose: () => void }) {
+export function SettingsDialog({
+  backend,
+  onSaved,
+  onClose,
+}: {
+  backend: Backend;
+  /** Told the settings as saved (keys redacted), so what depends on them can follow. */
+  onSaved?: (settings: Settings) => void;
+  onClose: () => void;
+}) {
   const [settings, setSettings] = useState<Settings | null>(null);
   const [providers, setProviders] = useState<Record<ProviderId, ProviderForm> | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
@@ -73,8 +82,10 @@ export function SettingsDialog({ backend, onClose }: { backend: Backend; onClose
       openai: providerEdit(providers.openai),
     });
     setBusy(false);
-    if (answer.status === "ok") onClose();
-    else setError(answer.error);
+    if (answer.status === "ok") {
+      onSaved?.(answer.data);
+      onClose();
+    } else setError(answer.error);
   };
 
   return (

@@ -9,11 +9,13 @@ import type {
   FrameEntry_Serialize as FrameEntry,
   FrameOutline_Serialize as FrameOutline,
   Message_Serialize as Message,
+  Settings_Serialize as Settings,
   Status,
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
 import { answer, fakeBackend, settle } from "../test-backend";
 import { ChatPane, type RunCommand } from "./chat-pane";
+import { useModelChoice } from "./model-picker";
 
 const ROOT = "f0000000001";
 const FRAME = "f0000000002";
@@ -101,23 +103,41 @@ const run: RunCommand = async (call) => {
   return result.status === "error" ? result.error : null;
 };
 
-async function mount(backend: Backend, status: Status = "in_progress"): Promise<HTMLElement> {
-  const root = document.createElement("div");
+/** The pane with the model choice held above it, as the app holds it. */
+function Pane({
+  backend,
+  tree,
+  frame,
+}: {
+  backend: Backend;
+  tree: TreeOutline;
+  frame: FrameOutline;
+}) {
+  const models = useModelChoice(backend);
+  return (
+    <ChatPane
+      backend={backend}
+      outline={tree}
+      frame={frame}
+      run={run}
+      onFocus={() => undefined}
+      models={models}
+    />
+  );
+}
+
+async function mount(
+  backend: Backend,
+  status: Status = "in_progress",
+  root: HTMLElement = document.createElement("div"),
+  focus = 1,
+): Promise<HTMLElement> {
   document.body.append(root);
   const tree = outline(status);
-  const focused = tree.frames[1];
+  const focused = tree.frames[focus];
   if (focused === undefined) throw new Error("the outline has no focused frame");
   await act(async () => {
-    render(
-      <ChatPane
-        backend={backend}
-        outline={tree}
-        frame={focused}
-        run={run}
-        onFocus={() => undefined}
-      />,
-      root,
-    );
+    render(<Pane backend={backend} tree={tree} frame={focused} />, root);
     await settle();
   });
   // Effects run when the first act ends; the reads they start get their own turn.
@@ -136,11 +156,21 @@ async function type(root: HTMLElement, text: string) {
   return box;
 }
 
-async function pressEnter(box: HTMLTextAreaElement, shiftKey = false) {
+async function press(
+  box: HTMLTextAreaElement,
+  key: string,
+  shiftKey = false,
+): Promise<KeyboardEvent> {
+  const event = new KeyboardEvent("keydown", { key, shiftKey, cancelable: true });
   await act(async () => {
-    box.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", shiftKey, cancelable: true }));
+    box.dispatchEvent(event);
     await settle();
   });
+  return event;
+}
+
+async function pressEnter(box: HTMLTextAreaElement, shiftKey = false) {
+  await press(box, "Enter", shiftKey);
 }
 
 afterEach(() => {
@@ -518,5 +548,232 @@ describe("the chat pane", () => {
       },
     ]);
     expect(root.querySelector("[data-testid=pop-dialog]")).toBeNull();
+  });
+});
+
+/** A backend with an in-progress frame and no conversation, plus `parts`. */
+function composerBackend(parts: Partial<Backend> = {}): Backend {
+  return fakeBackend({
+    frameDetail: () => answer(entry("in_progress")),
+    frameMessages: () => answer<Message[]>([]),
+    ...parts,
+  });
+}
+
+describe("the composer's slash list", () => {
+  /** The names of the offered commands, and which one is highlighted. */
+  function offered(root: HTMLElement): { names: string[]; selected: string[] } {
+    const options = [...root.querySelectorAll("[data-testid=completions] [role=option]")];
+    return {
+      names: options.map((o) => o.querySelector("code")?.textContent?.split(" ")[0] ?? ""),
+      selected: options.filter((o) => o.getAttribute("aria-selected") === "true").map((o) => o.id),
+    };
+  }
+
+  it("moves the highlight with Up and Down, wrapping, and points the textarea at it", async () => {
+    const root = await mount(composerBackend());
+    const box = await type(root, "/p");
+    expect(offered(root)).toEqual({
+      names: ["/push", "/plan", "/pop"],
+      selected: ["slash-option-push"],
+    });
+    expect(box.getAttribute("aria-activedescendant")).toBe("slash-option-push");
+    expect(box.getAttribute("aria-controls")).toBe("slash-completions");
+    expect((await press(box, "ArrowDown")).defaultPrevented).toBe(true);
+    expect(offered(root).selected).toEqual(["slash-option-plan"]);
+    await press(box, "ArrowDown");
+    await press(box, "ArrowDown");
+    expect(offered(root).selected).toEqual(["slash-option-push"]);
+    await press(box, "ArrowUp");
+    expect(offered(root).selected).toEqual(["slash-option-pop"]);
+    expect(box.getAttribute("aria-activedescendant")).toBe("slash-option-pop");
+    expect(document.getElementById("slash-option-pop")?.getAttribute("role")).toBe("option");
+  });
+
+  it("takes the highlighted command with Enter or Tab, without sending", async () => {
+    let sent = 0;
+    const backend = composerBackend({
+      sendMessage: () => {
+        sent++;
+        return answer(FINISHED);
+      },
+    });
+    const root = await mount(backend);
+    let box = await type(root, "/p");
+    await press(box, "ArrowDown");
+    await pressEnter(box);
+    expect(box.value).toBe("/plan ");
+    expect(root.querySelector("[data-testid=completions]")).toBeNull();
+    box = await type(root, "/st");
+    await press(box, "ArrowUp");
+    expect((await press(box, "Tab")).defaultPrevented).toBe(true);
+    expect(box.value).toBe("/status ");
+    expect(sent).toBe(0);
+  });
+
+  it("closes on Escape, so Enter sends what is typed, and opens again on the next keystroke", async () => {
+    const root = await mount(composerBackend());
+    const box = await type(root, "/sta");
+    await press(box, "Escape");
+    expect(root.querySelector("[data-testid=completions]")).toBeNull();
+    expect(box.hasAttribute("aria-activedescendant")).toBe(false);
+    // With the list closed, Tab is the browser's again.
+    expect((await press(box, "Tab")).defaultPrevented).toBe(false);
+    await type(root, "/star");
+    expect(offered(root).names).toEqual(["/start"]);
+  });
+
+  it("leaves Enter to the composer when the command is typed in full", async () => {
+    const root = await mount(composerBackend());
+    await pressEnter(await type(root, "/status"));
+    expect(root.querySelector("[data-testid=status-card]")).not.toBeNull();
+  });
+
+  it("still takes a click, and keeps the focus in the textarea", async () => {
+    const root = await mount(composerBackend());
+    const box = await type(root, "/");
+    box.focus();
+    const option = document.getElementById("slash-option-invalidate");
+    const press = new MouseEvent("mousedown", { bubbles: true, cancelable: true });
+    option?.dispatchEvent(press);
+    expect(press.defaultPrevented).toBe(true);
+    await act(async () => {
+      option?.dispatchEvent(new MouseEvent("mousemove", { bubbles: true }));
+      await settle();
+    });
+    expect(offered(root).selected).toEqual(["slash-option-invalidate"]);
+    await act(async () => {
+      option?.click();
+      await settle();
+    });
+    expect(box.value).toBe("/invalidate ");
+    expect(document.activeElement).toBe(box);
+  });
+});
+
+describe("the composer's model picker", () => {
+  const SETTINGS: Settings = {
+    default_model: "claude-sonnet-4-5",
+    autonomy: "ask",
+    max_tool_rounds: 8,
+    anthropic: { base_url: null, api_key: "(set)" },
+    openai: { base_url: "http://127.0.0.1:11434/v1", api_key: null },
+    models: [
+      { name: "llama3.1:8b", provider: "openai", context_window: 131072, max_output_tokens: 4096 },
+      {
+        name: "claude-sonnet-4-5",
+        provider: "anthropic",
+        context_window: 200000,
+        max_output_tokens: 8192,
+      },
+    ],
+  };
+
+  function picker(root: HTMLElement): HTMLSelectElement {
+    const select = root.querySelector<HTMLSelectElement>("[data-testid=model-picker]");
+    if (select === null) throw new Error("no model picker");
+    return select;
+  }
+
+  async function choose(root: HTMLElement, model: string) {
+    await act(async () => {
+      const select = picker(root);
+      select.value = model;
+      select.dispatchEvent(new Event("change"));
+      await settle();
+    });
+  }
+
+  it("lists the configured models, the default first and preselected, and sends with it", async () => {
+    const models: (string | null)[] = [];
+    const root = await mount(
+      composerBackend({
+        getSettings: () => answer(SETTINGS),
+        sendMessage: (_frame, _text, model) => {
+          models.push(model);
+          return answer(FINISHED);
+        },
+      }),
+    );
+    const select = picker(root);
+    expect([...select.options].map((o) => o.value)).toEqual(["claude-sonnet-4-5", "llama3.1:8b"]);
+    expect(select.value).toBe("claude-sonnet-4-5");
+    await pressEnter(await type(root, "hello"));
+    await choose(root, "llama3.1:8b");
+    await pressEnter(await type(root, "again"));
+    expect(models).toEqual(["claude-sonnet-4-5", "llama3.1:8b"]);
+  });
+
+  it("sends the chosen model with an approval and with the pop dialog's generated results", async () => {
+    const calls: string[] = [];
+    const waiting: ChatOutcome = {
+      ...FINISHED,
+      stopped: { kind: "awaiting_approval", call: { id: "c1", name: "pop_frame", arguments: {} } },
+    };
+    const root = await mount(
+      composerBackend({
+        getSettings: () => answer(SETTINGS),
+        sendMessage: (_frame, _text, model) => {
+          calls.push(`send ${model}`);
+          return answer(waiting);
+        },
+        answerRequest: (_frame, _accept, model) => {
+          calls.push(`answer ${model}`);
+          return answer(FINISHED);
+        },
+        generateResults: (_frame, model) => {
+          calls.push(`results ${model}`);
+          return answer<never>({ code: "invalid", message: "not now" });
+        },
+      }),
+    );
+    await choose(root, "llama3.1:8b");
+    await pressEnter(await type(root, "pop when done"));
+    await act(async () => {
+      root.querySelector<HTMLButtonElement>("[data-testid=approval] button.primary")?.click();
+      await settle();
+    });
+    await pressEnter(await type(root, "/pop"));
+    expect(calls).toEqual(["send llama3.1:8b", "answer llama3.1:8b", "results llama3.1:8b"]);
+  });
+
+  it("keeps the choice when another frame comes into focus", async () => {
+    const backend = composerBackend({
+      getSettings: () => answer(SETTINGS),
+    });
+    const root = await mount(backend);
+    await choose(root, "llama3.1:8b");
+    await mount(backend, "in_progress", root, 0);
+    expect(root.querySelector("[data-testid=focused-frame]")?.getAttribute("data-frame-id")).toBe(
+      ROOT,
+    );
+    expect(picker(root).value).toBe("llama3.1:8b");
+  });
+
+  it("offers the settings when no model is configured, and lists the models once they are saved", async () => {
+    const saved: Settings = { ...SETTINGS, default_model: "gpt-4o", models: [] };
+    const root = await mount(
+      composerBackend({
+        getSettings: () => answer({ ...SETTINGS, default_model: null, models: [] }),
+        saveSettings: () => answer(saved),
+      }),
+    );
+    expect(root.querySelector("[data-testid=model-picker]")).toBeNull();
+    const missing = root.querySelector<HTMLButtonElement>("[data-testid=model-missing]");
+    expect(missing?.textContent).toBe("no model configured — Settings…");
+    await act(async () => {
+      missing?.click();
+      await settle();
+    });
+    // The dialog reads the settings in its own effect, which runs when the click's act ends.
+    await act(settle);
+    const dialog = root.querySelector<HTMLFormElement>("[data-testid=settings-dialog]");
+    expect(dialog?.querySelector("input[name=default_model]")).not.toBeNull();
+    await act(async () => {
+      dialog?.dispatchEvent(new Event("submit", { cancelable: true }));
+      await settle();
+    });
+    expect(root.querySelector("[data-testid=settings-dialog]")).toBeNull();
+    expect([...picker(root).options].map((o) => o.value)).toEqual(["gpt-4o"]);
   });
 });

@@ -19,11 +19,13 @@ import type {
 } from "../bindings";
 import { STATUS_STYLE } from "../flame-graph/render";
 import { SettingsDialog } from "../settings-dialog";
+import { COMPLETION_LIST_ID, CompletionList, optionId, useCompletions } from "./completion-list";
 import { ContextInspector } from "./context-inspector";
 import { Markdown } from "./markdown";
 import { MessageView, ToolCallCard } from "./messages";
+import { ModelPicker, type ModelChoice } from "./model-picker";
 import { PopDialog } from "./pop-dialog";
-import { completions, parseComposer } from "./slash";
+import { parseComposer, type SlashCommand } from "./slash";
 
 /** Runs a frame operation and reloads the tree; resolves to the refusal, if any. */
 export type RunCommand = <T>(call: Promise<Answer<T>>) => Promise<ApiError | null>;
@@ -63,12 +65,15 @@ export function ChatPane({
   frame,
   run,
   onFocus,
+  models,
 }: {
   backend: Backend;
   outline: TreeOutline;
   frame: FrameOutline;
   run: RunCommand;
   onFocus: (id: string) => void;
+  /** The window's model choice; every call to a model is sent with the chosen one. */
+  models: ModelChoice;
 }) {
   const [detail, setDetail] = useState<FrameEntry | null>(null);
   // The messages with the frame they belong to, so a newly focused frame never shows the
@@ -95,6 +100,15 @@ export function ChatPane({
   const list = useRef<HTMLDivElement>(null);
   // Set by Stop, so the answer's cancellation error reads as what the person asked for.
   const stopRequested = useRef(false);
+  // Read when a call is made, so a retry uses the model picked since the failure.
+  const chosenModel = useRef(models.chosen);
+  chosenModel.current = models.chosen;
+  const box = useRef<HTMLTextAreaElement>(null);
+  const takeCommand = (command: SlashCommand) => {
+    setText(`/${command.name} `);
+    box.current?.focus();
+  };
+  const slash = useCompletions(text, takeCommand);
 
   useEffect(() => {
     let live = true;
@@ -203,7 +217,8 @@ export function ChatPane({
       setOutcome(answer.data);
     } else {
       const again = stored
-        ? (listener: (e: ChatEvent) => void) => backend.answerAgain(at, null, listener)
+        ? (listener: (e: ChatEvent) => void) =>
+            backend.answerAgain(at, chosenModel.current, listener)
         : call;
       const retry = () => void converse(again);
       setReply(
@@ -215,10 +230,10 @@ export function ChatPane({
   };
 
   const send = (message: string) =>
-    converse((listener) => backend.sendMessage(frame.id, message, null, listener));
+    converse((listener) => backend.sendMessage(frame.id, message, chosenModel.current, listener));
 
   const answerApproval = (accept: boolean, waitingIn: string) =>
-    converse((listener) => backend.answerRequest(waitingIn, accept, null, listener));
+    converse((listener) => backend.answerRequest(waitingIn, accept, chosenModel.current, listener));
 
   const refusedOr = (failure: ApiError | null) => {
     setComposerError(failure);
@@ -271,15 +286,10 @@ export function ChatPane({
   };
 
   const onKeyDown = (event: KeyboardEvent) => {
+    if (slash.onKeyDown(event)) return;
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
       void submit();
-    } else if (event.key === "Tab" && !event.shiftKey) {
-      const first = completions(text)[0];
-      if (first) {
-        event.preventDefault();
-        setText(`/${first.name} `);
-      }
     }
   };
 
@@ -293,7 +303,6 @@ export function ChatPane({
   const writable = frame.status === "in_progress";
   const waiting =
     outcome?.stopped.kind === "awaiting_approval" && outcome.frame === frame.id ? outcome : null;
-  const offered = completions(text);
   const path = pathToRoot(outline, frame.id);
 
   return (
@@ -511,17 +520,7 @@ export function ChatPane({
             void submit();
           }}
         >
-          {offered.length > 0 && (
-            <ul class="completions" role="listbox" data-testid="completions">
-              {offered.map((command) => (
-                <li key={command.name} role="option" aria-selected="false">
-                  <button type="button" onClick={() => setText(`/${command.name} `)}>
-                    <code>{command.usage}</code> <span class="muted">{command.summary}</span>
-                  </button>
-                </li>
-              ))}
-            </ul>
-          )}
+          <CompletionList list={slash} onPick={takeCommand} />
           {composerError !== null && (
             <p
               class="dialog-error"
@@ -534,30 +533,39 @@ export function ChatPane({
           )}
           <div class="composer-row">
             <textarea
+              ref={box}
               name="message"
               rows={3}
               value={text}
               aria-label="Message"
+              aria-autocomplete="list"
+              aria-controls={slash.highlighted === null ? undefined : COMPLETION_LIST_ID}
+              aria-activedescendant={
+                slash.highlighted === null ? undefined : optionId(slash.highlighted)
+              }
               placeholder="Message, or / for commands (Enter sends, Shift+Enter for a new line)"
               onInput={(e) => setText(e.currentTarget.value)}
               onKeyDown={onKeyDown}
             />
-            {streaming ? (
-              <button
-                type="button"
-                data-testid="stop-button"
-                onClick={() => {
-                  stopRequested.current = true;
-                  void backend.cancelAnswer();
-                }}
-              >
-                Stop
-              </button>
-            ) : (
-              <button type="submit" class="primary">
-                Send
-              </button>
-            )}
+            <div class="composer-side">
+              <ModelPicker choice={models} onOpenSettings={() => setSettingsOpen(true)} />
+              {streaming ? (
+                <button
+                  type="button"
+                  data-testid="stop-button"
+                  onClick={() => {
+                    stopRequested.current = true;
+                    void backend.cancelAnswer();
+                  }}
+                >
+                  Stop
+                </button>
+              ) : (
+                <button type="submit" class="primary">
+                  Send
+                </button>
+              )}
+            </div>
           </div>
         </form>
       ) : (
@@ -568,11 +576,18 @@ export function ChatPane({
           backend={backend}
           frame={frame.id}
           title={frame.title}
+          model={models.chosen}
           run={run}
           onClose={() => setPopping(false)}
         />
       )}
-      {settingsOpen && <SettingsDialog backend={backend} onClose={() => setSettingsOpen(false)} />}
+      {settingsOpen && (
+        <SettingsDialog
+          backend={backend}
+          onSaved={models.update}
+          onClose={() => setSettingsOpen(false)}
+        />
+      )}
     </>
   );
 }

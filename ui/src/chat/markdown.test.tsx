@@ -18,7 +18,18 @@ function elementsAndAttributes(root: HTMLElement): { tag: string; attributes: st
   }));
 }
 
-const ALLOWED_TAGS = new Set(["div", "p", "pre", "code", "strong", "ul", "ol", "li", "span"]);
+const ALLOWED_TAGS = new Set([
+  "div",
+  "p",
+  "pre",
+  "code",
+  "strong",
+  "ul",
+  "ol",
+  "li",
+  "span",
+  "button",
+]);
 
 afterEach(() => {
   document.body.replaceChildren();
@@ -43,7 +54,7 @@ describe("hostile messages render as text", () => {
       for (const { tag, attributes } of elementsAndAttributes(root)) {
         expect(ALLOWED_TAGS.has(tag), `unexpected <${tag}>`).toBe(true);
         for (const attribute of attributes) {
-          expect(attribute).toMatch(/^(class|title|data-language)=/);
+          expect(attribute).toMatch(/^(class|title|data-language|data-highlighted|type=button$)/);
         }
       }
       expect(root.querySelector("script, img, svg, iframe, a, b")).toBeNull();
@@ -82,6 +93,18 @@ describe("minimal Markdown", () => {
     ]);
   });
 
+  it("takes a fence's language from the first word of its info, and closes only on a bare fence", () => {
+    expect(parseBlocks('```rust title="main.rs"\nfn main() {}\n```')).toEqual([
+      { kind: "code", language: "rust", text: "fn main() {}" },
+    ]);
+    expect(parseBlocks("```markdown\n```python\nx = 1\n```")).toEqual([
+      { kind: "code", language: "markdown", text: "```python\nx = 1" },
+    ]);
+    expect(parseBlocks("```c#\nvar x = 1;\n```")).toEqual([
+      { kind: "code", language: "c#", text: "var x = 1;" },
+    ]);
+  });
+
   it("groups bullets and numbered items into lists", () => {
     expect(parseBlocks("- a\n* b\n1. c\n2) d")).toEqual([
       { kind: "list", ordered: false, items: ["a", "b"] },
@@ -101,7 +124,9 @@ describe("minimal Markdown", () => {
   });
 
   it("renders the elements it parsed", () => {
-    const root = shown("# Title\n\nSome `code` and **bold**.\n\n- one\n- two\n\n```\nfn main() {}\n```");
+    const root = shown(
+      "# Title\n\nSome `code` and **bold**.\n\n- one\n- two\n\n```\nfn main() {}\n```",
+    );
     expect(root.querySelector(".md-heading strong")?.textContent).toBe("Title");
     expect(root.querySelector("p code")?.textContent).toBe("code");
     expect(root.querySelector("p:not(.md-heading) strong")?.textContent).toBe("bold");

@@ -4,9 +4,12 @@
 // children are strings, so Preact puts every character into a text node: markup in a message is
 // shown, never parsed by the browser. Nothing here builds HTML from strings, and no link is ever
 // made clickable — a link is shown as its text followed by its address, so `javascript:` and
-// other schemes have nothing to run and the webview never navigates away from Flame.
+// other schemes have nothing to run and the webview never navigates away from Flame. Fenced code
+// is highlighted by `CodeBlock`, which keeps the same guarantee (see code-block.tsx).
 
 import type { ComponentChildren, VNode } from "preact";
+
+import { CodeBlock } from "./code-block";
 
 /** One block of a message: a paragraph, a fenced code block, a list or a heading. */
 export type Block =
@@ -15,7 +18,10 @@ export type Block =
   | { kind: "code"; language: string; text: string }
   | { kind: "list"; ordered: boolean; items: string[] };
 
-const FENCE = /^\s*```\s*([\w+-]*)\s*$/;
+// An opening fence's language is the first word of its info string (```rust title="x" is rust);
+// a closing fence has no info string, so a fence with one inside a block is the block's text.
+const OPENING_FENCE = /^\s*```\s*([\w+#.-]*)[^`]*$/;
+const CLOSING_FENCE = /^\s*```\s*$/;
 const BULLET = /^\s*[-*+]\s+(.*)$/;
 const NUMBERED = /^\s*\d+[.)]\s+(.*)$/;
 const HEADING = /^\s*#{1,6}\s+(.*)$/;
@@ -31,13 +37,13 @@ export function parseBlocks(text: string): Block[] {
   };
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i] ?? "";
-    const fence = FENCE.exec(line);
+    const fence = OPENING_FENCE.exec(line);
     if (fence) {
       endParagraph();
       const body: string[] = [];
       i++;
       // An unclosed fence runs to the end, as it does while a reply is still streaming.
-      while (i < lines.length && !FENCE.test(lines[i] ?? "")) body.push(lines[i++] ?? "");
+      while (i < lines.length && !CLOSING_FENCE.test(lines[i] ?? "")) body.push(lines[i++] ?? "");
       blocks.push({ kind: "code", language: fence[1] ?? "", text: body.join("\n") });
       continue;
     }
@@ -124,11 +130,7 @@ export function Markdown({ text }: { text: string }): VNode {
               </p>
             );
           case "code":
-            return (
-              <pre key={i} class="md-code" data-language={block.language || undefined}>
-                <code>{block.text}</code>
-              </pre>
-            );
+            return <CodeBlock key={i} text={block.text} language={block.language} />;
           case "list": {
             const items = block.items.map((item, j) => <li key={j}>{renderInline(item)}</li>);
             return block.ordered ? <ol key={i}>{items}</ol> : <ul key={i}>{items}</ul>;

@@ -24,12 +24,15 @@ export function PopDialog({
   backend,
   frame,
   title,
+  model,
   run,
   onClose,
 }: {
   backend: Backend;
   frame: string;
   title: string;
+  /** The model that writes the proposal; null for the settings' default. */
+  model: string | null;
   /** Runs the pop like every frame operation (the tree reloads); resolves to the refusal. */
   run: RunCommand;
   onClose: () => void;
@@ -46,7 +49,7 @@ export function PopDialog({
 
   useEffect(() => {
     let live = true;
-    void backend.generateResults(frame, null).then((answer) => {
+    void backend.generateResults(frame, model).then((answer) => {
       if (!live) return;
       if (answer.status === "error") {
         setGeneration({ state: "failed", error: answer.error });
@@ -62,7 +65,7 @@ export function PopDialog({
     return () => {
       live = false;
     };
-  }, [backend, frame]);
+  }, [backend, frame, model]);
 
   const save = async (event: Event) => {
     event.preventDefault();
