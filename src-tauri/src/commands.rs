@@ -209,11 +209,15 @@ pub async fn send_message(
 ) -> Result<ChatOutcome, ApiError> {
     let agent = agent(&startup)?;
     let answering = startup.begin_answer();
-    let mut send = |event: ChatEvent| {
-        let _ = channel.send(event);
-    };
     agent
-        .send(Actor::Person, frame.as_ref(), &text, model.as_deref(), &answering.cancel, &mut send)
+        .send(
+            Actor::Person,
+            frame.as_ref(),
+            &text,
+            model.as_deref(),
+            &answering.cancel,
+            &mut forward(&channel),
+        )
         .await
 }
 
@@ -229,10 +233,7 @@ pub async fn answer_again(
 ) -> Result<ChatOutcome, ApiError> {
     let agent = agent(&startup)?;
     let answering = startup.begin_answer();
-    let mut send = |event: ChatEvent| {
-        let _ = channel.send(event);
-    };
-    agent.answer_again(&frame, model.as_deref(), &answering.cancel, &mut send).await
+    agent.answer_again(&frame, model.as_deref(), &answering.cancel, &mut forward(&channel)).await
 }
 
 /// Accepts or refuses the push or pop the agent is waiting on in `frame`, then lets it go on.
@@ -247,10 +248,9 @@ pub async fn answer_request(
 ) -> Result<ChatOutcome, ApiError> {
     let agent = agent(&startup)?;
     let answering = startup.begin_answer();
-    let mut send = |event: ChatEvent| {
-        let _ = channel.send(event);
-    };
-    agent.answer_request(&frame, accept, model.as_deref(), &answering.cancel, &mut send).await
+    agent
+        .answer_request(&frame, accept, model.as_deref(), &answering.cancel, &mut forward(&channel))
+        .await
 }
 
 /// Stops the answer running now; what arrived is kept, marked interrupted.
@@ -293,6 +293,14 @@ pub fn save_settings(
     let merged = saved.with_changes(settings);
     merged.save(path)?;
     Ok(merged.redacted())
+}
+
+/// Hands each event of an answer to the window. A window that went away does not stop the
+/// answer: what it writes is stored either way.
+fn forward(channel: &Channel<ChatEvent>) -> impl FnMut(ChatEvent) + Send + '_ {
+    move |event| {
+        let _ = channel.send(event);
+    }
 }
 
 /// An agent over the open Flame with the current settings and the process environment's keys.

@@ -48,6 +48,20 @@ async function count(app: App, css: string): Promise<number> {
   return (await app.driver.findElements(By.css(css))).length;
 }
 
+/**
+ * Waits for the one reply to be stored. It is stored as it streams, and complete when it is no
+ * longer marked interrupted and the draft is gone.
+ */
+async function replyStored(app: App): Promise<void> {
+  await app.driver.wait(
+    async () =>
+      (await count(app, "[data-testid=streaming-reply], .interrupted")) === 0 &&
+      (await count(app, "[data-testid=message][data-role=assistant]")) === 1,
+    15_000,
+    "the reply is stored",
+  );
+}
+
 /** The text of what matches `css` now, read afresh (panes replace their elements). */
 async function textOf(app: App, css: string): Promise<string> {
   const found = await app.driver.findElements(By.css(css));
@@ -69,15 +83,7 @@ describe("chatting with a model", () => {
         10_000,
         "the reply streams in",
       );
-      // The reply is stored as it streams; it is complete when it is no longer marked
-      // interrupted and the draft is gone.
-      await app.driver.wait(
-        async () =>
-          (await count(app, "[data-testid=streaming-reply], .interrupted")) === 0 &&
-          (await count(app, "[data-testid=message][data-role=assistant]")) === 1,
-        15_000,
-        "the reply is stored",
-      );
+      await replyStored(app);
       const reply = await app.find("[data-testid=message][data-role=assistant]");
       expect(await reply.getText()).toContain(PIECES.join(""));
       expect(await app.driver.findElements(By.css("[data-testid=messages] img"))).toHaveLength(0);
@@ -217,13 +223,7 @@ describe("chatting with a model", () => {
         expect(await picker.getAttribute("value")).toBe("llama3.1:8b");
         const box = await app.find("[data-testid=composer] textarea");
         await box.sendKeys("which model are you?", Key.ENTER);
-        await app.driver.wait(
-          async () =>
-            (await count(app, "[data-testid=streaming-reply], .interrupted")) === 0 &&
-            (await count(app, "[data-testid=message][data-role=assistant]")) === 1,
-          15_000,
-          "the reply is stored",
-        );
+        await replyStored(app);
         expect(model.received.at(-1)?.last).toContain("which model are you?");
         expect(model.received.at(-1)?.model).toBe("llama3.1:8b");
         // The stored reply names the model that wrote it.
