@@ -344,3 +344,30 @@ fn send_message_answers_through_the_command_layer_against_the_replay_server() {
         "nothing is running now"
     );
 }
+
+#[test]
+fn trees_are_listed_and_one_is_deleted_as_the_person() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_app, window) = window_on(tmp.path());
+    new_tree(&window);
+    let second =
+        invoke_with(&window, "create_tree", json!({"title": "Second", "criteria": "c"})).unwrap();
+    let listed = invoke_with(&window, "list_trees", json!({})).unwrap();
+    let titles: Vec<&str> =
+        listed.as_array().unwrap().iter().map(|t| t["tree"]["title"].as_str().unwrap()).collect();
+    assert_eq!(titles, ["Root", "Second"]);
+    assert_eq!(listed[1]["current"], true);
+
+    let deleted = invoke_with(&window, "delete_tree", json!({"tree": second["id"]})).unwrap();
+    assert_eq!((deleted["title"].as_str(), deleted["frames"].as_u64()), (Some("Second"), Some(1)));
+    let outline = invoke_with(&window, "outline", json!({"tree": null})).unwrap();
+    assert_eq!(outline["tree"]["title"], "Root", "the remaining tree is current");
+    let flame = open_flame(tmp.path());
+    let last = flame.events_since(0, 1000).unwrap().pop().unwrap();
+    assert_eq!((last.kind, last.actor), (flame_model::EventKind::TreeDeleted, Actor::Person));
+
+    let again = invoke_with(&window, "delete_tree", json!({"tree": second["id"]}));
+    assert_eq!(again.expect_err("already gone")["code"], "not_found");
+    let bad = invoke_with(&window, "delete_tree", json!({"tree": "not-an-id"}));
+    assert!(bad.is_err(), "a malformed id is refused");
+}
