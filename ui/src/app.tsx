@@ -9,6 +9,7 @@ import type {
 } from "./bindings";
 import { ChatPane } from "./chat/chat-pane";
 import { PopDialog } from "./chat/pop-dialog";
+import { ExportDialog } from "./export-dialog";
 import { FrameDialog, type DialogRequest, type DialogResult } from "./frame-dialog";
 import { FlameGraph, type FrameRequest } from "./flame-graph/flame-graph";
 import { WEIGHT_MODES, type WeightMode } from "./flame-graph/layout";
@@ -46,6 +47,7 @@ export function App({ backend }: { backend: Backend }) {
   // Popping from the graph uses the chat's pop dialog: generated, editable results.
   const [popping, setPopping] = useState<FrameOutline | null>(null);
   const [importing, setImporting] = useState(false);
+  const [exporting, setExporting] = useState<FrameOutline | null>(null);
   // The seq of the outline on screen, and whether a reload is running or owed, kept in refs so
   // the change listener (registered once) always sees the current values.
   const shownSeq = useRef(-1);
@@ -128,6 +130,8 @@ export function App({ backend }: { backend: Backend }) {
         return setDialog(request);
       case "pop":
         return setPopping(frame);
+      case "export":
+        return setExporting(frame);
       default:
         return setDialog({ kind: request.kind, frame });
     }
@@ -273,6 +277,14 @@ export function App({ backend }: { backend: Backend }) {
           title={popping.title}
           run={(call) => run(call, false)}
           onClose={() => setPopping(null)}
+        />
+      )}
+      {exporting !== null && outline !== null && (
+        <ExportDialog
+          backend={backend}
+          frame={exporting}
+          treeTitle={outline.tree.title}
+          onClose={() => setExporting(null)}
         />
       )}
       {importing && (

@@ -54,6 +54,9 @@ export function fakeBackend(parts: Partial<Backend>): Backend {
     sendMessage: refuse,
     answerRequest: refuse,
     importFile: refuse,
+    exportFrames: refuse,
+    exportContext: refuse,
+    chooseSavePath: refuse,
     onTreeChanged: () => Promise.resolve(() => undefined),
     ...parts,
   };
