@@ -134,10 +134,15 @@ impl Flame {
         }
         let focus =
             frames.iter().any(|f| f.id == tree.focus.as_str()).then(|| tree.focus.to_string());
+        // A subtree stands alone: its tree begins with its root, as the tree it imports into will.
+        let created_at = match frames.first() {
+            Some(first) if root != tree.root => first.created_at,
+            _ => tree.created_at,
+        };
         Ok(Export {
             format: flame_json::FORMAT.to_owned(),
             version: flame_json::VERSION,
-            tree: ExportTree { title: tree.title.clone(), created_at: tree.created_at, focus },
+            tree: ExportTree { title: tree.title.clone(), created_at, focus },
             frames,
         })
     }

@@ -76,7 +76,7 @@ fn a_bad_path_or_format_is_a_clear_error_and_writes_nothing() {
 
 /// Replaces every id in an export with its order of first appearance, so two exports of the
 /// same tree under different ids compare equal.
-fn without_ids(export: &str) -> Value {
+pub fn without_ids(export: &str) -> Value {
     let mut value: Value = serde_json::from_str(export).unwrap();
     let mut names: std::collections::HashMap<String, String> = Default::default();
     for f in value["frames"].as_array().unwrap() {
