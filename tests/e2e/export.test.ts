@@ -3,12 +3,12 @@
 // WebDriver). The files are read back, and the JSON is imported with the `flame` command line and
 // exported again to show that it round-trips.
 
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { By, Key, until, type WebElement } from "selenium-webdriver";
+import { By, Key, Origin, until, type WebElement } from "selenium-webdriver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { flame, frameId } from "./flame-cli";
@@ -67,7 +67,10 @@ function withoutIds(text: string): unknown {
 
 let out: string;
 beforeAll(async () => {
-  out = await mkdtemp(join(tmpdir(), "flame-export-e2e-"));
+  // Lower case on purpose: after a pointer action (the right-click below) WebKitWebDriver types
+  // capitals as small letters, and the paths are typed.
+  out = join(tmpdir(), `flame-export-e2e-${process.pid}-${Date.now()}`);
+  await mkdir(out);
 });
 afterAll(async () => {
   await rm(out, { recursive: true, force: true });
@@ -189,6 +192,42 @@ describe("export from the window", () => {
         await (await form.findElement(By.css("[data-testid=export-submit]"))).click();
         const alert = await app.find("[data-testid=export-dialog] [role=alert]");
         expect(await alert.getText()).toContain("does not exist");
+        await (await form.findElement(By.xpath(".//button[text()='Cancel']"))).click();
+
+        // Any frame's menu in the flame graph exports that frame: here Sketch, alone.
+        const rect = await app.driver.wait<{ x: number; y: number; width: number; height: number }>(
+          async () =>
+            (await app.driver.executeScript<{
+              x: number;
+              y: number;
+              width: number;
+              height: number;
+            } | null>("return window.__flameGraph?.rectOf(arguments[0]) ?? null", tree.sketch)) ??
+            false,
+          5_000,
+          "Sketch is drawn",
+        );
+        await app.driver
+          .actions({ async: true })
+          .move({
+            x: Math.round(rect.x + rect.width / 2),
+            y: Math.round(rect.y + rect.height / 2),
+            origin: Origin.VIEWPORT,
+          })
+          .contextClick()
+          .perform();
+        const menu = await app.find("[data-testid=context-menu]");
+        await (await menu.findElement(By.xpath(".//button[span='Export…']"))).click();
+        const fromGraph = await app.find("[data-testid=export-dialog]");
+        expect(await fromGraph.getText()).toContain(`From “Sketch” ${tree.sketch}`);
+        const lonePath = join(out, "sketch.json");
+        expect(await exportAs(app, "json", "frame", lonePath)).toBe(
+          `Exported 1 frame (1 message) to ${lonePath}`,
+        );
+        const lone = JSON.parse(await readFile(lonePath, "utf8")) as {
+          frames: { title: string }[];
+        };
+        expect(lone.frames.map((f) => f.title)).toEqual(["Sketch"]);
       },
       { prepareHome: treeHome(tree) },
     );
