@@ -11,16 +11,16 @@ import type { ApiError, ExportProgress, ExportScope, ExportSummary } from "./bin
 /** What is written: the frames in one of two formats, or the frame's assembled context. */
 export type ExportKind = "markdown" | "json" | "context";
 
-const KINDS: { kind: ExportKind; label: string }[] = [
-  { kind: "markdown", label: "Markdown (for reading)" },
-  { kind: "json", label: "JSON (Flame imports it back)" },
-  { kind: "context", label: "Assembled context (what the model receives)" },
+const KINDS: { value: ExportKind; label: string }[] = [
+  { value: "markdown", label: "Markdown (for reading)" },
+  { value: "json", label: "JSON (Flame imports it back)" },
+  { value: "context", label: "Assembled context (what the model receives)" },
 ];
 
-const SCOPES: { scope: ExportScope; label: string }[] = [
-  { scope: "frame", label: "This frame" },
-  { scope: "subtree", label: "Its subtree" },
-  { scope: "tree", label: "The whole tree" },
+const SCOPES: { value: ExportScope; label: string }[] = [
+  { value: "frame", label: "This frame" },
+  { value: "subtree", label: "Its subtree" },
+  { value: "tree", label: "The whole tree" },
 ];
 
 type Phase =
@@ -123,36 +123,22 @@ export function ExportDialog({
         <p class="dialog-frame muted">
           From “{frame.title}” <code>{frame.id}</code>
         </p>
-        <fieldset disabled={!editing}>
-          <legend>What</legend>
-          {KINDS.map((k) => (
-            <label class="inline-check" key={k.kind}>
-              <input
-                type="radio"
-                name="kind"
-                value={k.kind}
-                checked={kind === k.kind}
-                onChange={() => setKind(k.kind)}
-              />
-              {k.label}
-            </label>
-          ))}
-        </fieldset>
-        <fieldset disabled={!editing || kind === "context"}>
-          <legend>Frames</legend>
-          {SCOPES.map((s) => (
-            <label class="inline-check" key={s.scope}>
-              <input
-                type="radio"
-                name="scope"
-                value={s.scope}
-                checked={scope === s.scope}
-                onChange={() => setScope(s.scope)}
-              />
-              {s.label}
-            </label>
-          ))}
-        </fieldset>
+        <Choice
+          legend="What"
+          name="kind"
+          options={KINDS}
+          value={kind}
+          disabled={!editing}
+          onChange={setKind}
+        />
+        <Choice
+          legend="Frames"
+          name="scope"
+          options={SCOPES}
+          value={scope}
+          disabled={!editing || kind === "context"}
+          onChange={setScope}
+        />
         <label>
           Save to (a full path; ~ is your home folder; an existing file is replaced)
           <span class="path-row">
@@ -206,6 +192,41 @@ export function ExportDialog({
         </div>
       </form>
     </div>
+  );
+}
+
+/** One of a few options, as a group of radio buttons. */
+function Choice<T extends string>({
+  legend,
+  name,
+  options,
+  value,
+  disabled,
+  onChange,
+}: {
+  legend: string;
+  name: string;
+  options: { value: T; label: string }[];
+  value: T;
+  disabled: boolean;
+  onChange: (value: T) => void;
+}) {
+  return (
+    <fieldset disabled={disabled}>
+      <legend>{legend}</legend>
+      {options.map((option) => (
+        <label class="inline-check" key={option.value}>
+          <input
+            type="radio"
+            name={name}
+            value={option.value}
+            checked={value === option.value}
+            onChange={() => onChange(option.value)}
+          />
+          {option.label}
+        </label>
+      ))}
+    </fieldset>
   );
 }
 

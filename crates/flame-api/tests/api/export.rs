@@ -3,12 +3,12 @@
 
 use std::path::Path;
 
-use flame_api::{ErrorCode, ExportFormat, ExportScope, PopRequest};
-use flame_model::lifecycle::PopStatus;
+use flame_api::{ErrorCode, ExportFormat, ExportScope};
 use flame_model::{Actor, FrameId, Role};
 use serde_json::Value;
 
 use crate::Scratch;
+use crate::frames::completed;
 use crate::import::without_ids;
 
 const A: Actor = Actor::Person;
@@ -21,16 +21,8 @@ fn small_tree(s: &Scratch) -> (FrameId, FrameId, FrameId, FrameId) {
     s.flame.append(A, &a, Role::User, "message-A").unwrap();
     let a1 = s.flame.push(A, None, "A1", "login").unwrap().id;
     s.flame.append(A, &a1, Role::Assistant, "message-A1").unwrap();
-    let done = |results: &str| PopRequest {
-        status: PopStatus::Completed,
-        results: Some(results.to_owned()),
-        results_compacted: None,
-        artifacts: vec![],
-        decisions: vec![],
-        reason: None,
-    };
-    s.flame.pop(A, None, &done("results-A1")).unwrap();
-    s.flame.pop(A, None, &done("results-A")).unwrap();
+    s.flame.pop(A, None, &completed("results-A1")).unwrap();
+    s.flame.pop(A, None, &completed("results-A")).unwrap();
     let b = s.flame.push(A, None, "B", "api").unwrap().id;
     s.flame.append(A, &b, Role::User, "message-B").unwrap();
     (tree.root, a, a1, b)
