@@ -49,6 +49,9 @@ pub fn builder<R: Runtime>() -> Builder<R> {
             commands::edit_frame,
             commands::delete_frame,
             commands::import_session,
+            commands::export_frames,
+            commands::export_context,
+            commands::choose_save_path,
         ])
         .events(collect_events![change_watch::TreeChanged])
 }

@@ -3,8 +3,8 @@
 
 use flame_agent::{Agent, ChatEvent, ChatOutcome, GeneratedResults, Settings};
 use flame_api::{
-    ApiError, AppInfo, Budget, ContextDoc, DeletedTree, FrameEntry, PlanSpec, PopRequest,
-    TreeListEntry, TreeOutline,
+    ApiError, AppInfo, Budget, ContextDoc, DeletedTree, ExportFormat, ExportProgress, ExportScope,
+    ExportSummary, FrameEntry, PlanSpec, PopRequest, TreeListEntry, TreeOutline,
 };
 use flame_model::{Actor, Frame, FrameId, Message, Tree, TreeId};
 use flame_models::RetryPolicy;
@@ -12,6 +12,7 @@ use tauri::State;
 use tauri::ipc::Channel;
 
 use crate::Startup;
+use crate::save_dialog::SaveDialog;
 
 /// Flame's version, data directory and database; the startup error if Flame could not open.
 #[tauri::command]
@@ -331,4 +332,51 @@ pub fn import_session(
             tracing::debug!("import progress not sent: {err}");
         }
     })
+}
+
+/// Writes the frames `scope` names from frame `id` to `path` (`~/` is the home folder) as JSON
+/// or Markdown, replacing a file there only once the new one is complete. Runs off the main
+/// thread and reports the frames read on `progress`.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn export_frames(
+    startup: State<'_, Startup>,
+    id: FrameId,
+    scope: ExportScope,
+    format: ExportFormat,
+    path: String,
+    progress: Channel<ExportProgress>,
+) -> Result<ExportSummary, ApiError> {
+    let path = flame_api::resolve_export_path(&path, dirs::home_dir().as_deref())?;
+    startup.flame()?.export_to_file(id.as_str(), scope, format, &path, &mut |p| {
+        // A window that went away while the export ran does not stop the export.
+        if let Err(err) = progress.send(p) {
+            tracing::debug!("export progress not sent: {err}");
+        }
+    })
+}
+
+/// Writes what the model receives in `frame` (the default budget) to `path` as Markdown: the
+/// system prompt with its `<stack-context>` document, and the messages.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn export_context(
+    startup: State<'_, Startup>,
+    frame: FrameId,
+    path: String,
+) -> Result<ExportSummary, ApiError> {
+    let path = flame_api::resolve_export_path(&path, dirs::home_dir().as_deref())?;
+    startup.flame()?.export_context_to_file(&frame, None, &path)
+}
+
+/// Asks where to save with the system's save dialog, starting in the home folder with
+/// `suggested_name`; null when the person cancels. The dialog is opened here rather than from
+/// the web UI, so the UI needs no permission to open dialogs.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn choose_save_path(
+    dialog: State<'_, SaveDialog>,
+    suggested_name: String,
+) -> Result<Option<String>, ApiError> {
+    Ok(dialog.ask(&suggested_name)?.map(|path| path.display().to_string()))
 }

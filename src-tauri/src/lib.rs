@@ -6,22 +6,29 @@
 pub mod bindings;
 mod change_watch;
 mod commands;
+mod save_dialog;
 mod startup;
 
 pub use change_watch::TreeChanged;
 pub use startup::Startup;
 
-use tauri::Runtime;
+use tauri::{Manager, Runtime};
 
 /// Puts Flame's commands, events and state on a Tauri builder: the app does this on the real
 /// runtime, the command tests on the mock one, so both exercise the same wiring.
 pub fn assemble<R: Runtime>(builder: tauri::Builder<R>, startup: Startup) -> tauri::Builder<R> {
     let bindings = bindings::builder::<R>();
-    builder.invoke_handler(bindings.invoke_handler()).manage(startup).setup(move |app| {
-        bindings.mount_events(app);
-        change_watch::spawn(app.handle().clone());
-        Ok(())
-    })
+    // The save dialog is opened by a command in Rust; the UI is given no dialog permission.
+    builder
+        .plugin(tauri_plugin_dialog::init())
+        .invoke_handler(bindings.invoke_handler())
+        .manage(startup)
+        .setup(move |app| {
+            bindings.mount_events(app);
+            app.manage(save_dialog::SaveDialog::new(app.handle().clone()));
+            change_watch::spawn(app.handle().clone());
+            Ok(())
+        })
 }
 
 /// Opens Flame on its data directory and runs the window until it is closed.

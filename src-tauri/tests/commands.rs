@@ -371,3 +371,38 @@ fn trees_are_listed_and_one_is_deleted_as_the_person() {
     let bad = invoke_with(&window, "delete_tree", json!({"tree": "not-an-id"}));
     assert!(bad.is_err(), "a malformed id is refused");
 }
+
+#[test]
+fn export_commands_write_files_and_refuse_a_folder_as_the_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let (_app, window) = window_on(&home);
+    let root = new_tree(&window);
+
+    let file = tmp.path().join("tree.json");
+    let summary = invoke_with(
+        &window,
+        "export_frames",
+        json!({"id": root, "scope": "tree", "format": "json", "path": file, "progress": "__CHANNEL__:1"}),
+    )
+    .expect("export_frames succeeds");
+    assert_eq!(summary["frames"], 1);
+    assert_eq!(summary["path"], file.display().to_string());
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(written["format"], "flame-export");
+    assert_eq!(written["frames"][0]["id"], root.as_str());
+
+    let err = invoke_with(
+        &window,
+        "export_frames",
+        json!({"id": root, "scope": "frame", "format": "markdown", "path": tmp.path(), "progress": "__CHANNEL__:2"}),
+    )
+    .unwrap_err();
+    assert_eq!(err["code"], "invalid");
+    assert!(err["message"].as_str().unwrap().contains("is a folder"), "{err}");
+
+    let context = tmp.path().join("context.md");
+    invoke_with(&window, "export_context", json!({"frame": root, "path": context}))
+        .expect("export_context succeeds");
+    assert!(std::fs::read_to_string(&context).unwrap().contains("<stack-context"));
+}

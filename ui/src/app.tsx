@@ -10,6 +10,7 @@ import type {
 import { ChatPane } from "./chat/chat-pane";
 import { useModelChoice } from "./chat/model-picker";
 import { PopDialog } from "./chat/pop-dialog";
+import { ExportDialog } from "./export-dialog";
 import { FrameDialog, type DialogRequest, type DialogResult } from "./frame-dialog";
 import { FlameGraph, type FrameRequest } from "./flame-graph/flame-graph";
 import { WEIGHT_MODES, type WeightMode } from "./flame-graph/layout";
@@ -53,6 +54,7 @@ export function App({ backend }: { backend: Backend }) {
   // Held here rather than in the chat pane, so it outlives a pane with no frame in focus and the
   // graph's pop dialog uses the same model.
   const models = useModelChoice(backend);
+  const [exporting, setExporting] = useState<FrameOutline | null>(null);
   // The seq of the outline on screen, and whether a reload is running or owed, kept in refs so
   // the change listener (registered once) always sees the current values.
   const shownSeq = useRef(-1);
@@ -135,6 +137,8 @@ export function App({ backend }: { backend: Backend }) {
         return setDialog(request);
       case "pop":
         return setPopping(frame);
+      case "export":
+        return setExporting(frame);
       default:
         return setDialog({ kind: request.kind, frame });
     }
@@ -308,6 +312,14 @@ export function App({ backend }: { backend: Backend }) {
           frames={treeDialog.frames}
           onDelete={() => run(backend.deleteTree(outline.tree.id), false)}
           onClose={() => setTreeDialog(null)}
+        />
+      )}
+      {exporting !== null && outline !== null && (
+        <ExportDialog
+          backend={backend}
+          frame={exporting}
+          treeTitle={outline.tree.title}
+          onClose={() => setExporting(null)}
         />
       )}
       {importing && (

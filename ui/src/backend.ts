@@ -1,7 +1,17 @@
 // The slice of the generated command bindings the UI uses, plus the one event it follows.
 // Components take it as a prop, so tests pass a fake and the app passes the real `commands`
 // and `events` from bindings.ts (see main.tsx).
-import type { ApiError, ChatEvent, ImportProgress, ImportSummary, commands } from "./bindings";
+import type {
+  ApiError,
+  ChatEvent,
+  ExportFormat,
+  ExportProgress,
+  ExportScope,
+  ExportSummary,
+  ImportProgress,
+  ImportSummary,
+  commands,
+} from "./bindings";
 
 /** Receives the events of a reply as it streams. */
 export type ChatListener = (event: ChatEvent) => void;
@@ -36,6 +46,8 @@ export type Backend = Pick<
   | "generateResults"
   | "getSettings"
   | "saveSettings"
+  | "exportContext"
+  | "chooseSavePath"
 > & {
   /** Calls `listener` with the newest event seq whenever the data directory changes. */
   onTreeChanged(listener: (seq: number) => void): Promise<() => void>;
@@ -47,6 +59,17 @@ export type Backend = Pick<
     path: string,
     onProgress: (progress: ImportProgress) => void,
   ): Promise<{ status: "ok"; data: ImportSummary } | { status: "error"; error: ApiError }>;
+  /**
+   * Writes the frames `scope` names from frame `id` to `path` (the `exportFrames` command),
+   * calling `onProgress` as the backend reads them.
+   */
+  exportFrames(
+    id: string,
+    scope: ExportScope,
+    format: ExportFormat,
+    path: string,
+    onProgress: (progress: ExportProgress) => void,
+  ): Promise<Answer<ExportSummary>>;
   /**
    * `commands.sendMessage` with a listener in place of the Tauri channel, so components (and
    * their tests) never construct IPC objects; main.tsx makes the channel.

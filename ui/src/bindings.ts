@@ -80,6 +80,23 @@ export const commands = {
 	 *  has read on `progress`.
 	 */
 	importSession: (path: string, progress: Channel<ImportProgress>) => typedError<ImportSummary, ApiError>(__TAURI_INVOKE("import_session", { path, progress })),
+	/**
+	 *  Writes the frames `scope` names from frame `id` to `path` (`~/` is the home folder) as JSON
+	 *  or Markdown, replacing a file there only once the new one is complete. Runs off the main
+	 *  thread and reports the frames read on `progress`.
+	 */
+	exportFrames: (id: FrameId, scope: ExportScope, format: ExportFormat, path: string, progress: Channel<ExportProgress>) => typedError<ExportSummary, ApiError>(__TAURI_INVOKE("export_frames", { id, scope, format, path, progress })),
+	/**
+	 *  Writes what the model receives in `frame` (the default budget) to `path` as Markdown: the
+	 *  system prompt with its `<stack-context>` document, and the messages.
+	 */
+	exportContext: (frame: FrameId, path: string) => typedError<ExportSummary, ApiError>(__TAURI_INVOKE("export_context", { frame, path })),
+	/**
+	 *  Asks where to save with the system's save dialog, starting in the home folder with
+	 *  `suggested_name`; null when the person cancels. The dialog is opened here rather than from
+	 *  the web UI, so the UI needs no permission to open dialogs.
+	 */
+	chooseSavePath: (suggestedName: string) => typedError<string | null, ApiError>(__TAURI_INVOKE("choose_save_path", { suggestedName })),
 };
 
 /** Events */
@@ -267,6 +284,40 @@ export type ErrorCode =
 "model_failed" | 
 /**  Anything else; the message says what failed. */
 "internal";
+
+/**  What an export is written as. */
+export type ExportFormat = 
+/**  Flame's versioned schema (`docs/export-format.md`), which Flame imports back. */
+"json" | 
+/**  One nested section per frame, for reading. */
+"markdown";
+
+/**  How far an export has read: frames whose messages are read, of all the frames it holds. */
+export type ExportProgress = {
+	frames_done: number,
+	frames_total: number,
+};
+
+/**  How much of a tree an export holds, counted from the frame asked for. */
+export type ExportScope = 
+/**  The frame alone, as a root without its children. */
+"frame" | 
+/**  The frame and every frame under it. */
+"subtree" | 
+/**  The whole tree the frame belongs to. */
+"tree";
+
+/**  What an export wrote. */
+export type ExportSummary = {
+	/**  The file written, absolute. */
+	path: string,
+	/**  The frames the file describes. */
+	frames: number,
+	/**  The messages the file holds. */
+	messages: number,
+	/**  The file's size. */
+	bytes: number,
+};
 
 /**  A frame: a subtask with an identity, a status, and (once finished) its hand-off. */
 export type Frame = Frame_Serialize | Frame_Deserialize;

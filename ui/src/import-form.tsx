@@ -1,6 +1,6 @@
-// File → Import: a path, the backend's progress while it reads, and what it imported. A native
-// file dialog would need a new Tauri plugin; a typed path works everywhere and is what scripts
-// and the e2e tests use too.
+// File → Import: a path, the backend's progress while it reads, and what it imported. The path
+// is typed: it works everywhere and is what scripts and the e2e tests use too. (Export's save
+// dialog shows how a native open dialog could be added: opened by a command in Rust.)
 
 import { useEffect, useRef, useState } from "preact/hooks";
 

@@ -3,7 +3,13 @@ import { render } from "preact";
 
 import { App } from "./app";
 import type { Backend, ChatListener } from "./backend";
-import { commands, events, type ChatEvent, type ImportProgress } from "./bindings";
+import {
+  commands,
+  events,
+  type ChatEvent,
+  type ExportProgress,
+  type ImportProgress,
+} from "./bindings";
 import { runBench } from "./flame-graph/bench";
 
 const root = document.getElementById("app");
@@ -29,6 +35,11 @@ const backend: Backend = {
     const channel = new Channel<ImportProgress>();
     channel.onmessage = onProgress;
     return commands.importSession(path, channel);
+  },
+  exportFrames: (id, scope, format, path, onProgress) => {
+    const channel = new Channel<ExportProgress>();
+    channel.onmessage = onProgress;
+    return commands.exportFrames(id, scope, format, path, channel);
   },
 };
 render(<App backend={backend} />, root);

@@ -57,6 +57,9 @@ export function fakeBackend(parts: Partial<Backend>): Backend {
     answerRequest: refuse,
     answerAgain: refuse,
     importFile: refuse,
+    exportFrames: refuse,
+    exportContext: refuse,
+    chooseSavePath: refuse,
     onTreeChanged: () => Promise.resolve(() => undefined),
     ...parts,
   };

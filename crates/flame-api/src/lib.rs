@@ -8,6 +8,7 @@
 mod clock;
 mod data_dir;
 mod error;
+mod export;
 pub mod frame_log;
 mod frames;
 mod import;
@@ -22,6 +23,7 @@ use serde::Serialize;
 pub use clock::Env;
 pub use data_dir::{DataDir, DataDirSource};
 pub use error::{ApiError, ErrorCode};
+pub use export::{ExportFormat, ExportProgress, ExportScope, ExportSummary, resolve_export_path};
 pub use flame_context::{Budget, ContextDoc, ContextReport};
 pub use flame_import::flame_json::Export;
 pub use flame_import::replay::{CallRow, Replay};
@@ -29,9 +31,7 @@ pub use frames::{
     DEFAULT_BUDGET, DEFAULT_ENCODING, DeletedTree, FrameEntry, PlanSpec, PopRequest, TreeListEntry,
     TreeOutline, TreeStatus,
 };
-pub use import::{
-    ExportFormat, ImportFormat, ImportProgress, ImportSummary, SkippedRecords, replay_file,
-};
+pub use import::{ImportFormat, ImportProgress, ImportSummary, SkippedRecords, replay_file};
 
 /// Builds the token encodings now (about a third of a second), so that no request pays for
 /// them; the app calls it from a background thread at start.

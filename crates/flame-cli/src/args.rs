@@ -161,6 +161,10 @@ pub enum Command {
         id: String,
         #[arg(long, value_name = "json|markdown", default_value = "json")]
         format: ExportFormatArg,
+        /// `frame`: the frame alone; `subtree`: it and every frame under it; `tree`: the whole
+        /// tree it belongs to.
+        #[arg(long, value_name = "frame|subtree|tree", default_value = "subtree")]
+        scope: ExportScopeArg,
     },
     /// Compare, for every model call of a recorded session, the context the agent sent with the
     /// context Flame would send for the same frame at that moment. Reads the file only.
@@ -189,6 +193,13 @@ pub enum SourceFormat {
 pub enum ExportFormatArg {
     Json,
     Markdown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportScopeArg {
+    Frame,
+    Subtree,
+    Tree,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -16,13 +16,17 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use flame_api::{ApiError, DataDir, ExportFormat, Flame, ImportFormat, PlanSpec, PopRequest};
+use flame_api::{
+    ApiError, DataDir, ExportFormat, ExportScope, Flame, ImportFormat, PlanSpec, PopRequest,
+};
 use flame_model::lifecycle::PopStatus;
 use flame_model::{Actor, FrameId, Role, TreeId};
 use serde::Serialize;
 use serde_json::json;
 
-use args::{Cli, Command, ContextFormat, ExportFormatArg, SourceFormat, TreeCommand};
+use args::{
+    Cli, Command, ContextFormat, ExportFormatArg, ExportScopeArg, SourceFormat, TreeCommand,
+};
 
 const ACTOR: Actor = Actor::Cli;
 
@@ -195,12 +199,17 @@ fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
             )?;
             out.print(&summary, || render::import_summary(&summary))
         }
-        Command::Export { id, format } => {
+        Command::Export { id, format, scope } => {
             let format = match format {
                 ExportFormatArg::Json => ExportFormat::Json,
                 ExportFormatArg::Markdown => ExportFormat::Markdown,
             };
-            println!("{}", flame.export_text(id, format)?.trim_end());
+            let scope = match scope {
+                ExportScopeArg::Frame => ExportScope::Frame,
+                ExportScopeArg::Subtree => ExportScope::Subtree,
+                ExportScopeArg::Tree => ExportScope::Tree,
+            };
+            println!("{}", flame.export_text(id, scope, format)?.trim_end());
             Ok(())
         }
         Command::Replay { .. } => unreachable!("a replay runs without a data directory"),

@@ -524,6 +524,20 @@ fn import_replay_and_export_a_shared_session() {
     assert!(markdown.starts_with("# Work on bead spotter-dov"), "{markdown}");
     let export: Value = serde_json::from_str(&home.ok(&["export", tree])).unwrap();
     assert_eq!(export["format"], "flame-export");
+
+    // `--scope` counts from the frame named: it alone, or the whole tree it is in.
+    let frames = |args: &[&str]| -> Vec<Value> {
+        let export: Value = serde_json::from_str(&home.ok(args)).unwrap();
+        export["frames"].as_array().unwrap().clone()
+    };
+    let child = export["frames"][1]["id"].as_str().unwrap();
+    let alone = frames(&["export", child, "--scope", "frame"]);
+    assert_eq!(alone.len(), 1);
+    assert_eq!(alone[0]["id"], child);
+    assert_eq!(alone[0]["parent"], Value::Null);
+    let whole = frames(&["export", child, "--scope", "tree"]);
+    assert_eq!(whole.len(), 9);
+    assert_eq!(whole[0]["id"], export["frames"][0]["id"]);
 }
 
 #[test]

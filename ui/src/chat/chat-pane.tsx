@@ -17,6 +17,7 @@ import type {
   SuggestionKind,
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
+import { ExportDialog } from "../export-dialog";
 import { STATUS_STYLE } from "../flame-graph/render";
 import { SettingsDialog } from "../settings-dialog";
 import { COMPLETION_LIST_ID, CompletionList, optionId, useCompletions } from "./completion-list";
@@ -94,6 +95,7 @@ export function ChatPane({
   const [inspecting, setInspecting] = useState(false);
   const [popping, setPopping] = useState(false);
   const [settingsOpen, setSettingsOpen] = useState(false);
+  const [exporting, setExporting] = useState(false);
   // Bumped when a message is stored mid-reply, so the conversation is read again without
   // waiting for the tree's change event.
   const [savedCount, setSavedCount] = useState(0);
@@ -328,6 +330,9 @@ export function ChatPane({
             onClick={() => setInspecting(!inspecting)}
           >
             Context
+          </button>
+          <button type="button" data-testid="export-button" onClick={() => setExporting(true)}>
+            Export…
           </button>
           <button type="button" data-testid="settings-button" onClick={() => setSettingsOpen(true)}>
             Settings
@@ -586,6 +591,14 @@ export function ChatPane({
           backend={backend}
           onSaved={models.update}
           onClose={() => setSettingsOpen(false)}
+        />
+      )}
+      {exporting && (
+        <ExportDialog
+          backend={backend}
+          frame={frame}
+          treeTitle={outline.tree.title}
+          onClose={() => setExporting(false)}
         />
       )}
     </>

@@ -34,7 +34,16 @@ import {
 export type FrameRequest =
   | {
       kind:
-        "push" | "plan" | "start" | "pop" | "resume" | "retry" | "invalidate" | "edit" | "delete";
+        | "push"
+        | "plan"
+        | "start"
+        | "pop"
+        | "resume"
+        | "retry"
+        | "invalidate"
+        | "edit"
+        | "delete"
+        | "export";
       frame: FrameOutline;
     }
   | { kind: "plan-at"; frame: FrameOutline; position: number | null };
@@ -655,6 +664,7 @@ const MENU: { kind: Exclude<FrameRequest["kind"], "plan-at">; label: string; key
   { kind: "invalidate", label: "Invalidate…", key: "I" },
   { kind: "edit", label: "Edit…", key: "E" },
   { kind: "delete", label: "Delete…", key: "Del" },
+  { kind: "export", label: "Export…", key: "" },
 ];
 
 function FrameMenu({

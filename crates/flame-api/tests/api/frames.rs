@@ -15,7 +15,7 @@ fn spec(title: &str, children: Vec<PlanSpec>) -> PlanSpec {
     PlanSpec { title: title.to_owned(), success_criteria: format!("{title} is done"), children }
 }
 
-fn completed(results: &str) -> PopRequest {
+pub fn completed(results: &str) -> PopRequest {
     PopRequest {
         status: PopStatus::Completed,
         results: Some(results.to_owned()),

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use flame_api::{ExportFormat, ImportFormat};
+use flame_api::{ExportFormat, ExportScope, ImportFormat};
 use flame_model::{Actor, Role, Status};
 use serde_json::Value;
 
@@ -76,7 +76,7 @@ fn a_bad_path_or_format_is_a_clear_error_and_writes_nothing() {
 
 /// Replaces every id in an export with its order of first appearance, so two exports of the
 /// same tree under different ids compare equal.
-fn without_ids(export: &str) -> Value {
+pub fn without_ids(export: &str) -> Value {
     let mut value: Value = serde_json::from_str(export).unwrap();
     let mut names: std::collections::HashMap<String, String> = Default::default();
     for f in value["frames"].as_array().unwrap() {
@@ -122,7 +122,10 @@ fn an_export_imports_back_losslessly() {
         )
         .unwrap();
     first.flame.retry(Actor::Cli, &child.id).unwrap();
-    let exported = first.flame.export_text(tree.tree.id.as_str(), ExportFormat::Json).unwrap();
+    let exported = first
+        .flame
+        .export_text(tree.tree.id.as_str(), ExportScope::Subtree, ExportFormat::Json)
+        .unwrap();
 
     let second = Scratch::new(8);
     let file = second.dir.path().join("export.json");
@@ -130,20 +133,29 @@ fn an_export_imports_back_losslessly() {
     let summary =
         second.flame.import_file(Actor::Cli, &file, None, true, None, &mut |_| {}).unwrap();
     assert_ne!(summary.tree.id, tree.tree.id, "ids are new");
-    let again = second.flame.export_text(summary.tree.id.as_str(), ExportFormat::Json).unwrap();
+    let again = second
+        .flame
+        .export_text(summary.tree.id.as_str(), ExportScope::Subtree, ExportFormat::Json)
+        .unwrap();
     assert_eq!(without_ids(&exported), without_ids(&again));
 
     // A subtree exports on its own, rooted at the frame asked for.
     let sub = tree.frames.iter().find(|f| f.frame.title == "Work item spotter-a0y.1").unwrap();
     let part: Value = serde_json::from_str(
-        &first.flame.export_text(sub.frame.id.as_str(), ExportFormat::Json).unwrap(),
+        &first
+            .flame
+            .export_text(sub.frame.id.as_str(), ExportScope::Subtree, ExportFormat::Json)
+            .unwrap(),
     )
     .unwrap();
     assert_eq!(part["frames"].as_array().unwrap().len(), 2);
     assert_eq!(part["frames"][0]["parent"], Value::Null);
     assert_eq!(part["version"], 1);
 
-    let markdown = first.flame.export_text(tree.tree.id.as_str(), ExportFormat::Markdown).unwrap();
+    let markdown = first
+        .flame
+        .export_text(tree.tree.id.as_str(), ExportScope::Subtree, ExportFormat::Markdown)
+        .unwrap();
     assert!(
         markdown.contains("\n#### Explore existing codebase (completed)\n"),
         "under its segment, under the root"
@@ -171,8 +183,14 @@ fn an_opencode_database_imports_like_its_json_storage() {
         )
         .unwrap();
     assert_eq!((from_db.frames, from_db.messages), (4, 12));
-    let db = s.flame.export_text(from_db.tree.id.as_str(), ExportFormat::Json).unwrap();
-    let json = s.flame.export_text(from_json.tree.id.as_str(), ExportFormat::Json).unwrap();
+    let db = s
+        .flame
+        .export_text(from_db.tree.id.as_str(), ExportScope::Subtree, ExportFormat::Json)
+        .unwrap();
+    let json = s
+        .flame
+        .export_text(from_json.tree.id.as_str(), ExportScope::Subtree, ExportFormat::Json)
+        .unwrap();
     assert_eq!(without_ids(&db), without_ids(&json), "both layouts give the same tree");
     let replay = flame_api::replay_file(&fixtures.join("opencode.db"), None, None).unwrap();
     assert_eq!(replay.calls, 5);

@@ -3,6 +3,7 @@
 mod contention;
 mod context;
 mod crash;
+mod export;
 mod frames;
 mod import;
 mod open;
