@@ -30,6 +30,7 @@ pub fn builder<R: Runtime>() -> Builder<R> {
             commands::send_message,
             commands::answer_request,
             commands::answer_again,
+            commands::waiting_request,
             commands::cancel_answer,
             commands::generate_results,
             commands::get_settings,

@@ -7,7 +7,7 @@ use flame_api::{
     ExportSummary, FrameEntry, PlanSpec, PopRequest, TreeListEntry, TreeOutline,
 };
 use flame_model::{Actor, Frame, FrameId, Message, Tree, TreeId};
-use flame_models::RetryPolicy;
+use flame_models::{RetryPolicy, ToolCall};
 use tauri::State;
 use tauri::ipc::Channel;
 
@@ -252,6 +252,17 @@ pub async fn answer_request(
     agent
         .answer_request(&frame, accept, model.as_deref(), &answering.cancel, &mut forward(&channel))
         .await
+}
+
+/// The push or pop the agent is waiting on in `frame` for the person to accept or refuse, if
+/// any (read from the stored conversation, so it outlives the app).
+#[tauri::command]
+#[specta::specta]
+pub fn waiting_request(
+    startup: State<'_, Startup>,
+    frame: FrameId,
+) -> Result<Option<ToolCall>, ApiError> {
+    flame_agent::waiting_request(startup.flame()?, &frame)
 }
 
 /// Stops the answer running now; what arrived is kept, marked interrupted.

@@ -131,15 +131,21 @@ export class FakeModel {
 
   /**
    * Writes Flame's model settings into `scratch/config` (pointing at this server, with `models`
-   * listed besides the default) and returns the environment that makes the app read them.
+   * listed besides the default, and any `more` settings) and returns the environment that makes
+   * the app read them.
    */
-  async settingsEnv(scratch: string, models: object[] = []): Promise<Record<string, string>> {
+  async settingsEnv(
+    scratch: string,
+    models: object[] = [],
+    more: Record<string, unknown> = {},
+  ): Promise<Record<string, string>> {
     const config = join(scratch, "config");
     await mkdir(join(config, "flame"), { recursive: true });
     const settings = {
       default_model: "gpt-4o",
       openai: { base_url: `http://127.0.0.1:${this.port}/v1`, api_key: "sk-e2e-not-a-real-key" },
       models,
+      ...more,
     };
     await writeFile(join(config, "flame/settings.json"), JSON.stringify(settings));
     return { XDG_CONFIG_HOME: config, OPENAI_API_KEY: "" };

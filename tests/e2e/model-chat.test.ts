@@ -3,7 +3,8 @@
 // new frame, and the pop dialog shows the model's proposed results to edit before saving. The
 // model is the scripted server of fake-model.ts, so nothing leaves the machine.
 
-import { mkdir } from "node:fs/promises";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import { By, Key } from "selenium-webdriver";
@@ -232,5 +233,61 @@ describe("chatting with a model", () => {
       },
       [llama],
     );
+  });
+
+  it("asks to accept the agent's push, again after a restart, and pushes once accepted", async () => {
+    model.answer(
+      {
+        pieces: ["This needs its own frame."],
+        tool: {
+          name: "push_frame",
+          arguments: { title: "Write the greeting", success_criteria: "A greeting exists" },
+        },
+        interval: 20,
+      },
+      { pieces: ["Writing it now."], interval: 20 },
+    );
+    const scratch = await mkdtemp(join(tmpdir(), "flame-e2e-ask-"));
+    const home = join(scratch, "home");
+    await mkdir(home);
+    const root = (flame(home, "tree", "new", "Say hello", "--criteria", "c") as { root: string })
+      .root;
+    const options = {
+      prepareHome: () => Promise.resolve(home),
+      env: () => model.settingsEnv(scratch, [], { autonomy: "ask" }),
+    };
+    try {
+      await withApp(
+        "ask before a push",
+        async (app) => {
+          const box = await app.find("[data-testid=composer] textarea");
+          await box.sendKeys("greet", Key.ENTER);
+          const approval = await app.find("[data-testid=approval]");
+          expect(await approval.getText()).toContain("push_frame");
+          expect(status(home).frames).toHaveLength(1);
+        },
+        options,
+      );
+      await withApp(
+        "ask again after a restart",
+        async (app) => {
+          const approval = await app.find("[data-testid=approval]");
+          expect(await approval.getText()).toContain("Write the greeting");
+          await (await approval.findElement(By.css("button.primary"))).click();
+          await app.driver.wait(
+            async () =>
+              (await textOf(app, "[data-testid=focused-frame]")).includes("Write the greeting"),
+            15_000,
+            "the accepted push in focus",
+          );
+          const pushed = status(home).frames.find((f) => f.title === "Write the greeting");
+          expect(pushed?.parent).toBe(root);
+          expect(await count(app, "[data-testid=approval]")).toBe(0);
+        },
+        options,
+      );
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
   });
 });

@@ -42,6 +42,7 @@ export type Backend = Pick<
   | "frameDetail"
   | "frameMessages"
   | "frameContext"
+  | "waitingRequest"
   | "cancelAnswer"
   | "generateResults"
   | "getSettings"

@@ -35,6 +35,11 @@ export const commands = {
 	 *  stopped reply), streaming every [`ChatEvent`] over `channel`.
 	 */
 	answerAgain: (frame: FrameId, model: string | null, channel: Channel<ChatEvent>) => typedError<ChatOutcome, ApiError>(__TAURI_INVOKE("answer_again", { frame, model, channel })),
+	/**
+	 *  The push or pop the agent is waiting on in `frame` for the person to accept or refuse, if
+	 *  any (read from the stored conversation, so it outlives the app).
+	 */
+	waitingRequest: (frame: FrameId) => typedError<ToolCall | null, ApiError>(__TAURI_INVOKE("waiting_request", { frame })),
 	/**  Stops the answer running now; what arrived is kept, marked interrupted. */
 	cancelAnswer: () => __TAURI_INVOKE<boolean>("cancel_answer"),
 	/**  The model's proposal for a frame's results (for the pop dialog to show, editable). */

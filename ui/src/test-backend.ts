@@ -56,6 +56,7 @@ export function fakeBackend(parts: Partial<Backend>): Backend {
     sendMessage: refuse,
     answerRequest: refuse,
     answerAgain: refuse,
+    waitingRequest: () => answer(null),
     importFile: refuse,
     exportFrames: refuse,
     exportContext: refuse,

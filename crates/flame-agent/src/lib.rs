@@ -398,6 +398,13 @@ impl Agent {
     }
 }
 
+/// The push or pop the agent is waiting on in `frame` for the person to accept or refuse, read
+/// from the stored messages, so the question survives a restart of the app.
+pub fn waiting_request(flame: &Flame, frame: &FrameId) -> Result<Option<ToolCall>, ApiError> {
+    let pending = pending_calls(&flame.messages(frame)?);
+    Ok(pending.iter().find(|c| tools::needs_approval(c)).or(pending.first()).cloned())
+}
+
 /// The tool calls of `messages`' last assistant message that have no result yet.
 fn pending_calls(messages: &[flame_model::Message]) -> Vec<ToolCall> {
     let Some(last) = messages.iter().rposition(|m| m.role == Role::Assistant) else {

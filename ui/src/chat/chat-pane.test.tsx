@@ -11,6 +11,7 @@ import type {
   Message_Serialize as Message,
   Settings_Serialize as Settings,
   Status,
+  ToolCall,
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
 import { answer, fakeBackend, settle } from "../test-backend";
@@ -505,6 +506,36 @@ describe("the chat pane", () => {
       await settle();
     });
     expect(answers).toEqual([false]);
+    expect(root.querySelector("[data-testid=approval]")).toBeNull();
+  });
+
+  it("asks again for a request the agent stored before the app restarted", async () => {
+    const answered: [string, boolean][] = [];
+    let waiting: ToolCall | null = { id: "c9", name: "push_frame", arguments: { title: "Auth" } };
+    const root = await mount(
+      fakeBackend({
+        frameDetail: () => answer(entry("in_progress")),
+        frameMessages: () => answer<Message[]>([]),
+        waitingRequest: () => answer(waiting),
+        answerRequest: (frame, accept) => {
+          answered.push([frame, accept]);
+          waiting = null;
+          return answer(FINISHED);
+        },
+      }),
+    );
+    const approval = root.querySelector("[data-testid=approval]");
+    expect(approval?.textContent).toContain("push_frame");
+    expect(approval?.textContent).toContain("Auth");
+    const accept = [...(approval?.querySelectorAll("button") ?? [])].find(
+      (b) => b.textContent === "Accept",
+    );
+    await act(async () => {
+      accept?.click();
+      await settle();
+    });
+    await act(settle);
+    expect(answered).toEqual([[FRAME, true]]);
     expect(root.querySelector("[data-testid=approval]")).toBeNull();
   });
 

@@ -15,6 +15,7 @@ import type {
   Message_Serialize as Message,
   Suggestion,
   SuggestionKind,
+  ToolCall,
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
 import { ExportDialog } from "../export-dialog";
@@ -79,10 +80,13 @@ export function ChatPane({
   const [detail, setDetail] = useState<FrameEntry | null>(null);
   // The messages with the frame they belong to, so a newly focused frame never shows the
   // previous frame's conversation while its own is read.
-  const [conversation, setConversation] = useState<{ frame: string; messages: Message[] }>({
-    frame: "",
-    messages: [],
-  });
+  // With them, the push or pop the agent waits on there for the person (from the store, so it
+  // is asked again after a restart).
+  const [conversation, setConversation] = useState<{
+    frame: string;
+    messages: Message[];
+    waiting: ToolCall | null;
+  }>({ frame: "", messages: [], waiting: null });
   const [loadError, setLoadError] = useState<ApiError | null>(null);
   const [reply, setReply] = useState<Reply>({ state: "idle" });
   const [outcome, setOutcome] = useState<ChatOutcome | null>(null);
@@ -114,16 +118,22 @@ export function ChatPane({
 
   useEffect(() => {
     let live = true;
-    void Promise.all([backend.frameDetail(frame.id), backend.frameMessages(frame.id)]).then(
-      ([entry, history]) => {
-        if (!live) return;
-        if (entry.status === "error") return setLoadError(entry.error);
-        if (history.status === "error") return setLoadError(history.error);
-        setLoadError(null);
-        setDetail(entry.data);
-        setConversation({ frame: frame.id, messages: history.data });
-      },
-    );
+    void Promise.all([
+      backend.frameDetail(frame.id),
+      backend.frameMessages(frame.id),
+      backend.waitingRequest(frame.id),
+    ]).then(([entry, history, request]) => {
+      if (!live) return;
+      if (entry.status === "error") return setLoadError(entry.error);
+      if (history.status === "error") return setLoadError(history.error);
+      setLoadError(null);
+      setDetail(entry.data);
+      setConversation({
+        frame: frame.id,
+        messages: history.data,
+        waiting: request.status === "ok" ? request.data : null,
+      });
+    });
     return () => {
       live = false;
     };
@@ -303,8 +313,13 @@ export function ChatPane({
   const messages =
     streaming && last?.role === "assistant" && last.interrupted ? stored.slice(0, -1) : stored;
   const writable = frame.status === "in_progress";
-  const waiting =
-    outcome?.stopped.kind === "awaiting_approval" && outcome.frame === frame.id ? outcome : null;
+  // The answer that just stopped says so at once; the stored conversation says so after a reload.
+  const waiting: ToolCall | null =
+    outcome?.stopped.kind === "awaiting_approval" && outcome.frame === frame.id
+      ? outcome.stopped.call
+      : reply.state === "idle" && conversation.frame === frame.id
+        ? conversation.waiting
+        : null;
   const path = pathToRoot(outline, frame.id);
 
   return (
@@ -495,20 +510,20 @@ export function ChatPane({
             The agent stopped at the tool-round limit; send a message to let it go on.
           </p>
         )}
-        {waiting !== null && waiting.stopped.kind === "awaiting_approval" && (
+        {waiting !== null && (
           <div class="approval" role="group" aria-label="Approval" data-testid="approval">
             <p>
-              The agent asks to run <strong>{waiting.stopped.call.name}</strong>:
+              The agent asks to run <strong>{waiting.name}</strong>:
             </p>
-            <pre>{JSON.stringify(waiting.stopped.call.arguments, null, 2)}</pre>
+            <pre>{JSON.stringify(waiting.arguments, null, 2)}</pre>
             <div class="dialog-buttons">
-              <button type="button" onClick={() => void answerApproval(false, waiting.frame)}>
+              <button type="button" onClick={() => void answerApproval(false, frame.id)}>
                 Refuse
               </button>
               <button
                 type="button"
                 class="primary"
-                onClick={() => void answerApproval(true, waiting.frame)}
+                onClick={() => void answerApproval(true, frame.id)}
               >
                 Accept
               </button>

@@ -417,6 +417,9 @@ async fn answering_again_is_refused_where_nothing_can_be_answered() {
     let root = s.flame.status(None).unwrap().tree.root;
     let cancel = CancellationToken::new();
     s.agent.send(Actor::Person, None, "Go", None, &cancel, &mut |_| {}).await.unwrap();
+    // The question is read back from the store, as a restarted app would.
+    let waiting = flame_agent::waiting_request(&s.flame, &root).unwrap().expect("a push waits");
+    assert_eq!(waiting.name, "push_frame");
     let err = s.agent.answer_again(&root, None, &cancel, &mut |_| {}).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::Invalid);
     assert!(err.message.contains("accepted or refused"), "{}", err.message);
