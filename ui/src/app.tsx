@@ -18,6 +18,7 @@ import { STATUS_STYLE } from "./flame-graph/render";
 import { ImportForm } from "./import-form";
 import { NewTreeForm } from "./new-tree-form";
 import { StartupError } from "./startup-error";
+import { SettingsDialog } from "./settings-dialog";
 import { StatusBar } from "./status-bar";
 import { DeleteTreeDialog, NewTreeDialog, TreeMenu } from "./tree-menu";
 
@@ -48,6 +49,7 @@ export function App({ backend }: { backend: Backend }) {
   // Popping from the graph uses the chat's pop dialog: generated, editable results.
   const [popping, setPopping] = useState<FrameOutline | null>(null);
   const [importing, setImporting] = useState(false);
+  const [settingsOpen, setSettingsOpen] = useState(false);
   const [treeDialog, setTreeDialog] = useState<
     { kind: "new" } | { kind: "delete"; frames: number } | null
   >(null);
@@ -274,6 +276,7 @@ export function App({ backend }: { backend: Backend }) {
               run={(call) => run(call, false)}
               onFocus={(id) => void run(backend.focusFrame(id))}
               models={models}
+              onOpenSettings={() => setSettingsOpen(true)}
             />
           ) : (
             <>
@@ -286,7 +289,17 @@ export function App({ backend }: { backend: Backend }) {
           )}
         </section>
       </main>
-      <StatusBar info={load.state === "ready" ? load.info : null} />
+      <StatusBar
+        info={load.state === "ready" ? load.info : null}
+        onOpenSettings={() => setSettingsOpen(true)}
+      />
+      {settingsOpen && (
+        <SettingsDialog
+          backend={backend}
+          onSaved={models.update}
+          onClose={() => setSettingsOpen(false)}
+        />
+      )}
       {dialog !== null && (
         <FrameDialog request={dialog} onSubmit={submit} onClose={() => setDialog(null)} />
       )}

@@ -246,6 +246,7 @@ describe("Export… in the chat pane's header", () => {
             choose: () => undefined,
             update: () => undefined,
           }}
+          onOpenSettings={() => undefined}
         />,
         host,
       );

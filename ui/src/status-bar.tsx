@@ -5,8 +5,17 @@ const SOURCE_LABEL: Record<DataDirSource, string> = {
   platform: "default location",
 };
 
-/** The bottom line of the window: where the data lives and which Flame this is. */
-export function StatusBar({ info }: { info: AppInfo | null }) {
+/**
+ * The bottom line of the window: where the data lives, which Flame this is, and the settings
+ * (models, keys, autonomy), which are the whole app's rather than a frame's.
+ */
+export function StatusBar({
+  info,
+  onOpenSettings,
+}: {
+  info: AppInfo | null;
+  onOpenSettings: () => void;
+}) {
   if (info === null) {
     return (
       <footer class="status-bar" aria-busy="true">
@@ -22,6 +31,14 @@ export function StatusBar({ info }: { info: AppInfo | null }) {
       </span>
       <span class="status-item muted">schema v{info.schema_version}</span>
       <span class="status-item muted">Flame {info.version}</span>
+      <button
+        type="button"
+        class="status-settings header-button"
+        data-testid="settings-button"
+        onClick={onOpenSettings}
+      >
+        Settings…
+      </button>
     </footer>
   );
 }

@@ -1,4 +1,5 @@
 import { render } from "preact";
+import { useState } from "preact/hooks";
 import { act } from "preact/test-utils";
 import { afterEach, describe, expect, it } from "vitest";
 
@@ -14,6 +15,7 @@ import type {
   ToolCall,
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
+import { SettingsDialog } from "../settings-dialog";
 import { answer, fakeBackend, settle } from "../test-backend";
 import { ChatPane, type RunCommand } from "./chat-pane";
 import { useModelChoice } from "./model-picker";
@@ -104,7 +106,7 @@ const run: RunCommand = async (call) => {
   return result.status === "error" ? result.error : null;
 };
 
-/** The pane with the model choice held above it, as the app holds it. */
+/** The pane with the model choice and the settings dialog held above it, as the app holds them. */
 function Pane({
   backend,
   tree,
@@ -115,15 +117,26 @@ function Pane({
   frame: FrameOutline;
 }) {
   const models = useModelChoice(backend);
+  const [settingsOpen, setSettingsOpen] = useState(false);
   return (
-    <ChatPane
-      backend={backend}
-      outline={tree}
-      frame={frame}
-      run={run}
-      onFocus={() => undefined}
-      models={models}
-    />
+    <>
+      <ChatPane
+        backend={backend}
+        outline={tree}
+        frame={frame}
+        run={run}
+        onFocus={() => undefined}
+        models={models}
+        onOpenSettings={() => setSettingsOpen(true)}
+      />
+      {settingsOpen && (
+        <SettingsDialog
+          backend={backend}
+          onSaved={models.update}
+          onClose={() => setSettingsOpen(false)}
+        />
+      )}
+    </>
   );
 }
 

@@ -20,7 +20,6 @@ import type {
 } from "../bindings";
 import { ExportDialog } from "../export-dialog";
 import { STATUS_STYLE } from "../flame-graph/render";
-import { SettingsDialog } from "../settings-dialog";
 import { COMPLETION_LIST_ID, CompletionList, optionId, useCompletions } from "./completion-list";
 import { ContextInspector } from "./context-inspector";
 import { Markdown } from "./markdown";
@@ -68,6 +67,7 @@ export function ChatPane({
   run,
   onFocus,
   models,
+  onOpenSettings,
 }: {
   backend: Backend;
   outline: TreeOutline;
@@ -76,6 +76,8 @@ export function ChatPane({
   onFocus: (id: string) => void;
   /** The window's model choice; every call to a model is sent with the chosen one. */
   models: ModelChoice;
+  /** Opens the settings dialog, which the app holds. */
+  onOpenSettings: () => void;
 }) {
   const [detail, setDetail] = useState<FrameEntry | null>(null);
   // The messages with the frame they belong to, so a newly focused frame never shows the
@@ -98,7 +100,6 @@ export function ChatPane({
   const [showStatus, setShowStatus] = useState(false);
   const [inspecting, setInspecting] = useState(false);
   const [popping, setPopping] = useState(false);
-  const [settingsOpen, setSettingsOpen] = useState(false);
   const [exporting, setExporting] = useState(false);
   // Bumped when a message is stored mid-reply, so the conversation is read again without
   // waiting for the tree's change event.
@@ -349,9 +350,6 @@ export function ChatPane({
           <button type="button" data-testid="export-button" onClick={() => setExporting(true)}>
             Export…
           </button>
-          <button type="button" data-testid="settings-button" onClick={() => setSettingsOpen(true)}>
-            Settings
-          </button>
         </span>
       </header>
       <div class="frame-summary">
@@ -483,7 +481,7 @@ export function ChatPane({
               <button type="button" data-testid="retry-answer" onClick={reply.retry}>
                 Retry
               </button>
-              <button type="button" onClick={() => setSettingsOpen(true)}>
+              <button type="button" onClick={onOpenSettings}>
                 Settings
               </button>
               <button type="button" onClick={() => setReply({ state: "idle" })}>
@@ -568,7 +566,7 @@ export function ChatPane({
               onKeyDown={onKeyDown}
             />
             <div class="composer-side">
-              <ModelPicker choice={models} onOpenSettings={() => setSettingsOpen(true)} />
+              <ModelPicker choice={models} onOpenSettings={onOpenSettings} />
               {streaming ? (
                 <button
                   type="button"
@@ -599,13 +597,6 @@ export function ChatPane({
           model={models.chosen}
           run={run}
           onClose={() => setPopping(false)}
-        />
-      )}
-      {settingsOpen && (
-        <SettingsDialog
-          backend={backend}
-          onSaved={models.update}
-          onClose={() => setSettingsOpen(false)}
         />
       )}
       {exporting && (
