@@ -12,7 +12,7 @@ import { By, Key, Origin, until, type WebElement } from "selenium-webdriver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { flame, frameId } from "./flame-cli";
-import { withApp, type App } from "./harness";
+import { rectOf, withApp, type App } from "./harness";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -195,18 +195,7 @@ describe("export from the window", () => {
         await (await form.findElement(By.xpath(".//button[text()='Cancel']"))).click();
 
         // Any frame's menu in the flame graph exports that frame: here Sketch, alone.
-        const rect = await app.driver.wait<{ x: number; y: number; width: number; height: number }>(
-          async () =>
-            (await app.driver.executeScript<{
-              x: number;
-              y: number;
-              width: number;
-              height: number;
-            } | null>("return window.__flameGraph?.rectOf(arguments[0]) ?? null", tree.sketch)) ??
-            false,
-          5_000,
-          "Sketch is drawn",
-        );
+        const rect = await rectOf(app.driver, tree.sketch);
         await app.driver
           .actions({ async: true })
           .move({

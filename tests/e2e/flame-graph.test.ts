@@ -8,27 +8,7 @@ import { By, Origin, until, type WebDriver } from "selenium-webdriver";
 import { describe, expect, it } from "vitest";
 
 import { childTitles, flame, frameId, status } from "./flame-cli";
-import { withApp, type App } from "./harness";
-
-interface Rect {
-  x: number;
-  y: number;
-  width: number;
-  height: number;
-}
-
-/** Where the graph draws a frame, in viewport CSS pixels, once it is drawn. */
-async function rectOf(driver: WebDriver, id: string): Promise<Rect> {
-  return driver.wait<Rect>(
-    async () =>
-      (await driver.executeScript<Rect | null>(
-        "return window.__flameGraph ? window.__flameGraph.rectOf(arguments[0]) : null",
-        id,
-      )) ?? false,
-    5_000,
-    `frame ${id} is not drawn`,
-  );
-}
+import { rectOf, withApp, type App, type Rect } from "./harness";
 
 /** A point inside `rect`: `fx` of the way across, halfway down. */
 function point(rect: Rect, fx: number): { x: number; y: number } {

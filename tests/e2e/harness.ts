@@ -109,7 +109,10 @@ export async function withApp(
   const tauriDriver = spawn(
     tauriDriverPath(),
     ["--port", String(port), "--native-port", String(nativePort)],
-    { env: { ...process.env, ...extraEnv, FLAME_HOME: home, FLAME_LOG: "info" }, stdio: ["ignore", "pipe", "pipe"] },
+    {
+      env: { ...process.env, ...extraEnv, FLAME_HOME: home, FLAME_LOG: "info" },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
   );
   tauriDriver.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
   tauriDriver.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -155,4 +158,24 @@ async function saveScreenshot(driver: WebDriver, name: string, log: string): Pro
   } catch (err) {
     console.error(`could not save a screenshot for ${name}: ${String(err)}`);
   }
+}
+
+export interface Rect {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** Where the flame graph draws a frame, in viewport CSS pixels, once it is drawn. */
+export async function rectOf(driver: WebDriver, id: string): Promise<Rect> {
+  return driver.wait<Rect>(
+    async () =>
+      (await driver.executeScript<Rect | null>(
+        "return window.__flameGraph ? window.__flameGraph.rectOf(arguments[0]) : null",
+        id,
+      )) ?? false,
+    5_000,
+    `frame ${id} is not drawn`,
+  );
 }
