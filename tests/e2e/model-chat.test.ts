@@ -3,7 +3,7 @@
 // new frame, and the pop dialog shows the model's proposed results to edit before saving. The
 // model is the scripted server of fake-model.ts, so nothing leaves the machine.
 
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -289,5 +289,48 @@ describe("chatting with a model", () => {
     } finally {
       await rm(scratch, { recursive: true, force: true });
     }
+  });
+
+  it("adds a model in the settings, refusing one without a name, and offers it at once", async () => {
+    let config = "";
+    await withApp(
+      "add a model",
+      async (app) => {
+        await (await app.find("[data-testid=settings-button]")).click();
+        await (await app.find("[data-testid=add-model]")).click();
+        // Enter in a field submits the form, as Save does.
+        const name = await app.find("[data-testid=settings-model] input[name=model_name]");
+        await name.sendKeys(Key.ENTER);
+        const refusal = await app.find("[data-testid=settings-dialog] [role=alert]");
+        expect(await refusal.getText()).toContain("has no name");
+        await name.sendKeys("qwen2.5-coder:32b", Key.ENTER);
+        await app.driver.wait(
+          async () => (await count(app, "[data-testid=settings-dialog]")) === 0,
+          5_000,
+          "the dialog closes",
+        );
+        const picker = await app.find("[data-testid=model-picker]");
+        const options = await picker.findElements(By.css("option"));
+        expect(await Promise.all(options.map((o) => o.getAttribute("value")))).toEqual([
+          "gpt-4o",
+          "qwen2.5-coder:32b",
+        ]);
+        const saved = JSON.parse(await readFile(join(config, "flame/settings.json"), "utf8")) as {
+          models: { name: string; context_window: number }[];
+          openai: { api_key: string };
+        };
+        expect(saved.models).toEqual([
+          expect.objectContaining({ name: "qwen2.5-coder:32b", context_window: 128000 }),
+        ]);
+        // The key the window never saw is kept.
+        expect(saved.openai.api_key).toBe("sk-e2e-not-a-real-key");
+      },
+      {
+        env: async (scratch) => {
+          config = join(scratch, "config");
+          return model.settingsEnv(scratch);
+        },
+      },
+    );
   });
 });

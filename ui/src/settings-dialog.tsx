@@ -9,6 +9,8 @@ import type { Backend } from "./backend";
 import type {
   ApiError,
   Autonomy,
+  ModelSettings,
+  ProviderKind,
   ProviderSettings_Deserialize as ProviderEdit,
   Settings_Serialize as Settings,
 } from "./bindings";
@@ -34,6 +36,14 @@ export function providerEdit(form: ProviderForm): ProviderEdit {
     api_key: form.remove ? "" : form.newKey === "" ? null : form.newKey,
   };
 }
+
+/** A new row of the models list: an OpenAI-compatible server's model, with a common window. */
+export const NEW_MODEL: ModelSettings = {
+  name: "",
+  provider: "openai",
+  context_window: 128_000,
+  max_output_tokens: 4_096,
+};
 
 export function SettingsDialog({
   backend,
@@ -68,8 +78,14 @@ export function SettingsDialog({
     });
   }, [backend]);
 
+  // From the current state, so edits that arrive before a render all count.
+  const editModels = (change: (models: ModelSettings[]) => ModelSettings[]) =>
+    setSettings((current) => (current ? { ...current, models: change(current.models) } : current));
+
   const editProvider = (id: ProviderId, change: Partial<ProviderForm>) =>
-    setProviders((current) => (current ? { ...current, [id]: { ...current[id], ...change } } : current));
+    setProviders((current) =>
+      current ? { ...current, [id]: { ...current[id], ...change } } : current,
+    );
 
   const save = async (event: Event) => {
     event.preventDefault();
@@ -142,6 +158,81 @@ export function SettingsDialog({
                 }
               />
             </label>
+            <fieldset class="models" data-testid="settings-models">
+              <legend>Models</legend>
+              <p class="muted">
+                Models besides the ones Flame knows by name (Claude, GPT), or overriding them: local
+                servers' models, for example, with their context windows.
+              </p>
+              {settings.models.map((model, i) => {
+                const edit = (change: Partial<ModelSettings>) =>
+                  editModels((models) => models.map((m, j) => (j === i ? { ...m, ...change } : m)));
+                return (
+                  <div class="model-row" key={i} data-testid="settings-model">
+                    <div class="model-line">
+                      <input
+                        name="model_name"
+                        aria-label="Name"
+                        value={model.name}
+                        placeholder="name, for example llama3.1:8b"
+                        onInput={(e) => edit({ name: e.currentTarget.value })}
+                      />
+                      <select
+                        name="model_provider"
+                        aria-label="Provider"
+                        value={model.provider}
+                        onChange={(e) => edit({ provider: e.currentTarget.value as ProviderKind })}
+                      >
+                        {PROVIDERS.map((p) => (
+                          <option key={p.id} value={p.id}>
+                            {p.label}
+                          </option>
+                        ))}
+                      </select>
+                      <button
+                        type="button"
+                        aria-label={`Remove ${model.name || "this model"}`}
+                        onClick={() => editModels((models) => models.filter((_, j) => j !== i))}
+                      >
+                        ×
+                      </button>
+                    </div>
+                    <div class="model-line">
+                      <label>
+                        Context window
+                        <input
+                          name="model_context_window"
+                          type="number"
+                          min={1}
+                          value={model.context_window}
+                          onInput={(e) => edit({ context_window: Number(e.currentTarget.value) })}
+                        />
+                      </label>
+                      <label>
+                        Longest reply
+                        <input
+                          name="model_max_output_tokens"
+                          type="number"
+                          min={1}
+                          value={model.max_output_tokens}
+                          onInput={(e) =>
+                            edit({ max_output_tokens: Number(e.currentTarget.value) })
+                          }
+                        />
+                      </label>
+                      <span class="muted">tokens</span>
+                    </div>
+                  </div>
+                );
+              })}
+              <button
+                type="button"
+                data-testid="add-model"
+                onClick={() => editModels((models) => [...models, NEW_MODEL])}
+              >
+                Add a model
+              </button>
+            </fieldset>
             {PROVIDERS.map((provider) => {
               const form = providers[provider.id];
               return (
@@ -174,7 +265,9 @@ export function SettingsDialog({
                         type="checkbox"
                         name={`${provider.id}_remove_key`}
                         checked={form.remove}
-                        onChange={(e) => editProvider(provider.id, { remove: e.currentTarget.checked })}
+                        onChange={(e) =>
+                          editProvider(provider.id, { remove: e.currentTarget.checked })
+                        }
                       />
                       Remove the saved key
                     </label>

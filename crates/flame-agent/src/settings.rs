@@ -130,8 +130,11 @@ impl Settings {
         }
     }
 
-    /// Writes the settings to `path` (readable only by the owner, since keys may be in it).
+    /// Writes the settings to `path` (readable only by the owner, since keys may be in it),
+    /// refusing settings that could not work (see [`Settings::check`]) and leaving the file as
+    /// it was.
     pub fn save(&self, path: &Path) -> Result<(), ApiError> {
+        self.check()?;
         if let Some(folder) = path.parent() {
             std::fs::create_dir_all(folder)
                 .map_err(|e| ApiError::internal(&format!("create {}", folder.display()), e))?;
@@ -144,6 +147,44 @@ impl Settings {
         {
             use std::os::unix::fs::PermissionsExt;
             let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+        }
+        Ok(())
+    }
+
+    /// Refuses what no model call could work with: a listed model without a name or listed
+    /// twice, a context window no larger than the reply it must leave room for, a reply of no
+    /// tokens, or no tool rounds at all.
+    pub fn check(&self) -> Result<(), ApiError> {
+        let invalid = |message: String| Err(ApiError::new(ErrorCode::Invalid, message));
+        if self.max_tool_rounds == 0 {
+            return invalid("the most tool rounds per message must be at least 1".to_owned());
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (n, model) in self.models.iter().enumerate() {
+            let name = model.name.trim();
+            if name.is_empty() {
+                return invalid(format!("listed model {} has no name", n + 1));
+            }
+            if name != model.name {
+                return invalid(format!(
+                    "the model name {:?} starts or ends with white space",
+                    model.name
+                ));
+            }
+            if !seen.insert(name) {
+                return invalid(format!("the model {name} is listed twice"));
+            }
+            if model.max_output_tokens == 0 {
+                return invalid(format!(
+                    "the model {name} must be allowed a reply of 1 token or more"
+                ));
+            }
+            if model.context_window <= u64::from(model.max_output_tokens) {
+                return invalid(format!(
+                    "the model {name}'s context window ({}) must be larger than its reply ({} tokens)",
+                    model.context_window, model.max_output_tokens
+                ));
+            }
         }
         Ok(())
     }
@@ -312,5 +353,35 @@ mod tests {
         assert_eq!(Settings::load(&path).unwrap(), settings);
         std::fs::write(&path, "{ not json").unwrap();
         assert_eq!(Settings::load(&path).unwrap_err().code, ErrorCode::Invalid);
+    }
+
+    #[test]
+    fn settings_that_cannot_work_are_refused_and_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        let model = |name: &str, window: u64, reply: u32| ModelSettings {
+            name: name.to_owned(),
+            provider: ProviderKind::Openai,
+            context_window: window,
+            max_output_tokens: reply,
+        };
+        let good =
+            Settings { models: vec![model("llama3.1:8b", 131_072, 4096)], ..Settings::default() };
+        good.save(&path).unwrap();
+        let cases = [
+            (vec![model("", 8000, 100)], "has no name"),
+            (vec![model(" llama", 8000, 100)], "white space"),
+            (vec![model("a", 8000, 100), model("a", 9000, 100)], "listed twice"),
+            (vec![model("a", 8000, 0)], "1 token"),
+            (vec![model("a", 4096, 4096)], "must be larger"),
+        ];
+        for (models, why) in cases {
+            let err = Settings { models, ..Settings::default() }.save(&path).unwrap_err();
+            assert_eq!(err.code, ErrorCode::Invalid);
+            assert!(err.message.contains(why), "{}", err.message);
+        }
+        let err = Settings { max_tool_rounds: 0, ..Settings::default() }.save(&path).unwrap_err();
+        assert!(err.message.contains("at least 1"), "{}", err.message);
+        assert_eq!(Settings::load(&path).unwrap(), good, "the file is as it was");
     }
 }
