@@ -13,8 +13,6 @@ const SESSION = join(SHARED, "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl");
 describe("import from the window", () => {
   it("imports a shared Claude Code session typed as a path and draws it", async () => {
     await withApp("imports a session", async (app) => {
-      // The header settles once the first start's sample tree is read; click after that.
-      await app.find("[data-testid=tree-select]");
       await (await app.find("[data-testid=import-button]")).click();
       const path = await app.find("[data-testid=import-form] input[name=path]");
       await path.sendKeys(SESSION);

@@ -197,14 +197,6 @@ export function App({ backend }: { backend: Backend }) {
             ) : (
               <span>Flame graph</span>
             )}
-            <button
-              type="button"
-              class="header-button"
-              data-testid="import-button"
-              onClick={() => setImporting(true)}
-            >
-              Import…
-            </button>
             {outline && (
               <>
                 <label class="mode-select">
@@ -223,6 +215,15 @@ export function App({ backend }: { backend: Backend }) {
                 </label>
               </>
             )}
+            {/* Last, at the right edge, so it stays put while the tree's controls appear. */}
+            <button
+              type="button"
+              class="header-button import-button"
+              data-testid="import-button"
+              onClick={() => setImporting(true)}
+            >
+              Import…
+            </button>
           </header>
           {notice !== null && (
             <div class="notice" role="alert" data-testid="operation-error" data-code={notice.code}>
