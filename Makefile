@@ -17,7 +17,7 @@ help:
 	@echo "make bench  every benchmark, one line per figure: BENCH <name> <value> <unit>"
 	@echo "make bindings  regenerate ui/src/bindings.ts from the Rust types"
 	@echo "make bless  rewrite the golden context documents after an intended change"
-	@echo "make fmt    format the Rust code"
+	@echo "make fmt    format the Rust and the TypeScript code"
 
 setup:
 	@scripts/setup.sh
@@ -49,7 +49,9 @@ clippy:
 rust-test:
 	$(CARGO) test --workspace --locked
 
+# Prettier's check of the TypeScript and CSS (settings in .prettierrc.json, .prettierignore).
 ui-check:
+	npm run --silent format:check
 	npm run --silent typecheck
 	npm run --silent lint
 	npm run --silent test:ui
@@ -81,6 +83,7 @@ bless:
 
 fmt:
 	$(CARGO) fmt --all
+	npm run --silent format
 
 clean:
 	$(CARGO) clean

@@ -13,7 +13,8 @@ import { flame, frameId, status } from "./flame-cli";
 import { withApp } from "./harness";
 
 const IMG_PAYLOAD = '<img src=x onerror="document.title=1">';
-const SCRIPT_PAYLOAD = "<script>document.title='2'</script> and [run](javascript:document.title='3')";
+const SCRIPT_PAYLOAD =
+  "<script>document.title='2'</script> and [run](javascript:document.title='3')";
 
 interface Tree {
   root: string;
@@ -34,7 +35,14 @@ function treeHome(into: Tree) {
     flame(home, "pop", "--status", "completed", "--results", "Two panes: graph and chat");
     into.implement = frameId(home, "push", "Implement", "--criteria", "Code exists");
     flame(home, "append", into.implement, "--role", "user", "Write the **chat pane**");
-    flame(home, "append", into.implement, "--role", "assistant", "Done:\n\n- `chat-pane.tsx`\n- tests");
+    flame(
+      home,
+      "append",
+      into.implement,
+      "--role",
+      "assistant",
+      "Done:\n\n- `chat-pane.tsx`\n- tests",
+    );
     return home;
   };
 }
@@ -48,21 +56,27 @@ describe("the chat pane", () => {
         await app.find(`[data-testid=focused-frame][data-frame-id="${tree.implement}"]`);
         await (await app.find("[data-testid=inspector-toggle]")).click();
         const summary = await app.find("[data-testid=context-summary]");
-        expect(await summary.getText()).toMatch(/Flame sends .+ tokens of a .+ budget; a linear chat would send/);
+        expect(await summary.getText()).toMatch(
+          /Flame sends .+ tokens of a .+ budget; a linear chat would send/,
+        );
         const rows = await app.driver.findElements(By.css("[data-testid=context-sections] tr"));
         const kinds = await Promise.all(rows.map((row) => row.getAttribute("data-kind")));
         expect(kinds).toContain("preamble");
         expect(kinds).toContain("ancestor");
         expect(kinds).toContain("sibling");
         expect(kinds).toContain("history");
-        const stripes = await app.driver.findElements(By.css("[data-testid=token-bar] [data-kind]"));
+        const stripes = await app.driver.findElements(
+          By.css("[data-testid=token-bar] [data-kind]"),
+        );
         expect(stripes.length).toBeGreaterThan(1);
         const system = await app.find("[data-testid=context-system]");
         const text = await system.getText();
         expect(text).toContain("<stack-context");
         expect(text).toContain("Two panes: graph and chat");
         // The system text is shown as text: the XML makes no elements.
-        expect(await app.driver.findElements(By.css("[data-testid=context-system] *"))).toHaveLength(0);
+        expect(
+          await app.driver.findElements(By.css("[data-testid=context-system] *")),
+        ).toHaveLength(0);
       },
       { prepareHome: treeHome(tree) },
     );
@@ -86,14 +100,18 @@ describe("the chat pane", () => {
         expect(await messages[2]?.getText()).toContain(IMG_PAYLOAD);
         expect(await messages[3]?.getText()).toContain("<script>document.title='2'</script>");
         const planted = await app.driver.findElements(
-          By.css("[data-testid=messages] img, [data-testid=messages] script, [data-testid=messages] a"),
+          By.css(
+            "[data-testid=messages] img, [data-testid=messages] script, [data-testid=messages] a",
+          ),
         );
         expect(planted).toHaveLength(0);
         // Give an onerror handler, had one been made, time to run.
         await app.driver.sleep(300);
         expect(await app.driver.getTitle()).toBe(titleBefore);
         // The earlier, harmless Markdown did become elements.
-        expect(await app.driver.findElements(By.css("[data-testid=message] li code"))).toHaveLength(1);
+        expect(await app.driver.findElements(By.css("[data-testid=message] li code"))).toHaveLength(
+          1,
+        );
       },
       { prepareHome: treeHome(tree) },
     );
@@ -109,7 +127,8 @@ describe("the chat pane", () => {
         await app.find("[data-testid=completions]");
         await box.sendKeys("sh Wire the channel :: replies stream", Key.ENTER);
         await app.driver.wait(
-          async () => Promise.resolve(status(app.home).frames.some((f) => f.title === "Wire the channel")),
+          async () =>
+            Promise.resolve(status(app.home).frames.some((f) => f.title === "Wire the channel")),
           5_000,
           "the pushed frame is in the store",
         );

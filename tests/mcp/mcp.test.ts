@@ -54,9 +54,16 @@ afterEach(async () => {
 describe("flame mcp through the official TypeScript SDK", () => {
   it("lists the agent's frame tools and frame_context", async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(
-      ["frame_context", "frame_status", "invalidate_frame", "plan_frames", "pop_frame", "push_frame", "read_frame_log", "start_frame"],
-    );
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      "frame_context",
+      "frame_status",
+      "invalidate_frame",
+      "plan_frames",
+      "pop_frame",
+      "push_frame",
+      "read_frame_log",
+      "start_frame",
+    ]);
     const pop = tools.find((t) => t.name === "pop_frame");
     expect(pop?.inputSchema.required).toEqual(["status"]);
   });
@@ -67,12 +74,19 @@ describe("flame mcp through the official TypeScript SDK", () => {
       arguments: { frames: [{ title: "Pagination", success_criteria: "Cursor-based" }] },
     });
     expect(planned.isError).toBe(false);
-    const pushed = await client.callTool({ name: "push_frame", arguments: { title: "User Authentication", success_criteria: "JWT login" } });
+    const pushed = await client.callTool({
+      name: "push_frame",
+      arguments: { title: "User Authentication", success_criteria: "JWT login" },
+    });
     expect(text(pushed)).toContain("You are now working in it");
     const auth = status().focus;
     const popped = await client.callTool({
       name: "pop_frame",
-      arguments: { status: "completed", results: "JWT login with refresh tokens", artifacts: ["src/auth.rs"] },
+      arguments: {
+        status: "completed",
+        results: "JWT login with refresh tokens",
+        artifacts: ["src/auth.rs"],
+      },
     });
     expect(text(popped)).toContain(`Popped ${auth} as completed`);
 
@@ -84,17 +98,27 @@ describe("flame mcp through the official TypeScript SDK", () => {
     expect(after.focus).toBe(byTitle("Build the application")?.id);
     expect(flame("log", auth)).toContain("pushed by agent");
 
-    const tree = JSON.parse(text(await client.callTool({ name: "frame_status", arguments: {} }))) as { frames: unknown[] };
+    const tree = JSON.parse(
+      text(await client.callTool({ name: "frame_status", arguments: {} })),
+    ) as { frames: unknown[] };
     expect(tree.frames).toHaveLength(3);
-    const context = JSON.parse(text(await client.callTool({ name: "frame_context", arguments: {} }))) as { xml: string };
+    const context = JSON.parse(
+      text(await client.callTool({ name: "frame_context", arguments: {} })),
+    ) as { xml: string };
     expect(context.xml).toContain("JWT login with refresh tokens");
   });
 
   it("refuses with the command line's messages, as tool errors", async () => {
-    const refused = await client.callTool({ name: "pop_frame", arguments: { status: "completed" } });
+    const refused = await client.callTool({
+      name: "pop_frame",
+      arguments: { status: "completed" },
+    });
     expect(refused.isError).toBe(true);
     expect(text(refused)).toContain("needs its results");
-    const unknown = await client.callTool({ name: "start_frame", arguments: { id: "fzzzzzzzzzz" } });
+    const unknown = await client.callTool({
+      name: "start_frame",
+      arguments: { id: "fzzzzzzzzzz" },
+    });
     expect(unknown.isError).toBe(true);
     expect(text(unknown)).toBe("no frame fzzzzzzzzzz in this data directory");
   });

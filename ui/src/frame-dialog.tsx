@@ -145,12 +145,12 @@ export function FrameDialog({
             {kind === "delete"
               ? "Delete"
               : kind === "invalidate"
-                  ? "Invalidate"
-                  : kind === "edit"
-                    ? "Save"
-                    : kind === "push"
-                      ? "Push"
-                      : "Plan"}
+                ? "Invalidate"
+                : kind === "edit"
+                  ? "Save"
+                  : kind === "push"
+                    ? "Push"
+                    : "Plan"}
           </button>
         </div>
       </form>

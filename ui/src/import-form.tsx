@@ -84,7 +84,9 @@ export function ImportForm({
           <button
             type="submit"
             class="primary"
-            disabled={phase.state === "reading" || (phase.state === "editing" && path.trim() === "")}
+            disabled={
+              phase.state === "reading" || (phase.state === "editing" && path.trim() === "")
+            }
           >
             {phase.state === "done" ? "Close" : "Import"}
           </button>

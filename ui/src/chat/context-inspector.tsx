@@ -16,9 +16,7 @@ const STATE_LABEL = {
 } as const;
 
 type Load =
-  | { state: "loading" }
-  | { state: "ready"; doc: ContextDoc }
-  | { state: "failed"; error: ApiError };
+  { state: "loading" } | { state: "ready"; doc: ContextDoc } | { state: "failed"; error: ApiError };
 
 /** Reads the context of `frame` again whenever `seq` (the tree's newest change) moves. */
 export function ContextInspector({
@@ -47,7 +45,11 @@ export function ContextInspector({
   }, [backend, frame, seq]);
 
   if (load.state === "loading") {
-    return <div class="inspector muted" data-testid="context-inspector">Assembling the context…</div>;
+    return (
+      <div class="inspector muted" data-testid="context-inspector">
+        Assembling the context…
+      </div>
+    );
   }
   if (load.state === "failed") {
     return (
@@ -104,7 +106,9 @@ export function ContextInspector({
                 <td>{KIND_LABEL[section.kind]}</td>
                 <td>{section.label}</td>
                 <td class="number">{section.tokens}</td>
-                <td class={section.state === "full" ? "muted" : ""}>{STATE_LABEL[section.state]}</td>
+                <td class={section.state === "full" ? "muted" : ""}>
+                  {STATE_LABEL[section.state]}
+                </td>
               </tr>
             ))}
           </tbody>

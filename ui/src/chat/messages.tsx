@@ -45,7 +45,13 @@ export function firstLine(text: string, max = 100): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
-export function ToolCallCard({ call, result }: { call: ToolCallView; result?: string | undefined }) {
+export function ToolCallCard({
+  call,
+  result,
+}: {
+  call: ToolCallView;
+  result?: string | undefined;
+}) {
   return (
     <details class="tool-card tool-call" data-testid="tool-call" data-tool={call.name}>
       <summary>

@@ -71,14 +71,16 @@ export function PopDialog({
     event.preventDefault();
     setBusy(true);
     const completed = status === "completed";
-    const failure = await run(backend.popFrame(frame, {
-      status,
-      results: results.trim() === "" ? null : results,
-      results_compacted: compacted.trim() === "" ? null : compacted,
-      artifacts: lines(artifacts),
-      decisions: lines(decisions),
-      reason: completed || reason.trim() === "" ? null : reason,
-    }));
+    const failure = await run(
+      backend.popFrame(frame, {
+        status,
+        results: results.trim() === "" ? null : results,
+        results_compacted: compacted.trim() === "" ? null : compacted,
+        artifacts: lines(artifacts),
+        decisions: lines(decisions),
+        reason: completed || reason.trim() === "" ? null : reason,
+      }),
+    );
     setBusy(false);
     if (failure === null) onClose();
     else setError(failure);

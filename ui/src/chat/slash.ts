@@ -12,7 +12,11 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
   { name: "push", usage: "/push TITLE :: CRITERIA", summary: "push a child frame and go into it" },
   { name: "plan", usage: "/plan TITLE :: CRITERIA", summary: "plan a child frame for later" },
   { name: "pop", usage: "/pop", summary: "pop this frame with its results" },
-  { name: "start", usage: "/start [FRAME-ID]", summary: "start a planned frame (default: the first planned child)" },
+  {
+    name: "start",
+    usage: "/start [FRAME-ID]",
+    summary: "start a planned frame (default: the first planned child)",
+  },
   { name: "status", usage: "/status", summary: "show this frame's status and totals" },
   { name: "invalidate", usage: "/invalidate [REASON]", summary: "invalidate this frame" },
 ];
@@ -51,7 +55,9 @@ export function parseComposer(input: string): ComposerAction {
     }
     case "pop":
     case "status":
-      return rest === "" ? { kind: name } : { kind: "invalid", message: `/${name} takes nothing after it.` };
+      return rest === ""
+        ? { kind: name }
+        : { kind: "invalid", message: `/${name} takes nothing after it.` };
     case "start":
       return /\s/.test(rest)
         ? { kind: "invalid", message: "Write it as /start or /start FRAME-ID." }
