@@ -6,6 +6,8 @@ import { describe, it } from "vitest";
 
 import { withApp } from "../e2e/harness";
 
+// What `window.__flameBench` returns: `BenchResult` of ui/src/flame-graph/bench.ts, restated
+// because this project type-checks for Node, without the DOM that module needs.
 interface BenchResult {
   frames: number;
   layoutMs: number;

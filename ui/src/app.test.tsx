@@ -11,7 +11,7 @@ import type {
   ImportSummary,
   TreeOutline_Serialize,
 } from "./bindings";
-import { INFO, NO_TREE, answer, fakeBackend, settle } from "./test-backend";
+import { INFO, NO_TREE, answer, fakeBackend, outlineFrame, settle } from "./test-backend";
 
 function frame(
   id: string,
@@ -19,20 +19,11 @@ function frame(
   position: number,
   title: string,
 ): FrameOutline_Serialize {
-  return {
-    id,
-    parent,
+  return outlineFrame(id, parent, {
     position,
     title,
     status: parent === null ? "in_progress" : "planned",
-    success_criteria_compacted: null,
-    retry_of: null,
-    created_at: 0,
-    started_at: null,
-    ended_at: null,
-    message_count: 0,
-    tokens: 0,
-  };
+  });
 }
 
 const OUTLINE: TreeOutline_Serialize = {

@@ -12,7 +12,7 @@ import type {
 } from "./bindings";
 import { ChatPane } from "./chat/chat-pane";
 import { ExportDialog, defaultPath, slugify } from "./export-dialog";
-import { answer, fakeBackend, settle } from "./test-backend";
+import { answer, fakeBackend, outlineFrame, settle } from "./test-backend";
 
 describe("the suggested file", () => {
   it("is named after the title, in the home folder, with the format's extension", () => {
@@ -209,22 +209,7 @@ describe("Export… in the chat pane's header", () => {
   it("opens the export dialog on the focused frame", async () => {
     const outline: TreeOutline = {
       tree: { id: "t0000000001", title: "Build", root: FRAME.id, focus: FRAME.id, created_at: 0 },
-      frames: [
-        {
-          id: FRAME.id,
-          parent: null,
-          position: 0,
-          title: FRAME.title,
-          status: "in_progress",
-          success_criteria_compacted: null,
-          retry_of: null,
-          created_at: 0,
-          started_at: 0,
-          ended_at: null,
-          message_count: 0,
-          tokens: 0,
-        },
-      ],
+      frames: [outlineFrame(FRAME.id, null, { title: FRAME.title, started_at: 0 })],
       seq: 1,
     };
     const host = document.createElement("div");

@@ -7,6 +7,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 
 import type { Answer, Backend } from "./backend";
 import type { ApiError, ExportProgress, ExportScope, ExportSummary } from "./bindings";
+import { ErrorLine } from "./error-line";
 
 /** What is written: the frames in one of two formats, or the frame's assembled context. */
 export type ExportKind = "markdown" | "json" | "context";
@@ -161,11 +162,7 @@ export function ExportDialog({
           </span>
         </label>
         {phase.state === "exporting" && <Progress progress={phase.progress} />}
-        {phase.state === "editing" && phase.error !== null && (
-          <p class="dialog-error" role="alert" data-code={phase.error.code}>
-            {phase.error.message}
-          </p>
-        )}
+        {phase.state === "editing" && <ErrorLine error={phase.error} />}
         {phase.state === "done" && (
           <p class="export-result" role="status" data-testid="export-result">
             {phase.kind === "context"

@@ -6,6 +6,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 
 import type { ApiError, FrameOutline_Serialize as FrameOutline } from "./bindings";
+import { ErrorLine } from "./error-line";
 
 export type DialogRequest =
   | { kind: "push" | "plan" | "invalidate" | "edit" | "delete"; frame: FrameOutline }
@@ -132,11 +133,7 @@ export function FrameDialog({
             invalidate them instead.
           </p>
         )}
-        {error !== null && (
-          <p class="dialog-error" role="alert" data-code={error.code}>
-            {error.message}
-          </p>
-        )}
+        <ErrorLine error={error} />
         <div class="dialog-buttons">
           <button type="button" onClick={onClose}>
             Cancel

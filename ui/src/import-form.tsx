@@ -5,6 +5,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 
 import type { ApiError, ImportProgress, ImportSummary } from "./bindings";
+import { ErrorLine } from "./error-line";
 
 type Phase =
   | { state: "editing"; error: ApiError | null }
@@ -69,11 +70,7 @@ export function ImportForm({
               : `Reading ${phase.progress.file}: ${percent(phase.progress)}%`}
           </p>
         )}
-        {phase.state === "editing" && phase.error !== null && (
-          <p class="dialog-error" role="alert" data-code={phase.error.code}>
-            {phase.error.message}
-          </p>
-        )}
+        {phase.state === "editing" && <ErrorLine error={phase.error} />}
         {phase.state === "done" && <Summary summary={phase.summary} />}
         <div class="dialog-buttons">
           {phase.state !== "done" && (

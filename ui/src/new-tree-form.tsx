@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 
 import type { ApiError } from "./bindings";
+import { ErrorLine } from "./error-line";
 
 /**
  * A form to start a tree, with what a tree is for: the graph pane's content when there is no
@@ -51,11 +52,7 @@ export function NewTreeForm({
           placeholder="What, concretely, defines done"
         />
       </label>
-      {error !== null && (
-        <p class="dialog-error" role="alert">
-          {error.message}
-        </p>
-      )}
+      <ErrorLine error={error} />
       <div class="dialog-buttons">
         {onCancel !== undefined && (
           <button type="button" onClick={onCancel}>

@@ -14,6 +14,7 @@ import type {
   ProviderSettings_Deserialize as ProviderEdit,
   Settings_Serialize as Settings,
 } from "./bindings";
+import { ErrorLine } from "./error-line";
 
 const PROVIDERS = [
   { id: "anthropic", label: "Anthropic", defaultUrl: "https://api.anthropic.com" },
@@ -280,11 +281,7 @@ export function SettingsDialog({
             </p>
           </>
         )}
-        {error !== null && (
-          <p class="dialog-error" role="alert" data-code={error.code}>
-            {error.message}
-          </p>
-        )}
+        <ErrorLine error={error} />
         <div class="dialog-buttons">
           <button type="button" onClick={onClose}>
             Cancel

@@ -1,7 +1,12 @@
 // A fake backend for unit tests: every command is refused unless a test answers it.
 
 import type { Backend } from "./backend";
-import type { ApiError, AppInfo, TreeOutline_Serialize } from "./bindings";
+import type {
+  ApiError,
+  AppInfo,
+  FrameOutline_Serialize as FrameOutline,
+  TreeOutline_Serialize,
+} from "./bindings";
 
 export const INFO: AppInfo = {
   version: "0.1.0",
@@ -69,4 +74,28 @@ export function fakeBackend(parts: Partial<Backend>): Backend {
 /** Lets every pending promise of the fake backend, and the renders they cause, run. */
 export async function settle() {
   for (let i = 0; i < 3; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/** A frame as the outline lists it: in progress, first among its siblings, titled by its id, no
+ * messages or tokens, unless `more` says otherwise. */
+export function outlineFrame(
+  id: string,
+  parent: string | null,
+  more: Partial<FrameOutline> = {},
+): FrameOutline {
+  return {
+    id,
+    parent,
+    position: 0,
+    title: id,
+    status: "in_progress",
+    success_criteria_compacted: null,
+    retry_of: null,
+    created_at: 0,
+    started_at: null,
+    ended_at: null,
+    message_count: 0,
+    tokens: 0,
+    ...more,
+  };
 }

@@ -7,6 +7,7 @@ import { useEffect, useState } from "preact/hooks";
 import type { Answer, Backend } from "./backend";
 import type { ApiError, TreeListEntry, TreeOutline_Serialize as TreeOutline } from "./bindings";
 import { NewTreeForm } from "./new-tree-form";
+import { ErrorLine } from "./error-line";
 
 export function TreeMenu({
   backend,
@@ -140,11 +141,7 @@ export function DeleteTreeDialog({
           removed for good. Nothing else in Flame is ever deleted; export the tree first if you may
           want it back.
         </p>
-        {error !== null && (
-          <p class="dialog-error" role="alert" data-code={error.code}>
-            {error.message}
-          </p>
-        )}
+        <ErrorLine error={error} />
         <div class="dialog-buttons">
           <button type="button" onClick={onClose} autofocus>
             Cancel

@@ -16,42 +16,29 @@ import type {
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
 import { SettingsDialog } from "../settings-dialog";
-import { answer, fakeBackend, settle } from "../test-backend";
+import { answer, fakeBackend, outlineFrame, settle } from "../test-backend";
 import { ChatPane, type RunCommand } from "./chat-pane";
 import { useModelChoice } from "./model-picker";
 
 const ROOT = "f0000000001";
 const FRAME = "f0000000002";
 
-function outlineFrame(
+function outlineFrameOf(
   id: string,
   parent: string | null,
   title: string,
   status: Status,
 ): FrameOutline {
-  return {
-    id,
-    parent,
-    position: 0,
-    title,
-    status,
-    success_criteria_compacted: null,
-    retry_of: null,
-    created_at: 0,
-    started_at: null,
-    ended_at: null,
-    message_count: 0,
-    tokens: 0,
-  };
+  return outlineFrame(id, parent, { title, status });
 }
 
 function outline(status: Status): TreeOutline {
   return {
     tree: { id: "t0000000001", title: "Build", root: ROOT, focus: FRAME, created_at: 0 },
     frames: [
-      outlineFrame(ROOT, null, "Build the app", "in_progress"),
-      outlineFrame(FRAME, ROOT, "Design", status),
-      { ...outlineFrame("f0000000003", FRAME, "Sketch", "planned"), position: 0 },
+      outlineFrameOf(ROOT, null, "Build the app", "in_progress"),
+      outlineFrameOf(FRAME, ROOT, "Design", status),
+      { ...outlineFrameOf("f0000000003", FRAME, "Sketch", "planned"), position: 0 },
     ],
     seq: 1,
   };
@@ -59,7 +46,7 @@ function outline(status: Status): TreeOutline {
 
 function entry(status: Status): FrameEntry {
   return {
-    ...outlineFrame(FRAME, ROOT, "Design", status),
+    ...outlineFrameOf(FRAME, ROOT, "Design", status),
     tree: "t0000000001",
     success_criteria: "A plan exists",
     status_reason: null,

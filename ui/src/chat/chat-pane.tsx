@@ -27,6 +27,7 @@ import { MessageView, ToolCallCard } from "./messages";
 import { ModelPicker, type ModelChoice } from "./model-picker";
 import { PopDialog } from "./pop-dialog";
 import { parseComposer, type SlashCommand } from "./slash";
+import { ErrorLine } from "../error-line";
 
 /** Runs a frame operation and reloads the tree; resolves to the refusal, if any. */
 export type RunCommand = <T>(call: Promise<Answer<T>>) => Promise<ApiError | null>;
@@ -539,16 +540,7 @@ export function ChatPane({
           }}
         >
           <CompletionList list={slash} onPick={takeCommand} />
-          {composerError !== null && (
-            <p
-              class="dialog-error"
-              role="alert"
-              data-testid="composer-error"
-              data-code={composerError.code}
-            >
-              {composerError.message}
-            </p>
-          )}
+          <ErrorLine error={composerError} testId="composer-error" />
           <div class="composer-row">
             <textarea
               ref={box}
@@ -646,11 +638,7 @@ function ReadOnlyBar({
           {action.label}
         </button>
       )}
-      {error !== null && (
-        <p class="dialog-error" role="alert">
-          {error.message}
-        </p>
-      )}
+      <ErrorLine error={error} />
     </div>
   );
 }

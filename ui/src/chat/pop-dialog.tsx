@@ -7,6 +7,7 @@ import { useEffect, useState } from "preact/hooks";
 import type { Backend } from "../backend";
 import type { ApiError, PopStatus } from "../bindings";
 import type { RunCommand } from "./chat-pane";
+import { ErrorLine } from "../error-line";
 
 type Generation =
   | { state: "generating" }
@@ -171,11 +172,7 @@ export function PopDialog({
             onInput={(e) => setDecisions(e.currentTarget.value)}
           />
         </label>
-        {error !== null && (
-          <p class="dialog-error" role="alert" data-code={error.code}>
-            {error.message}
-          </p>
-        )}
+        <ErrorLine error={error} />
         <div class="dialog-buttons">
           <button type="button" onClick={onClose}>
             Cancel

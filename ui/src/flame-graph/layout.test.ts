@@ -8,6 +8,7 @@ import {
   type FlameLayout,
   type LayoutInput,
 } from "./layout";
+import { outlineFrame } from "../test-backend";
 
 function frame(
   id: string,
@@ -17,21 +18,7 @@ function frame(
   tokens: number,
   more: Partial<FrameOutline> = {},
 ): FrameOutline {
-  return {
-    id,
-    parent,
-    position,
-    title: id,
-    status,
-    success_criteria_compacted: null,
-    retry_of: null,
-    created_at: 0,
-    started_at: null,
-    ended_at: null,
-    message_count: 0,
-    tokens,
-    ...more,
-  };
+  return outlineFrame(id, parent, { position, status, tokens, ...more });
 }
 
 // The specification's example tree, listed out of order on purpose: the outline promises none.
