@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { status } from "./flame-cli";
 import { withApp } from "./harness";
 
-const SHARED = resolve(dirname(fileURLToPath(import.meta.url)), "../../../shared/data/claude-code");
+const SHARED = resolve(dirname(fileURLToPath(import.meta.url)), "../fixtures/claude-code");
 const SESSION = join(SHARED, "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl");
 
 describe("import from the window", () => {

@@ -15,7 +15,7 @@ const SESSIONS: [(&str, &str); 2] = [
 ];
 
 fn main() {
-    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/claude-code");
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/claude-code");
     flame_tokens::warm_up();
     for (name, file) in SESSIONS {
         let path = data.join(file);

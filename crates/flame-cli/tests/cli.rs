@@ -495,7 +495,7 @@ async fn a_failed_chat_exits_non_zero_with_the_reason() {
 
 fn shared_session(name: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/claude-code")
+        .join("../../tests/fixtures/claude-code")
         .join(name)
         .display()
         .to_string()

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::Scratch;
 
 fn shared(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/claude-code").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/claude-code").join(name)
 }
 
 const SESSION: &str = "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl";

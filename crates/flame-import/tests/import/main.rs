@@ -7,9 +7,9 @@ mod replay;
 
 use std::path::PathBuf;
 
-/// The shared transcripts, beside the repository (`../shared/data/claude-code/`).
+/// The shared transcripts, vendored in `tests/fixtures/claude-code/`.
 pub fn shared(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/claude-code").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/claude-code").join(name)
 }
 
 pub const SESSION_A: &str = "4d5611e5-241a-462a-8d15-5122611a9569.jsonl";
