@@ -7,7 +7,7 @@ use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, HeaderValue, RETRY_AFTER};
 use tokio_util::sync::CancellationToken;
 
-use crate::sse::{SseEvent, SseParser};
+use crate::decode::StreamDecoder;
 use crate::{
     ChatRequest, IDLE_TIMEOUT, ModelError, Provider, ProviderKind, StreamEvent, Turn, anthropic,
     openai,
@@ -41,44 +41,6 @@ pub struct Client {
     retry: RetryPolicy,
 }
 
-enum Decoder {
-    Anthropic(anthropic::Decoder),
-    Openai(openai::Decoder),
-}
-
-impl Decoder {
-    fn event(&mut self, event: SseEvent) -> Result<Vec<StreamEvent>, Result<String, String>> {
-        match self {
-            Decoder::Anthropic(d) => d.event(event),
-            Decoder::Openai(d) => d.event(event),
-        }
-    }
-
-    fn finished(&self) -> bool {
-        match self {
-            Decoder::Anthropic(d) => d.finished,
-            Decoder::Openai(d) => d.finished,
-        }
-    }
-
-    fn into_turn(self) -> Result<Turn, Box<(String, Turn)>> {
-        match self {
-            Decoder::Anthropic(d) => Ok(d.turn),
-            Decoder::Openai(mut d) => match d.close() {
-                Ok(()) => Ok(d.turn),
-                Err(Ok(reason) | Err(reason)) => Err(Box::new((reason, d.turn))),
-            },
-        }
-    }
-
-    fn partial(&self) -> Turn {
-        match self {
-            Decoder::Anthropic(d) => d.turn.clone(),
-            Decoder::Openai(d) => d.turn.clone(),
-        }
-    }
-}
-
 impl Client {
     pub fn new(retry: RetryPolicy) -> Client {
         let http = reqwest::Client::builder()
@@ -97,60 +59,28 @@ impl Client {
         cancel: &CancellationToken,
         mut on_event: impl FnMut(StreamEvent),
     ) -> Result<Turn, ModelError> {
-        let name = provider.kind.name();
         let response = self.send(provider, request, cancel).await?;
-        let mut decoder = match provider.kind {
-            ProviderKind::Anthropic => Decoder::Anthropic(anthropic::Decoder::default()),
-            ProviderKind::Openai => Decoder::Openai(openai::Decoder::default()),
-        };
-        let mut parser = SseParser::default();
+        let mut decoder = StreamDecoder::new(provider.kind);
         let mut body = response.bytes_stream();
         loop {
             let chunk = tokio::select! {
                 () = cancel.cancelled() => return Err(ModelError::Cancelled { partial: Box::new(decoder.partial()) }),
                 chunk = tokio::time::timeout(IDLE_TIMEOUT, body.next()) => chunk,
             };
-            let dropped = |reason: String, decoder: &Decoder| ModelError::Dropped {
-                provider: name,
-                reason: scrub(provider, &reason),
-                partial: Box::new(decoder.partial()),
-            };
             let bytes = match chunk {
                 Err(_) => {
-                    return Err(dropped(
-                        format!("nothing arrived for {} s", IDLE_TIMEOUT.as_secs()),
-                        &decoder,
-                    ));
+                    let reason = format!("nothing arrived for {} s", IDLE_TIMEOUT.as_secs());
+                    return Err(scrub_error(provider, decoder.dropped(reason)));
                 }
                 Ok(None) => break,
-                Ok(Some(Err(err))) => return Err(dropped(err.to_string(), &decoder)),
+                Ok(Some(Err(err))) => {
+                    return Err(scrub_error(provider, decoder.dropped(err.to_string())));
+                }
                 Ok(Some(Ok(bytes))) => bytes,
             };
-            for event in parser.push(&bytes) {
-                match decoder.event(event) {
-                    Ok(events) => events.into_iter().for_each(&mut on_event),
-                    Err(Ok(provider_error)) => return Err(dropped(provider_error, &decoder)),
-                    Err(Err(detail)) => {
-                        return Err(ModelError::Malformed {
-                            provider: name,
-                            detail,
-                            partial: Box::new(decoder.partial()),
-                        });
-                    }
-                }
-            }
+            decoder.push(&bytes, &mut on_event).map_err(|err| scrub_error(provider, err))?;
         }
-        if !decoder.finished() {
-            return Err(ModelError::Dropped {
-                provider: name,
-                reason: "the connection closed before the reply was complete".to_owned(),
-                partial: Box::new(decoder.partial()),
-            });
-        }
-        decoder.into_turn().map_err(|failed| {
-            let (detail, partial) = *failed;
-            ModelError::Malformed { provider: name, detail, partial: Box::new(partial) }
-        })
+        decoder.finish().map_err(|err| scrub_error(provider, err))
     }
 
     /// Sends the request until it is accepted, retrying 429, 5xx and connection errors.
@@ -308,4 +238,17 @@ fn error_message(body: &str) -> String {
 
 fn scrub(provider: &Provider, text: &str) -> String {
     provider.key.as_ref().map_or_else(|| text.to_owned(), |key| key.scrub(text))
+}
+
+/// The error with its texts scrubbed of the key.
+fn scrub_error(provider: &Provider, err: ModelError) -> ModelError {
+    match err {
+        ModelError::Dropped { provider: name, reason, partial } => {
+            ModelError::Dropped { provider: name, reason: scrub(provider, &reason), partial }
+        }
+        ModelError::Malformed { provider: name, detail, partial } => {
+            ModelError::Malformed { provider: name, detail: scrub(provider, &detail), partial }
+        }
+        other => other,
+    }
 }

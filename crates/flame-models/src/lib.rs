@@ -13,6 +13,7 @@
 //! key, and a rejected key is reported by where it came from, not by its value.
 
 mod anthropic;
+mod decode;
 mod http;
 mod openai;
 pub mod replay;
@@ -23,6 +24,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use decode::decode_stream;
 pub use http::{Client, RetryPolicy};
 pub use tokio_util::sync::CancellationToken;
 
