@@ -8,7 +8,7 @@ APP := target/debug/flame-desktop
 UI_SOURCES := $(shell find ui/src ui/index.html -type f 2>/dev/null) vite.config.ts package-lock.json
 XVFB := xvfb-run -a -s "-screen 0 1280x800x24"
 
-.PHONY: help setup run build ui test fmt-check clippy rust-test ui-check mcp e2e bench bindings bless fmt clean
+.PHONY: help setup run build ui test fmt-check clippy rust-test ui-check mcp e2e bench bindings bless fmt clean fuzz
 
 help:
 	@echo "make run    install what is missing, build, and open Flame"
@@ -84,6 +84,19 @@ bless:
 fmt:
 	$(CARGO) fmt --all
 	npm run --silent format
+
+# The fuzz targets (fuzz/README.md): cargo-fuzz with libFuzzer on the pinned stable toolchain,
+# without a sanitizer (sanitizers need nightly flags), one target at a time, seeded from the
+# fixtures by fuzz/seed.sh. A crash stops the run and leaves its input under fuzz/artifacts/.
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS := sse_openai sse_anthropic import_claude_code import_opencode import_flame_json context_xml
+fuzz:
+	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
+	fuzz/seed.sh
+	for target in $(FUZZ_TARGETS); do \
+		$(CARGO) fuzz run --sanitizer none --debug-assertions $$target -- \
+			-max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=30 -print_final_stats=1; \
+	done
 
 clean:
 	$(CARGO) clean
