@@ -123,6 +123,26 @@ describe("flame mcp through the official TypeScript SDK", () => {
     expect(text(unknown)).toBe("no frame fzzzzzzzzzz in this data directory");
   });
 
+  it("serves only its own tree's frames, even after another tree is made", async () => {
+    const served = status().focus;
+    flame("tree", "new", "Private work", "--criteria", "Not for this client");
+    const other = status().focus;
+    expect(other).not.toBe(served);
+    const { resources } = await client.listResources();
+    expect(resources.map((r) => r.uri)).toEqual([`flame://log/${served}`]);
+    await expect(client.readResource({ uri: `flame://log/${other}` })).rejects.toThrow(
+      "not in the served tree",
+    );
+    for (const [name, id] of [
+      ["frame_context", other],
+      ["read_frame_log", other],
+    ] as const) {
+      const refused = await client.callTool({ name, arguments: { id } });
+      expect(refused.isError).toBe(true);
+      expect(text(refused)).toMatch(/not in the served tree|in another tree/);
+    }
+  });
+
   it("offers each frame's log as a resource", async () => {
     const { resources } = await client.listResources();
     expect(resources).toHaveLength(1);

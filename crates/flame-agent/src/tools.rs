@@ -15,12 +15,15 @@ const LOG_LIMIT: usize = 40_000;
 
 /// Every tool, with its JSON schema.
 pub fn specs() -> Vec<ToolSpec> {
-    let frame_spec = json!({
+    // A planned frame nests planned children of the same shape. The recursion goes through
+    // `$defs`, not `{"$ref": "#"}`: the root reference would point at the tool's whole arguments,
+    // and strict servers (llama.cpp, which compiles schemas into grammars) refuse it.
+    let frame_def = json!({
         "type": "object",
         "properties": {
             "title": {"type": "string", "description": "2-5 words"},
             "success_criteria": {"type": "string", "description": "What defines done, concretely and verifiably"},
-            "children": {"type": "array", "items": {"$ref": "#"}, "description": "Planned children of this frame"}
+            "children": {"type": "array", "items": {"$ref": "#/$defs/frame"}, "description": "Planned children of this frame"}
         },
         "required": ["title", "success_criteria"]
     });
@@ -53,8 +56,8 @@ pub fn specs() -> Vec<ToolSpec> {
         spec(
             "plan_frames",
             "Plan frames (with planned children) to sketch work ahead without starting it. By default they go under the current frame, after its other children.",
-            json!({"type": "object", "properties": {
-                "frames": {"type": "array", "items": frame_spec},
+            json!({"type": "object", "$defs": {"frame": frame_def}, "properties": {
+                "frames": {"type": "array", "items": {"$ref": "#/$defs/frame"}},
                 "parent": {"type": "string", "description": "The id of the frame to plan under"},
                 "position": {"type": "integer", "minimum": 0, "description": "Where among the parent's children"}
             }, "required": ["frames"]}),
@@ -123,8 +126,18 @@ fn args<T: for<'de> Deserialize<'de>>(call: &ToolCall) -> Result<T, String> {
         .map_err(|e| format!("the arguments of {} are not valid: {e}", call.name))
 }
 
-fn frame_id(text: &str) -> Result<FrameId, String> {
-    FrameId::parse(text).map_err(|e| e.to_string())
+/// A frame the model named by id, which must be in the tree it works in: the tools never reach
+/// another tree's frames (their logs, their lifecycle), whoever calls them (the agent, MCP).
+fn frame_in_tree(flame: &Flame, current: &FrameId, text: &str) -> Result<FrameId, String> {
+    let id = FrameId::parse(text).map_err(|e| e.to_string())?;
+    let tree_of =
+        |id: &FrameId| flame.frame(id).map(|entry| entry.frame.tree).map_err(|e| e.message);
+    if tree_of(&id)? != tree_of(current)? {
+        return Err(format!(
+            "frame {id} is in another tree; the tools act only on the frames of the tree you work in"
+        ));
+    }
+    Ok(id)
 }
 
 fn run_inner(flame: &Flame, current: &FrameId, call: &ToolCall) -> Result<ToolOutcome, String> {
@@ -184,8 +197,12 @@ fn run_inner(flame: &Flame, current: &FrameId, call: &ToolCall) -> Result<ToolOu
                 position: Option<u32>,
             }
             let a: Args = args(call)?;
-            let parent =
-                a.parent.as_deref().map(frame_id).transpose()?.unwrap_or_else(|| current.clone());
+            let parent = a
+                .parent
+                .as_deref()
+                .map(|p| frame_in_tree(flame, current, p))
+                .transpose()?
+                .unwrap_or_else(|| current.clone());
             let planned = flame.plan(A, Some(&parent), a.position, &a.frames).map_err(failed)?;
             let list: Vec<String> =
                 planned.iter().map(|f| format!("{} \"{}\"", f.id, f.title)).collect();
@@ -199,7 +216,7 @@ fn run_inner(flame: &Flame, current: &FrameId, call: &ToolCall) -> Result<ToolOu
                 id: String,
             }
             let a: Args = args(call)?;
-            let frame = flame.start(A, &frame_id(&a.id)?).map_err(failed)?;
+            let frame = flame.start(A, &frame_in_tree(flame, current, &a.id)?).map_err(failed)?;
             Ok(ToolOutcome::ok(
                 format!("Started {} \"{}\". You are now working in it.", frame.id, frame.title),
                 Some(frame.id),
@@ -212,8 +229,9 @@ fn run_inner(flame: &Flame, current: &FrameId, call: &ToolCall) -> Result<ToolOu
                 reason: Option<String>,
             }
             let a: Args = args(call)?;
-            let gone =
-                flame.invalidate(A, &frame_id(&a.id)?, a.reason.as_deref()).map_err(failed)?;
+            let gone = flame
+                .invalidate(A, &frame_in_tree(flame, current, &a.id)?, a.reason.as_deref())
+                .map_err(failed)?;
             let ids: Vec<&str> = gone.iter().map(FrameId::as_str).collect();
             // Invalidating the frame the agent is in (or an ancestor) moves the focus out of it.
             let moved = ids
@@ -241,7 +259,7 @@ fn run_inner(flame: &Flame, current: &FrameId, call: &ToolCall) -> Result<ToolOu
                 id: String,
             }
             let a: Args = args(call)?;
-            let log = flame.log(&frame_id(&a.id)?).map_err(failed)?;
+            let log = flame.log(&frame_in_tree(flame, current, &a.id)?).map_err(failed)?;
             if log.len() <= LOG_LIMIT {
                 return Ok(ToolOutcome::ok(log, None));
             }
@@ -249,7 +267,8 @@ fn run_inner(flame: &Flame, current: &FrameId, call: &ToolCall) -> Result<ToolOu
             while !log.is_char_boundary(cut) {
                 cut += 1;
             }
-            let path = flame.frame(&frame_id(&a.id)?).map_err(failed)?.log_path;
+            let path =
+                flame.frame(&frame_in_tree(flame, current, &a.id)?).map_err(failed)?.log_path;
             Ok(ToolOutcome::ok(
                 format!("[the first {cut} bytes of {path} are left out]\n{}", &log[cut..]),
                 None,
@@ -258,5 +277,89 @@ fn run_inner(flame: &Flame, current: &FrameId, call: &ToolCall) -> Result<ToolOu
         other => Err(format!(
             "there is no tool named {other}; the tools are push_frame, pop_frame, plan_frames, start_frame, invalidate_frame, frame_status and read_frame_log"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Arguments a model could send for each tool, each of which the schema must accept.
+    fn valid_samples(name: &str) -> Vec<Value> {
+        match name {
+            "push_frame" => vec![json!({"title": "Auth", "success_criteria": "Login works"})],
+            "pop_frame" => vec![
+                json!({"status": "completed", "results": "Done", "artifacts": ["src/a.rs"], "decisions": ["JWT"]}),
+                json!({"status": "failed", "reason": "Tests fail"}),
+            ],
+            "plan_frames" => vec![
+                json!({"frames": [{"title": "A", "success_criteria": "a"}]}),
+                json!({"frames": [{"title": "A", "success_criteria": "a", "children": [
+                    {"title": "A1", "success_criteria": "a1", "children": [{"title": "A1x", "success_criteria": "x"}]}
+                ]}], "parent": "f0000000000", "position": 0}),
+            ],
+            "start_frame" | "read_frame_log" => vec![json!({"id": "f0000000000"})],
+            "invalidate_frame" => vec![json!({"id": "f0000000000", "reason": "not needed"})],
+            "frame_status" => vec![json!({})],
+            other => panic!("no sample arguments for the tool {other}"),
+        }
+    }
+
+    /// Arguments each schema must refuse: a missing required field, or a nested frame that
+    /// lacks one (which only a recursion that really points at the frame shape catches).
+    fn invalid_samples(name: &str) -> Vec<Value> {
+        match name {
+            "push_frame" => vec![json!({"title": "Auth"})],
+            "pop_frame" => vec![json!({"status": "done"}), json!({})],
+            "plan_frames" => vec![
+                json!({}),
+                json!({"frames": [{"title": "A", "success_criteria": "a", "children": [{"title": "A1"}]}]}),
+                json!({"frames": [{"title": "A", "success_criteria": "a"}], "position": -1}),
+            ],
+            "start_frame" | "read_frame_log" | "invalidate_frame" => vec![json!({})],
+            "frame_status" => vec![],
+            other => panic!("no sample arguments for the tool {other}"),
+        }
+    }
+
+    #[test]
+    fn every_tool_schema_is_valid_json_schema_and_checks_its_arguments() {
+        for spec in specs() {
+            let validator = jsonschema::draft202012::new(&spec.schema)
+                .unwrap_or_else(|e| panic!("the schema of {} does not compile: {e}", spec.name));
+            for sample in valid_samples(&spec.name) {
+                let errors: Vec<String> =
+                    validator.iter_errors(&sample).map(|e| e.to_string()).collect();
+                assert!(errors.is_empty(), "{} refused {sample}: {errors:?}", spec.name);
+            }
+            for sample in invalid_samples(&spec.name) {
+                assert!(!validator.is_valid(&sample), "{} accepted {sample}", spec.name);
+            }
+        }
+    }
+
+    /// llama.cpp compiles every tool schema into a grammar and refuses a reference to the
+    /// document root (`{"$ref": "#"}`) with HTTP 400, so every reference must name a definition.
+    #[test]
+    fn no_schema_refers_to_its_root() {
+        fn refs(value: &Value, found: &mut Vec<String>) {
+            match value {
+                Value::Object(map) => {
+                    if let Some(Value::String(target)) = map.get("$ref") {
+                        found.push(target.clone());
+                    }
+                    map.values().for_each(|v| refs(v, found));
+                }
+                Value::Array(items) => items.iter().for_each(|v| refs(v, found)),
+                _ => {}
+            }
+        }
+        for spec in specs() {
+            let mut found = Vec::new();
+            refs(&spec.schema, &mut found);
+            for target in found {
+                assert!(target.starts_with("#/$defs/"), "{} refers to {target}", spec.name);
+            }
+        }
     }
 }

@@ -25,7 +25,8 @@ use serde_json::{Value, json};
 
 const LOG_SCHEME: &str = "flame://log/";
 
-/// The MCP server over one data directory, on one tree (the current one if none was named).
+/// The MCP server over one data directory, on one tree (the one current at its start if none
+/// was named).
 #[derive(Debug, Clone)]
 pub struct FlameServer {
     flame: Arc<Flame>,
@@ -33,7 +34,10 @@ pub struct FlameServer {
 }
 
 impl FlameServer {
+    /// A server on `tree`, or on the tree current when it starts: the served tree is pinned, so
+    /// a tree made meanwhile by the app or the command line does not change what it serves.
     pub fn new(flame: Arc<Flame>, tree: Option<TreeId>) -> FlameServer {
+        let tree = tree.or_else(|| flame.status(None).ok().map(|status| status.tree.id));
         FlameServer { flame, tree }
     }
 
@@ -41,6 +45,24 @@ impl FlameServer {
     /// the app and other clients move it too.
     fn current(&self) -> Result<FrameId, String> {
         self.flame.status(self.tree.as_ref()).map(|s| s.focus).map_err(|e| e.message)
+    }
+
+    /// The tree this server serves: the one named at start, else the current one.
+    fn served_tree(&self) -> Result<TreeId, String> {
+        self.flame.status(self.tree.as_ref()).map(|s| s.tree.id).map_err(|e| e.message)
+    }
+
+    /// Refuses a frame outside the served tree, so a client given one tree can neither read
+    /// the history of the data directory's other trees nor assemble their contexts.
+    fn check_served(&self, id: &FrameId) -> Result<(), String> {
+        let served = self.served_tree()?;
+        let entry = self.flame.frame(id).map_err(|e| e.message)?;
+        if entry.frame.tree != served {
+            return Err(format!(
+                "frame {id} is not in the served tree {served}; this server offers only its frames"
+            ));
+        }
+        Ok(())
     }
 
     fn tools() -> Vec<Tool> {
@@ -74,6 +96,9 @@ impl FlameServer {
                 .map(FrameId::parse)
                 .transpose()
                 .map_err(|e| e.to_string())?;
+            if let Some(id) = &id {
+                self.check_served(id)?;
+            }
             let budget = arguments.get("budget").and_then(Value::as_u64).map(Budget::of);
             let doc = self
                 .flame
@@ -158,8 +183,9 @@ impl ServerHandler for FlameServer {
         })?;
         let id =
             FrameId::parse(id).map_err(|e| ErrorData::resource_not_found(e.to_string(), None))?;
-        let log =
-            self.flame.log(&id).map_err(|e| ErrorData::resource_not_found(e.message, None))?;
+        let not_found = |message: String| ErrorData::resource_not_found(message, None);
+        self.check_served(&id).map_err(not_found)?;
+        let log = self.flame.log(&id).map_err(|e| not_found(e.message))?;
         let contents =
             ResourceContents::text(log, request.uri.clone()).with_mime_type("text/markdown");
         Ok(ReadResourceResult::new(vec![contents]).into())
