@@ -10,6 +10,7 @@ use flame_model::{
 use flame_store::{Change, PlanItem, Pop, Store, StoreError};
 use serde::{Deserialize, Serialize};
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use flame_context::{Budget, ContextDoc, ContextInput};
@@ -339,18 +340,34 @@ impl Flame {
         self.write(actor, |store, change, _| store.begin_reply(change, id, model))
     }
 
-    /// Stores what has arrived of an open reply, so a crash keeps it.
+    /// Stores what has arrived of an open reply, so a crash keeps it. Past
+    /// [`flame_store::MAX_MESSAGE_BYTES`] only the beginning is kept, with a note saying so.
     pub fn update_reply(&self, id: MessageId, content: &str) -> Result<(), ApiError> {
         Ok(self.store().update_reply(id, content)?)
     }
 
-    /// Finishes an open reply with its final content; its tokens are counted here, once.
+    /// Finishes an open reply with its final content; its tokens are counted here, once. A reply
+    /// past [`flame_store::MAX_MESSAGE_BYTES`] keeps its beginning and ends with a note saying
+    /// it was cut, rather than failing the turn: the model has already spent it.
     pub fn finish_reply(
         &self,
         actor: Actor,
         id: MessageId,
         reply: &NewMessage,
     ) -> Result<Message, ApiError> {
+        let fitted;
+        let reply = match flame_store::fit_reply(&reply.content) {
+            Cow::Borrowed(_) => reply,
+            Cow::Owned(content) => {
+                tracing::warn!(
+                    message = %id,
+                    bytes = reply.content.len(),
+                    "a reply past the message cap was cut to fit"
+                );
+                fitted = NewMessage { content, ..reply.clone() };
+                &fitted
+            }
+        };
         let tokens = count_message(reply);
         self.write(actor, |store, change, _| store.finish_reply(change, id, reply, tokens))
     }

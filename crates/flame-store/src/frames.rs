@@ -2,6 +2,8 @@
 //! lifecycle rules of `flame_model::lifecycle` against the rows it reads, writes the change and
 //! its events, and marks the touched frames' logs as pending — all or nothing.
 
+use std::borrow::Cow;
+
 use flame_model::lifecycle::{self, Operation, PopStatus};
 use flame_model::{
     Actor, Event, EventKind, Frame, FrameError, FrameId, FrameOutline, Message, MessageId,
@@ -16,6 +18,31 @@ use crate::{Store, StoreError};
 /// The largest message Flame stores, in bytes. Larger content belongs in a file the message
 /// names; a message this size already costs a model call most of its context window.
 pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+
+/// What a reply cut at [`MAX_MESSAGE_BYTES`] ends with, inside the cap, so that the person, the
+/// model and the log all see that the rest of it was not kept.
+pub fn truncation_note() -> String {
+    format!(
+        "\n\n[… reply truncated at {} MiB by Flame; the rest was not stored]",
+        MAX_MESSAGE_BYTES >> 20
+    )
+}
+
+/// A streamed reply as it is stored: unchanged when it fits in [`MAX_MESSAGE_BYTES`], else as
+/// much of its beginning as fits (cut at a character boundary) followed by the
+/// [`truncation_note`]. A model is not refused mid-stream the way an added message is: what it
+/// has sent is kept, as far as the cap allows.
+pub fn fit_reply(content: &str) -> Cow<'_, str> {
+    if content.len() <= MAX_MESSAGE_BYTES {
+        return Cow::Borrowed(content);
+    }
+    let note = truncation_note();
+    let mut cut = MAX_MESSAGE_BYTES - note.len();
+    while !content.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    Cow::Owned(format!("{}{note}", &content[..cut]))
+}
 
 /// Who makes a change, and when. Every write takes one, so the store never reads a clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -565,16 +592,17 @@ impl Store {
         })
     }
 
-    /// Stores the text of an open reply so far.
+    /// Stores the text of an open reply so far, cut to the cap by [`fit_reply`].
     pub fn update_reply(&mut self, id: MessageId, content: &str) -> Result<(), StoreError> {
         self.conn
             .prepare_cached("UPDATE messages SET content = ?2 WHERE id = ?1 AND open = 1")?
-            .execute(params![id.0, content])?;
+            .execute(params![id.0, fit_reply(content)])?;
         Ok(())
     }
 
-    /// Finishes an open reply: its final text, tool calls and usage, its counted tokens, and
-    /// whether it was cut short; then it counts on its frame and gets its event.
+    /// Finishes an open reply: its final text (cut to the cap by [`fit_reply`]), tool calls and
+    /// usage, its counted tokens, and whether it was cut short; then it counts on its frame and
+    /// gets its event.
     pub fn finish_reply(
         &mut self,
         change: Change,
@@ -593,7 +621,7 @@ impl Store {
             w.tx.prepare_cached(
                 "UPDATE messages SET content = ?2, tool_calls = ?3, usage = ?4, tokens = ?5, interrupted = ?6, open = 0 WHERE id = ?1",
             )?
-            .execute(params![id.0, reply.content, json(&reply.tool_calls), json(&reply.usage), tokens as i64, reply.interrupted])?;
+            .execute(params![id.0, fit_reply(&reply.content), json(&reply.tool_calls), json(&reply.usage), tokens as i64, reply.interrupted])?;
             let target = w.frame(&frame)?;
             w.count_message(&target, tokens)?;
             w.event(&target.tree, &frame, EventKind::MessageAdded, json!({ "message": id }))?;

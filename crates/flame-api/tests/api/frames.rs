@@ -349,3 +349,34 @@ fn partial_results_merge_into_their_sections_and_reach_the_log() {
     let err = s.flame.update_results(A, &child.id, "Done", "late").unwrap_err();
     assert_eq!(err.code, ErrorCode::Refused);
 }
+
+#[test]
+fn a_twenty_mib_reply_is_stored_at_the_cap_says_it_was_cut_and_the_frame_goes_on() {
+    let s = Scratch::new(31);
+    let tree = s.flame.create_tree(A, "Root", "r").unwrap();
+    let reply = s.flame.begin_reply(Actor::Agent, &tree.root, Some("m")).unwrap();
+    let text = "All work and no play. ".repeat(20 * 1024 * 1024 / 22);
+    assert!(text.len() > 19 * 1024 * 1024);
+    s.flame.update_reply(reply, &text[..text.len() / 2]).unwrap();
+    let stored = s
+        .flame
+        .finish_reply(Actor::Agent, reply, &NewMessage::text(Role::Assistant, text))
+        .unwrap();
+    assert!(
+        stored.content.len() <= flame_store::MAX_MESSAGE_BYTES,
+        "stored {} bytes",
+        stored.content.len()
+    );
+    assert!(
+        stored.content.ends_with("[… reply truncated at 4 MiB by Flame; the rest was not stored]")
+    );
+    assert!(!stored.interrupted);
+    assert!(stored.tokens > 0);
+    // The frame stays usable: it takes messages, assembles a context and keeps its log.
+    s.flame.append(A, &tree.root, Role::User, "and then?").unwrap();
+    let messages = s.flame.messages(&tree.root).unwrap();
+    assert_eq!(messages.len(), 2);
+    assert_eq!(messages[0].content, stored.content);
+    s.flame.context(Some(&tree.root), None).unwrap();
+    assert!(s.flame.log(&tree.root).unwrap().contains("reply truncated at 4 MiB"));
+}

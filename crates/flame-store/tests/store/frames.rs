@@ -5,7 +5,9 @@ use flame_model::lifecycle::PopStatus;
 use flame_model::{
     Actor, EventKind, FrameError, FrameId, FrameTree, IdSource, NewMessage, Role, Status, TreeId,
 };
-use flame_store::{Change, PlanItem, Pop, Store, StoreError};
+use flame_store::{
+    Change, MAX_MESSAGE_BYTES, PlanItem, Pop, Store, StoreError, fit_reply, truncation_note,
+};
 
 struct Fixture {
     store: Store,
@@ -793,4 +795,36 @@ fn the_first_start_is_claimed_once_and_only_by_an_empty_store() {
     let mut ids = IdSource::seeded(3);
     store.create_tree(change(1), &ids.tree_id(), &ids.frame_id(), "Mine", "c").unwrap();
     assert!(!store.claim_first_start().unwrap(), "a store with a tree is not new");
+}
+
+#[test]
+fn a_reply_past_the_message_cap_keeps_what_fits_and_says_it_was_truncated() {
+    let mut f = Fixture::new();
+    let root = f.root.clone();
+    let ch = f.change();
+    let id = f.store.begin_reply(ch, &root, Some("m")).unwrap();
+    // Two-byte characters with one byte in front, so the cap falls inside a character.
+    let long = format!("x{}", "é".repeat(MAX_MESSAGE_BYTES));
+    f.store.update_reply(id, &long).unwrap();
+    let (_, _, saved) = f.store.open_replies().unwrap().remove(0);
+    assert!(saved.len() <= MAX_MESSAGE_BYTES, "saved {} bytes", saved.len());
+    assert!(saved.ends_with(&truncation_note()), "{}", &saved[saved.len() - 80..]);
+    assert!(saved.starts_with("xéé"));
+
+    let ch = f.change();
+    let done = f.store.finish_reply(ch, id, &NewMessage::text(Role::Assistant, long), 7).unwrap();
+    assert!(done.content.len() <= MAX_MESSAGE_BYTES, "finished with {} bytes", done.content.len());
+    assert!(done.content.ends_with(&truncation_note()));
+    assert_eq!(f.store.messages(&root).unwrap()[0].content, done.content);
+    // The frame goes on taking messages.
+    let ch = f.change();
+    f.store.add_message(ch, &root, &NewMessage::text(Role::User, "next"), 1).unwrap();
+    assert_eq!(f.store.frame(&root).unwrap().message_count, 2);
+}
+
+#[test]
+fn a_reply_within_the_cap_is_stored_as_it_is() {
+    let exact = "a".repeat(MAX_MESSAGE_BYTES);
+    assert_eq!(fit_reply(&exact), exact.as_str());
+    assert!(fit_reply(&format!("{exact}b")).ends_with(&truncation_note()));
 }
