@@ -10,8 +10,10 @@ pub(crate) fn url(base_url: &str) -> String {
     format!("{base_url}/chat/completions")
 }
 
-/// The request body. `max_tokens` is left to the server: OpenAI's newer models refuse the old
-/// field and several compatible servers do not know the new one.
+/// The request body. The reply is capped with `max_completion_tokens`, the field OpenAI's newer
+/// models require (they refuse the older `max_tokens`) and llama.cpp and vLLM read; a server that
+/// does not know it ignores it. Without a cap a local server writes until its context is full: a
+/// small model caught in a loop did so against llama-server for minutes.
 pub(crate) fn body(request: &ChatRequest) -> Value {
     let mut messages = vec![json!({"role": "system", "content": request.system})];
     for message in &request.messages {
@@ -38,6 +40,7 @@ pub(crate) fn body(request: &ChatRequest) -> Value {
         "messages": messages,
         "stream": true,
         "stream_options": {"include_usage": true},
+        "max_completion_tokens": request.max_tokens,
     });
     if !request.tools.is_empty() {
         body["tools"] = request
@@ -150,5 +153,24 @@ impl Decoder {
             self.turn.tool_calls.push(ToolCall { id: call.id, name: call.name, arguments });
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_body_caps_the_reply_with_max_completion_tokens() {
+        let request = ChatRequest {
+            model: "smollm2".to_owned(),
+            system: "s".to_owned(),
+            messages: vec![ChatMessage::User("hi".to_owned())],
+            tools: Vec::new(),
+            max_tokens: 192,
+        };
+        let body = body(&request);
+        assert_eq!(body["max_completion_tokens"], 192);
+        assert!(body.get("max_tokens").is_none(), "{body}");
     }
 }
