@@ -19,11 +19,11 @@ for provider in openai anthropic; do
     done
 done
 
-# Claude Code sessions, subagents included, in pieces of at most 64 KiB cut at line ends, so that
+# Claude Code sessions, subagents included, in pieces of at most 16 KiB cut at line ends, so that
 # each seed runs fast and libFuzzer's input length limit covers it.
 find tests/fixtures/claude-code -name '*.jsonl' | while read -r file; do
     name=$(basename "$file" .jsonl)
-    split -C 64k -d -a 3 "$file" "$corpus/import_claude_code/$name-"
+    split -C 16k -d -a 3 "$file" "$corpus/import_claude_code/$name-"
 done
 
 # The OpenCode fixture's storage/ files, one JSON object a line, sessions first.

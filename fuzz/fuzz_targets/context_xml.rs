@@ -194,17 +194,15 @@ fn parse(xml: &str) -> Element {
             Event::GeneralRef(reference) => {
                 let resolved = match reference.resolve_char_ref() {
                     Ok(Some(c)) => c.to_string(),
-                    Ok(None) => {
-                        match reference.xml_content(XmlVersion::Implicit1_0).as_ref() {
-                            "lt" => "<",
-                            "gt" => ">",
-                            "amp" => "&",
-                            "quot" => "\"",
-                            "apos" => "'",
-                            other => panic!("unknown entity &{other};\n{xml}"),
-                        }
-                        .to_owned()
+                    Ok(None) => match reference.xml_content(XmlVersion::Implicit1_0).as_ref() {
+                        "lt" => "<",
+                        "gt" => ">",
+                        "amp" => "&",
+                        "quot" => "\"",
+                        "apos" => "'",
+                        other => panic!("unknown entity &{other};\n{xml}"),
                     }
+                    .to_owned(),
                     Err(e) => panic!("{e}\n{xml}"),
                 };
                 stack.last_mut().unwrap().text.push_str(&resolved);
@@ -259,11 +257,9 @@ fn check(
                 text,
                 &[Some(&frame.success_criteria), frame.success_criteria_compacted.as_ref()],
             ),
-            "results" => one_of(
-                "results",
-                text,
-                &[frame.results.as_ref(), frame.results_compacted.as_ref()],
-            ),
+            "results" => {
+                one_of("results", text, &[frame.results.as_ref(), frame.results_compacted.as_ref()])
+            }
             "reason" => one_of("reason", text, &[frame.status_reason.as_ref()]),
             "log" => one_of("log", text, &[logs.get(&frame.id)]),
             "artifacts" | "decisions" => {
