@@ -1,16 +1,17 @@
-// The flame graph's view: the canvas, pan and zoom, hit-testing, pointer and keyboard input,
-// the tooltip, and the accessible mirror of the tree. What it draws comes from `layout.ts`
-// through `render.ts`; what the person asks for goes out through the callbacks, and the
-// backend decides.
+// The flame graph's view: the canvas, pan and zoom, hit-testing, pointer and keyboard input, and
+// the breadcrumb. What it draws comes from `layout.ts` through `render.ts`; the accessible mirror
+// of the tree (`tree-mirror.tsx`), the tooltip (`tooltip.tsx`) and the frame menu
+// (`frame-menu.tsx`) stand beside it. What the person asks for goes out through the callbacks,
+// and the backend decides.
 
-import type { JSX } from "preact";
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 
 import type {
   FrameOutline_Serialize as FrameOutline,
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
-import { childrenOf, dropPlace, type DropPlace } from "./drop";
+import { dropPlace, type DropPlace } from "./drop";
+import { FrameMenu, type FrameMenuAction } from "./frame-menu";
 import {
   layoutTree,
   outlineColumns,
@@ -20,7 +21,6 @@ import {
 } from "./layout";
 import {
   ROW_HEIGHT,
-  STATUS_STYLE,
   hitTest,
   paint,
   rectOnCanvas,
@@ -29,23 +29,12 @@ import {
   type Scene,
   type Viewport,
 } from "./render";
+import { Tooltip } from "./tooltip";
+import { TreeMirror, itemId } from "./tree-mirror";
 
 /** What the person asked for on a frame; the app turns each into a dialog or a command. */
 export type FrameRequest =
-  | {
-      kind:
-        | "push"
-        | "plan"
-        | "start"
-        | "pop"
-        | "resume"
-        | "retry"
-        | "invalidate"
-        | "edit"
-        | "delete"
-        | "export";
-      frame: FrameOutline;
-    }
+  | { kind: FrameMenuAction; frame: FrameOutline }
   | { kind: "plan-at"; frame: FrameOutline; position: number | null };
 
 export interface FlameGraphProps {
@@ -56,8 +45,6 @@ export interface FlameGraphProps {
   onMove: (frame: FrameOutline, parent: FrameOutline, position: number | null) => void;
 }
 
-/** The mirror lists every frame up to this many; beyond it, the active frame's neighbourhood. */
-const MIRROR_ALL_UP_TO = 400;
 /** Pointer travel, in CSS pixels, before a press becomes a drag. */
 const DRAG_START_PX = 4;
 const MIN_SPAN = 1e-9;
@@ -474,7 +461,7 @@ export function FlameGraph({ outline, mode, onFocus, onRequest, onMove }: FlameG
           style={{ height: `${Math.max(0, rows * ROW_HEIGHT + 8 - paneHeight)}px` }}
         />
         <TreeMirror
-          laid={laid}
+          layout={laid.layout}
           frames={outline.frames}
           active={activeRank}
           focus={focus}
@@ -507,207 +494,6 @@ export function FlameGraph({ outline, mode, onFocus, onRequest, onMove }: FlameG
           onClose={() => setMenu(null)}
         />
       )}
-    </div>
-  );
-}
-
-function itemId(id: string): string {
-  return `frame-item-${id}`;
-}
-
-/**
- * The tree for screen readers and keyboard users: one `treeitem` per frame, with its level,
- * place among siblings and state. A large tree lists the active frame's ancestors, siblings
- * and children rather than every frame.
- */
-function TreeMirror({
-  laid,
-  frames,
-  active,
-  focus,
-  onPick,
-}: {
-  laid: Laid;
-  frames: readonly FrameOutline[];
-  active: number;
-  focus: number;
-  onPick: (rank: number) => void;
-}) {
-  const L = laid.layout;
-  const ranks = useMemo(() => {
-    if (L.count <= MIRROR_ALL_UP_TO) return Array.from({ length: L.count }, (_, r) => r);
-    const around = new Set<number>();
-    for (let r = active; r >= 0; r = L.parent[r]!) around.add(r);
-    const parent = L.parent[active] ?? -1;
-    if (parent >= 0)
-      childrenOf(L, parent, -1)
-        .slice(0, 200)
-        .forEach((r) => around.add(r));
-    childrenOf(L, active, -1)
-      .slice(0, 200)
-      .forEach((r) => around.add(r));
-    return [...around].sort((a, b) => a - b);
-  }, [L, active]);
-  return (
-    <div class="tree-mirror">
-      {ranks.map((r) => {
-        const frame = frames[L.source[r]!]!;
-        const parent = L.parent[r]!;
-        const siblings = parent >= 0 ? childrenOf(L, parent, -1) : [r];
-        return (
-          <div
-            key={frame.id}
-            id={itemId(frame.id)}
-            role="treeitem"
-            data-frame-id={frame.id}
-            aria-level={L.depth[r]! + 1}
-            aria-setsize={siblings.length}
-            aria-posinset={siblings.indexOf(r) + 1}
-            aria-selected={r === active}
-            aria-current={r === focus ? "true" : undefined}
-            aria-expanded={L.firstChild[r]! >= 0 ? true : undefined}
-            onClick={() => onPick(r)}
-          >
-            {frame.title}, {STATUS_STYLE[frame.status].label}
-            {r === focus ? ", focused" : ""}
-          </div>
-        );
-      })}
-    </div>
-  );
-}
-
-const UNIT: Record<WeightMode, string> = {
-  tokens: "tokens",
-  equal: "frames",
-  messages: "messages",
-  time: "",
-};
-
-function formatDuration(ms: number): string {
-  const s = Math.round(ms / 1000);
-  if (s < 60) return `${s} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min ${s % 60} s`;
-  return `${Math.floor(m / 60)} h ${m % 60} min`;
-}
-
-function Tooltip({
-  frame,
-  weight,
-  mode,
-  x,
-  y,
-  paneWidth,
-}: {
-  frame: FrameOutline;
-  weight: number;
-  mode: WeightMode;
-  x: number;
-  y: number;
-  paneWidth: number;
-}) {
-  const started = frame.started_at;
-  const ran = started === null ? null : (frame.ended_at ?? Date.now()) - started;
-  // Near the right edge the tooltip opens to the left of the pointer, so it stays in the pane.
-  const style: JSX.CSSProperties =
-    x > paneWidth - 300
-      ? { right: `${paneWidth - x + 14}px`, top: `${y + 40}px` }
-      : { left: `${x + 14}px`, top: `${y + 40}px` };
-  return (
-    <div class="graph-tooltip" role="tooltip" style={style}>
-      <div class="tooltip-title">{frame.title}</div>
-      <div class="tooltip-status">
-        <span class={`swatch status-${frame.status}`} />
-        {STATUS_STYLE[frame.status].label}
-      </div>
-      {frame.success_criteria_compacted !== null && (
-        <div class="tooltip-criteria">{frame.success_criteria_compacted}</div>
-      )}
-      <dl>
-        <dt>Tokens</dt>
-        <dd>
-          {frame.tokens.toLocaleString()} own
-          {mode === "tokens" ? `, ${weight.toLocaleString()} with its subtree` : ""}
-        </dd>
-        <dt>Messages</dt>
-        <dd>{frame.message_count.toLocaleString()}</dd>
-        {mode !== "tokens" && (
-          <>
-            <dt>Width</dt>
-            <dd>
-              {mode === "time"
-                ? formatDuration(weight)
-                : `${weight.toLocaleString()} ${UNIT[mode]}`}
-            </dd>
-          </>
-        )}
-        <dt>Time</dt>
-        <dd>
-          {ran === null
-            ? "not started"
-            : `${formatDuration(ran)}${frame.ended_at === null ? " so far" : ""}`}
-        </dd>
-      </dl>
-      <div class="tooltip-id">{frame.id}</div>
-    </div>
-  );
-}
-
-const MENU: { kind: Exclude<FrameRequest["kind"], "plan-at">; label: string; key: string }[] = [
-  { kind: "push", label: "Push child…", key: "P" },
-  { kind: "plan", label: "Plan child…", key: "N" },
-  { kind: "start", label: "Start", key: "S" },
-  { kind: "pop", label: "Pop…", key: "O" },
-  { kind: "resume", label: "Resume", key: "" },
-  { kind: "retry", label: "Retry", key: "" },
-  { kind: "invalidate", label: "Invalidate…", key: "I" },
-  { kind: "edit", label: "Edit…", key: "E" },
-  { kind: "delete", label: "Delete…", key: "Del" },
-  { kind: "export", label: "Export…", key: "" },
-];
-
-function FrameMenu({
-  frame,
-  x,
-  y,
-  onPick,
-  onClose,
-}: {
-  frame: FrameOutline;
-  x: number;
-  y: number;
-  onPick: (kind: Exclude<FrameRequest["kind"], "plan-at">) => void;
-  onClose: () => void;
-}) {
-  const menu = useRef<HTMLDivElement>(null);
-  useEffect(() => menu.current?.querySelector("button")?.focus(), []);
-  const style: JSX.CSSProperties = { left: `${x}px`, top: `${y + 34}px` };
-  return (
-    <div
-      ref={menu}
-      class="context-menu"
-      role="menu"
-      aria-label={`Actions on ${frame.title}`}
-      style={style}
-      data-testid="context-menu"
-      onKeyDown={(event) => {
-        if (event.key === "Escape") onClose();
-        if (event.key === "ArrowDown" || event.key === "ArrowUp") {
-          event.preventDefault();
-          const items = [...(event.currentTarget as HTMLElement).querySelectorAll("button")];
-          const at = items.indexOf(document.activeElement as HTMLButtonElement);
-          const next = (at + (event.key === "ArrowDown" ? 1 : -1) + items.length) % items.length;
-          items[next]?.focus();
-        }
-      }}
-    >
-      {MENU.map((item) => (
-        <button key={item.kind} type="button" role="menuitem" onClick={() => onPick(item.kind)}>
-          <span>{item.label}</span>
-          <kbd>{item.key}</kbd>
-        </button>
-      ))}
     </div>
   );
 }

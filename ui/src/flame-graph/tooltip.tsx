@@ -1,0 +1,85 @@
+// The flame graph's tooltip: what the pointer rests on — title, status, criteria, tokens,
+// messages, width in the chosen measure and time.
+
+import type { JSX } from "preact";
+
+import type { FrameOutline_Serialize as FrameOutline } from "../bindings";
+import type { WeightMode } from "./layout";
+import { STATUS_STYLE } from "./render";
+
+const UNIT: Record<WeightMode, string> = {
+  tokens: "tokens",
+  equal: "frames",
+  messages: "messages",
+  time: "",
+};
+
+function formatDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${s % 60} s`;
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
+}
+
+export function Tooltip({
+  frame,
+  weight,
+  mode,
+  x,
+  y,
+  paneWidth,
+}: {
+  frame: FrameOutline;
+  weight: number;
+  mode: WeightMode;
+  x: number;
+  y: number;
+  paneWidth: number;
+}) {
+  const started = frame.started_at;
+  const ran = started === null ? null : (frame.ended_at ?? Date.now()) - started;
+  // Near the right edge the tooltip opens to the left of the pointer, so it stays in the pane.
+  const style: JSX.CSSProperties =
+    x > paneWidth - 300
+      ? { right: `${paneWidth - x + 14}px`, top: `${y + 40}px` }
+      : { left: `${x + 14}px`, top: `${y + 40}px` };
+  return (
+    <div class="graph-tooltip" role="tooltip" style={style}>
+      <div class="tooltip-title">{frame.title}</div>
+      <div class="tooltip-status">
+        <span class={`swatch status-${frame.status}`} />
+        {STATUS_STYLE[frame.status].label}
+      </div>
+      {frame.success_criteria_compacted !== null && (
+        <div class="tooltip-criteria">{frame.success_criteria_compacted}</div>
+      )}
+      <dl>
+        <dt>Tokens</dt>
+        <dd>
+          {frame.tokens.toLocaleString()} own
+          {mode === "tokens" ? `, ${weight.toLocaleString()} with its subtree` : ""}
+        </dd>
+        <dt>Messages</dt>
+        <dd>{frame.message_count.toLocaleString()}</dd>
+        {mode !== "tokens" && (
+          <>
+            <dt>Width</dt>
+            <dd>
+              {mode === "time"
+                ? formatDuration(weight)
+                : `${weight.toLocaleString()} ${UNIT[mode]}`}
+            </dd>
+          </>
+        )}
+        <dt>Time</dt>
+        <dd>
+          {ran === null
+            ? "not started"
+            : `${formatDuration(ran)}${frame.ended_at === null ? " so far" : ""}`}
+        </dd>
+      </dl>
+      <div class="tooltip-id">{frame.id}</div>
+    </div>
+  );
+}
