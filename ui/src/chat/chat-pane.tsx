@@ -19,7 +19,7 @@ import type {
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
 import { ExportDialog } from "../export-dialog";
-import { STATUS_STYLE } from "../flame-graph/render";
+import { STATUS_STYLE } from "../status-style";
 import { COMPLETION_LIST_ID, CompletionList, optionId, useCompletions } from "./completion-list";
 import { ContextInspector } from "./context-inspector";
 import { Markdown } from "./markdown";

@@ -8,6 +8,7 @@
 // style and painted with one path each.
 
 import type { Status } from "../bindings";
+import { STATUS_STYLE } from "../status-style";
 import type { FlameLayout } from "./layout";
 
 /** The height of one row (one depth) in CSS pixels, the gap below each rectangle included. */
@@ -21,15 +22,6 @@ const LABEL_PAD = 5;
 export const LABEL_FONT =
   "12px system-ui, -apple-system, 'Segoe UI', Cantarell, 'Noto Sans', sans-serif";
 
-/** Fill, outline and label colours of each status; the legend shows the same. */
-export const STATUS_STYLE: Record<Status, { fill: string; text: string; label: string }> = {
-  in_progress: { fill: "#ec7a2c", text: "#1b1822", label: "in progress" },
-  completed: { fill: "#4f9d69", text: "#10190f", label: "completed" },
-  failed: { fill: "#d9534f", text: "#1b1010", label: "failed" },
-  blocked: { fill: "#d4a72c", text: "#1d1708", label: "blocked" },
-  planned: { fill: "#8c7fd6", text: "#e7e4ee", label: "planned" },
-  invalidated: { fill: "#4a4655", text: "#b4aec0", label: "invalidated" },
-};
 const MERGED_FILL = "#6a6478";
 const STATUS_CODES: readonly Status[] = [
   "planned",

@@ -4,8 +4,8 @@
 import type { JSX } from "preact";
 
 import type { FrameOutline_Serialize as FrameOutline } from "../bindings";
+import { STATUS_STYLE } from "../status-style";
 import type { WeightMode } from "./layout";
-import { STATUS_STYLE } from "./render";
 
 const UNIT: Record<WeightMode, string> = {
   tokens: "tokens",

@@ -5,10 +5,10 @@
 import { useMemo } from "preact/hooks";
 
 import type { FrameOutline_Serialize as FrameOutline } from "../bindings";
+import { STATUS_STYLE } from "../status-style";
 
 import { childrenOf } from "./drop";
 import type { FlameLayout } from "./layout";
-import { STATUS_STYLE } from "./render";
 
 /** The mirror lists every frame up to this many; beyond it, the active frame's neighbourhood. */
 const MIRROR_ALL_UP_TO = 400;
