@@ -58,7 +58,8 @@ pub struct ImportSummary {
     /// Assistant records merged into the response they continue.
     pub merged_records: u64,
     pub skipped: Vec<SkippedRecords>,
-    /// What could not be read, by file and line; everything else was imported.
+    /// What could not be read, by file and line, and what was changed to fit Flame's limits;
+    /// everything else was imported. The first few are listed, then a last line "and N more".
     pub problems: Vec<String>,
 }
 
@@ -174,15 +175,17 @@ impl Flame {
         progress: &mut dyn FnMut(ImportProgress),
     ) -> Result<ImportSummary, ApiError> {
         let options = ImportOptions { segment, session: session.map(str::to_owned) };
-        let draft = read_draft(path, format, &options, &mut |p| {
+        let mut draft = read_draft(path, format, &options, &mut |p| {
             progress(ImportProgress {
                 file: p.file,
                 bytes_read: p.bytes_read,
                 total_bytes: p.total_bytes,
             })
         })?;
+        draft.cut_long_messages(flame_store::MAX_MESSAGE_BYTES);
         let tree = self.store_draft(actor, &draft)?;
         let report = draft.report;
+        let problems = report.problem_lines();
         Ok(ImportSummary {
             tree,
             frames: draft.frames.len() as u64,
@@ -194,7 +197,7 @@ impl Flame {
                 .into_iter()
                 .map(|(kind, count)| SkippedRecords { kind, count })
                 .collect(),
-            problems: report.problems,
+            problems,
         })
     }
 

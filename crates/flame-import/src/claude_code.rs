@@ -75,6 +75,7 @@ pub fn import(
         return Err(ImportError::Empty {
             path: path.to_owned(),
             problems: report.problems.clone(),
+            unlisted: report.unlisted_problems,
         });
     }
     let session = main.session_id.clone().unwrap_or_else(|| stem(path));
@@ -187,13 +188,13 @@ pub fn import(
                     add_thread(&mut draft, child, &file, progress)?;
                     used_agents.push(agent);
                 } else {
-                    draft.report.problems.push(format!(
+                    draft.report.problem(format!(
                         "subagent {agent} (tool call {tool_use}): {} is missing; its frame has no messages",
                         file.display()
                     ));
                 }
             } else {
-                draft.report.problems.push(format!(
+                draft.report.problem(format!(
                     "tool call {tool_use} (\"{description}\"): no record names the subagent it started; its frame has no messages"
                 ));
             }
@@ -256,7 +257,7 @@ pub fn import(
             }
         }
         if !compaction {
-            draft.report.problems.push(format!(
+            draft.report.problem(format!(
                 "{}: no Task call of the session names this subagent; imported under the segment current when it started",
                 file.display()
             ));
@@ -293,12 +294,7 @@ fn push_thread(draft: &mut Draft, frame: usize, thread: Thread) {
 }
 
 fn merge_report(into: &mut ImportReport, from: ImportReport) {
-    into.records += from.records;
-    into.merged_records += from.merged_records;
-    into.problems.extend(from.problems);
-    for (k, v) in from.skipped {
-        *into.skipped.entry(k).or_default() += v;
-    }
+    into.absorb(from);
 }
 
 fn list_agent_files(dir: &Path, report: &mut ImportReport) -> Vec<PathBuf> {
@@ -307,7 +303,7 @@ fn list_agent_files(dir: &Path, report: &mut ImportReport) -> Vec<PathBuf> {
         .filter_map(|e| match e {
             Ok(e) => Some(e.path()),
             Err(err) => {
-                report.problems.push(format!("{}: {err}", dir.display()));
+                report.problem(format!("{}: {err}", dir.display()));
                 None
             }
         })
@@ -614,7 +610,7 @@ impl ThreadReader {
 pub fn count_message(encoding: Encoding, m: &NewMessage) -> u64 {
     let mut tokens = flame_tokens::count(encoding, &m.content);
     if let Some(calls) = &m.tool_calls {
-        tokens += flame_tokens::count(encoding, &calls.to_string());
+        tokens = tokens.saturating_add(flame_tokens::count(encoding, &calls.to_string()));
     }
     tokens
 }
@@ -623,8 +619,8 @@ pub fn count_message(encoding: Encoding, m: &NewMessage) -> u64 {
 fn input_tokens(usage: &Value) -> Option<u64> {
     let field = |k: &str| usage[k].as_u64().unwrap_or(0);
     let total = field("input_tokens")
-        + field("cache_read_input_tokens")
-        + field("cache_creation_input_tokens");
+        .saturating_add(field("cache_read_input_tokens"))
+        .saturating_add(field("cache_creation_input_tokens"));
     (total > 0).then_some(total)
 }
 

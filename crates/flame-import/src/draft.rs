@@ -5,9 +5,17 @@
 use std::collections::BTreeMap;
 
 use flame_model::{
-    Frame, FrameTree, IdSource, MAX_TITLE_CHARS, NewMessage, Status, Timestamp, Tree,
+    Frame, FrameTree, IdSource, MAX_DEPTH, MAX_TITLE_CHARS, NewMessage, Status, Timestamp, Tree,
+    lifecycle,
 };
+use flame_tokens::Encoding;
 use serde::Serialize;
+
+use crate::claude_code::count_message;
+
+/// How many problems a report lists by name; the rest are only counted. A file of a million
+/// bad lines then reads as its first few and "and N more", not as one enormous message.
+pub const MAX_LISTED_PROBLEMS: usize = 5;
 
 /// What kind of thing in the source a frame stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -108,9 +116,12 @@ pub struct ImportReport {
     pub records: u64,
     /// Records that carry no message, by type (`progress:hook_progress`, `file-history-snapshot`…).
     pub skipped: BTreeMap<String, u64>,
-    /// Lines or entries that could not be read, each naming its file and line; the rest was
-    /// imported.
+    /// Lines or entries that could not be read, each naming its file and line, and what was
+    /// changed to fit Flame's limits; the rest was imported. At most [`MAX_LISTED_PROBLEMS`];
+    /// the others are counted in `unlisted_problems`.
     pub problems: Vec<String>,
+    /// Problems past the first [`MAX_LISTED_PROBLEMS`], counted only.
+    pub unlisted_problems: u64,
     /// Assistant records merged into the response they continue (same `message.id`).
     pub merged_records: u64,
 }
@@ -118,6 +129,44 @@ pub struct ImportReport {
 impl ImportReport {
     pub fn skip(&mut self, what: impl Into<String>) {
         *self.skipped.entry(what.into()).or_default() += 1;
+    }
+
+    /// Records a problem: listed while fewer than [`MAX_LISTED_PROBLEMS`] are, counted after.
+    pub fn problem(&mut self, text: impl Into<String>) {
+        if self.problems.len() < MAX_LISTED_PROBLEMS {
+            self.problems.push(text.into());
+        } else {
+            self.unlisted_problems = self.unlisted_problems.saturating_add(1);
+        }
+    }
+
+    /// Every problem recorded, listed or not.
+    pub fn problem_count(&self) -> u64 {
+        (self.problems.len() as u64).saturating_add(self.unlisted_problems)
+    }
+
+    /// Adds `other`'s counts and problems to this report.
+    pub fn absorb(&mut self, other: ImportReport) {
+        self.records = self.records.saturating_add(other.records);
+        self.merged_records = self.merged_records.saturating_add(other.merged_records);
+        let unlisted = other.unlisted_problems;
+        for problem in other.problems {
+            self.problem(problem);
+        }
+        self.unlisted_problems = self.unlisted_problems.saturating_add(unlisted);
+        for (kind, count) in other.skipped {
+            let slot = self.skipped.entry(kind).or_default();
+            *slot = slot.saturating_add(count);
+        }
+    }
+
+    /// The listed problems, then "and N more" if some were only counted.
+    pub fn problem_lines(&self) -> Vec<String> {
+        let mut lines = self.problems.clone();
+        if self.unlisted_problems > 0 {
+            lines.push(format!("and {} more", self.unlisted_problems));
+        }
+        lines
     }
 }
 
@@ -146,10 +195,25 @@ pub struct Materialised {
 
 impl Draft {
     /// Gives every frame an id from `ids` and positions in creation order among siblings, and
-    /// checks the result against Flame's tree invariants.
+    /// checks the result against the rules live operations follow: every title and criteria
+    /// pass `lifecycle::check_identity`, no frame is deeper than [`MAX_DEPTH`], and the tree
+    /// meets Flame's invariants. Token sums saturate rather than overflow.
     pub fn materialise(&self, ids: &mut IdSource) -> Result<Materialised, String> {
         if self.frames.is_empty() {
             return Err("the import produced no frames".to_owned());
+        }
+        lifecycle::check_identity(&self.title, &self.frames[0].criteria)
+            .map_err(|e| format!("the tree's title: {e}"))?;
+        let mut depths = vec![0usize; self.frames.len()];
+        for (i, d) in self.frames.iter().enumerate() {
+            lifecycle::check_identity(&d.title, &d.criteria)
+                .map_err(|e| format!("frame {i} ({:?}): {e}", cut(&d.title, 40)))?;
+            if let Some(p) = d.parent.filter(|&p| p < i) {
+                depths[i] = depths[p] + 1;
+                if depths[i] > MAX_DEPTH {
+                    return Err(too_deep());
+                }
+            }
         }
         let tree_id = ids.tree_id();
         let frame_ids: Vec<_> = self.frames.iter().map(|_| ids.frame_id()).collect();
@@ -188,7 +252,7 @@ impl Draft {
         for m in &self.messages {
             let frame = frames.get_mut(m.frame).ok_or("a message names a missing frame")?;
             frame.message_count += 1;
-            frame.tokens += m.tokens;
+            frame.tokens = frame.tokens.saturating_add(m.tokens);
         }
         let tree = Tree {
             id: tree_id,
@@ -212,6 +276,53 @@ impl Draft {
         self.frames.push(frame);
         self.frames.len() - 1
     }
+
+    /// Cuts every message longer than `max_bytes` (the store's cap on a message) to fit, with a
+    /// closing line saying so, recounts its tokens and reports it: one oversized message does
+    /// not refuse the whole import. The cut falls on a character boundary.
+    pub fn cut_long_messages(&mut self, max_bytes: usize) {
+        for (n, m) in self.messages.iter_mut().enumerate() {
+            let length = m.message.content.len();
+            if length <= max_bytes {
+                continue;
+            }
+            let note = format!(
+                "\n\n[… message truncated at {max_bytes} bytes by Flame on import, from {length}; the rest was not stored]"
+            );
+            let mut keep = max_bytes.saturating_sub(note.len());
+            while !m.message.content.is_char_boundary(keep) {
+                keep -= 1;
+            }
+            m.message.content.truncate(keep);
+            m.message.content.push_str(&note);
+            m.tokens = count_message(LIVE_ENCODING, &m.message);
+            self.report.problem(format!(
+                "message {} of frame {:?}: {length} bytes, cut to {max_bytes}",
+                n + 1,
+                cut(self.frames.get(m.frame).map_or("", |f| f.title.as_str()), 40)
+            ));
+        }
+    }
+}
+
+/// The encoding Flame's live operations count messages in (`flame_api::DEFAULT_ENCODING`),
+/// used when an import has to count a message again.
+pub const LIVE_ENCODING: Encoding = Encoding::O200kBase;
+
+/// The error for a tree deeper than [`MAX_DEPTH`].
+pub(crate) fn too_deep() -> String {
+    format!(
+        "the tree is deeper than {MAX_DEPTH} levels below its root; Flame imports trees up to {MAX_DEPTH} levels deep"
+    )
+}
+
+/// `text` cut to `chars` characters, for naming a frame in a message.
+fn cut(text: &str, chars: usize) -> String {
+    if text.chars().count() <= chars {
+        text.to_owned()
+    } else {
+        format!("{}…", text.chars().take(chars - 1).collect::<String>())
+    }
 }
 
 /// A frame title from free text: its first non-empty line, white space collapsed, cut to Flame's
@@ -227,6 +338,31 @@ pub fn title_from(text: &str) -> String {
         let cut: String = line.chars().take(LIMIT - 1).collect();
         format!("{}…", cut.trim_end())
     }
+}
+
+/// A title that live operations accept (`lifecycle::check_identity`), made from the one an
+/// export or another tool stated: a blank title becomes "Untitled", one of several lines keeps its first
+/// non-empty line, and one over [`MAX_TITLE_CHARS`] is cut with an ellipsis. A title that is
+/// already acceptable is kept exactly. Returns, for the report, what changed.
+pub fn fit_title(text: &str) -> (String, Option<String>) {
+    if text.trim().is_empty() {
+        return ("Untitled".to_owned(), Some("empty title replaced by \"Untitled\"".to_owned()));
+    }
+    let mut changes = Vec::new();
+    let mut title = text;
+    if text.contains(['\n', '\r']) {
+        title =
+            text.split(['\n', '\r']).map(str::trim).find(|l| !l.is_empty()).unwrap_or("Untitled");
+        changes.push("title of several lines: its first line kept".to_owned());
+    }
+    let chars = title.chars().count();
+    let title = if chars > MAX_TITLE_CHARS {
+        changes.push(format!("title of {chars} characters cut to {MAX_TITLE_CHARS}"));
+        format!("{}…", title.chars().take(MAX_TITLE_CHARS - 1).collect::<String>())
+    } else {
+        title.to_owned()
+    };
+    (title, (!changes.is_empty()).then(|| changes.join("; ")))
 }
 
 #[cfg(test)]
@@ -259,5 +395,85 @@ mod tests {
         // An in-progress frame under a completed one breaks an invariant and is refused.
         draft.frames[0].status = Status::Completed;
         assert!(draft.materialise(&mut IdSource::seeded(1)).is_err());
+    }
+
+    #[test]
+    fn token_sums_saturate_instead_of_overflowing() {
+        let mut draft = Draft { title: "t".into(), ..Draft::default() };
+        draft.push_frame(DraftFrame::new(None, FrameKind::Session, "root", "c", 1));
+        for _ in 0..2 {
+            draft.messages.push(DraftMessage {
+                frame: 0,
+                message: NewMessage::text(flame_model::Role::User, "hi"),
+                tokens: u64::MAX,
+                at: 1,
+            });
+        }
+        let tree = draft.materialise(&mut IdSource::seeded(1)).unwrap();
+        assert_eq!(tree.frames[0].tokens, u64::MAX);
+    }
+
+    #[test]
+    fn materialise_applies_the_live_identity_rules_and_the_depth_limit() {
+        let chain = |depth: usize| {
+            let mut draft = Draft { title: "t".into(), ..Draft::default() };
+            draft.push_frame(DraftFrame::new(None, FrameKind::Session, "root", "c", 1));
+            for i in 0..depth {
+                draft.push_frame(DraftFrame::new(Some(i), FrameKind::Segment, "step", "c", 1));
+            }
+            draft
+        };
+        assert!(chain(MAX_DEPTH).materialise(&mut IdSource::seeded(1)).is_ok());
+        let err = chain(MAX_DEPTH + 1).materialise(&mut IdSource::seeded(1)).unwrap_err();
+        assert!(err.contains(&format!("deeper than {MAX_DEPTH} levels")), "{err}");
+
+        let mut draft = chain(1);
+        draft.frames[1].title = "x".repeat(MAX_TITLE_CHARS + 1);
+        let err = draft.materialise(&mut IdSource::seeded(1)).unwrap_err();
+        assert!(err.contains("frame 1") && err.contains("at most 200 characters"), "{err}");
+        let mut draft = chain(1);
+        draft.title = "a\nb".into();
+        assert!(draft.materialise(&mut IdSource::seeded(1)).unwrap_err().contains("one line"));
+    }
+
+    #[test]
+    fn titles_are_fitted_to_the_live_rules_and_kept_when_they_already_fit() {
+        assert_eq!(fit_title("  Fix  it "), ("  Fix  it ".to_owned(), None));
+        let (title, why) = fit_title(&"é".repeat(100_000));
+        assert_eq!(title.chars().count(), MAX_TITLE_CHARS);
+        assert_eq!(why.unwrap(), "title of 100000 characters cut to 200");
+        let (title, why) = fit_title("\n first \nsecond");
+        assert_eq!(title, "first");
+        assert!(why.unwrap().contains("several lines"));
+        assert_eq!(fit_title(" \t").0, "Untitled");
+        for text in ["a", &"b".repeat(500), "x\ry", ""] {
+            let (title, _) = fit_title(text);
+            lifecycle::check_identity(&title, "c").unwrap();
+        }
+    }
+
+    #[test]
+    fn long_messages_are_cut_to_the_cap_on_a_character_boundary_with_a_note() {
+        let mut draft = Draft { title: "t".into(), ..Draft::default() };
+        draft.push_frame(DraftFrame::new(None, FrameKind::Session, "root", "c", 1));
+        for text in ["short", &"€".repeat(400)] {
+            draft.messages.push(DraftMessage {
+                frame: 0,
+                message: NewMessage::text(flame_model::Role::User, text),
+                tokens: 1,
+                at: 1,
+            });
+        }
+        draft.cut_long_messages(1000);
+        assert_eq!(draft.messages[0].message.content, "short");
+        let cut = &draft.messages[1].message.content;
+        assert!(cut.len() <= 1000, "{}", cut.len());
+        assert!(cut.starts_with("€€") && cut.ends_with("the rest was not stored]"), "{cut}");
+        assert!(cut.contains("from 1200"), "{cut}");
+        assert_eq!(
+            draft.messages[1].tokens,
+            count_message(LIVE_ENCODING, &draft.messages[1].message)
+        );
+        assert_eq!(draft.report.problems, ["message 2 of frame \"root\": 1200 bytes, cut to 1000"]);
     }
 }

@@ -2,10 +2,13 @@
 
 use std::path::Path;
 
-use flame_model::{NewMessage, Role, Status, Timestamp};
+use flame_model::{MAX_DEPTH, NewMessage, Role, Status, Timestamp};
 use serde::{Deserialize, Serialize};
 
-use crate::draft::{Draft, DraftFrame, DraftMessage, FrameKind};
+use crate::claude_code::count_message;
+use crate::draft::{
+    Draft, DraftFrame, DraftMessage, FrameKind, LIVE_ENCODING, fit_title, too_deep,
+};
 use crate::{ImportError, Progress};
 
 /// The value of `format` in every export.
@@ -70,7 +73,8 @@ pub struct ExportMessage {
 }
 
 /// Reads an export file into a draft that recreates it: same frames, order, statuses, results
-/// and messages with their stored token counts; only the ids are new.
+/// and messages with their stored token counts; only the ids are new. What live operations
+/// would not accept is made to fit and reported (see [`to_draft`]).
 pub fn read(path: &Path, progress: &mut dyn FnMut(Progress)) -> Result<Draft, ImportError> {
     let io = |source| ImportError::Io { path: path.to_owned(), source };
     let bytes = std::fs::read(path).map_err(io)?;
@@ -85,7 +89,10 @@ pub fn read(path: &Path, progress: &mut dyn FnMut(Progress)) -> Result<Draft, Im
     to_draft(&export).map_err(bad)
 }
 
-/// The draft an export describes.
+/// The draft an export describes. An export is outside input like any other file, so it meets
+/// the live operations' rules: a title they would refuse is made to fit ([`fit_title`]) and a
+/// blank criteria replaced, a token count no message could have is recounted, each reported;
+/// a tree deeper than [`MAX_DEPTH`] or whose parents form a loop is refused.
 pub fn to_draft(export: &Export) -> Result<Draft, String> {
     if export.format != FORMAT {
         return Err(format!("\"format\" is {:?}, expected {FORMAT:?}", export.format));
@@ -107,10 +114,16 @@ pub fn to_draft(export: &Export) -> Result<Draft, String> {
     };
     // Frames are laid out by position among siblings at materialisation, so they are added in
     // position order per parent.
+    let depths = depths(export, &index)?;
     let mut order: Vec<usize> = (0..export.frames.len()).collect();
-    order.sort_by_key(|&i| (depth(export, &index, i), export.frames[i].position));
+    order.sort_by_key(|&i| (depths[i], export.frames[i].position));
     let mut new_index = vec![0usize; export.frames.len()];
-    let mut draft = Draft { title: export.tree.title.clone(), ..Draft::default() };
+    let mut draft = Draft::default();
+    let (title, changed) = fit_title(&export.tree.title);
+    draft.title = title;
+    if let Some(why) = changed {
+        draft.report.problem(format!("the tree: {why}"));
+    }
     for (n, &i) in order.iter().enumerate() {
         new_index[i] = n;
     }
@@ -125,11 +138,21 @@ pub fn to_draft(export: &Export) -> Result<Draft, String> {
             Some(r) => Some(new_index[lookup(r, "retry_of", 0)?]),
             None => None,
         };
+        let (title, changed) = fit_title(&f.title);
+        if let Some(why) = changed {
+            draft.report.problem(format!("frame {}: {why}", f.id));
+        }
+        let criteria = if f.success_criteria.trim().is_empty() {
+            draft.report.problem(format!("frame {}: empty success criteria replaced", f.id));
+            NO_CRITERIA.to_owned()
+        } else {
+            f.success_criteria.clone()
+        };
         draft.frames.push(DraftFrame {
             parent,
             kind: FrameKind::Exported,
-            title: f.title.clone(),
-            criteria: f.success_criteria.clone(),
+            title,
+            criteria,
             status: f.status,
             status_reason: f.status_reason.clone(),
             results: f.results.clone(),
@@ -144,19 +167,32 @@ pub fn to_draft(export: &Export) -> Result<Draft, String> {
         });
     }
     for &i in &order {
-        for m in &export.frames[i].messages {
+        for (n, m) in export.frames[i].messages.iter().enumerate() {
+            let message = NewMessage {
+                role: m.role,
+                content: m.content.clone(),
+                tool_calls: m.tool_calls.clone(),
+                tool_result: m.tool_result.clone(),
+                model: m.model.clone(),
+                usage: m.usage.clone(),
+                interrupted: m.interrupted,
+            };
+            let tokens = if m.tokens <= most_tokens(&message) {
+                m.tokens
+            } else {
+                let counted = count_message(LIVE_ENCODING, &message);
+                draft.report.problem(format!(
+                    "frame {} message {}: {} tokens is more than its text could hold; recounted as {counted}",
+                    export.frames[i].id,
+                    n + 1,
+                    m.tokens
+                ));
+                counted
+            };
             draft.messages.push(DraftMessage {
                 frame: new_index[i],
-                message: NewMessage {
-                    role: m.role,
-                    content: m.content.clone(),
-                    tool_calls: m.tool_calls.clone(),
-                    tool_result: m.tool_result.clone(),
-                    model: m.model.clone(),
-                    usage: m.usage.clone(),
-                    interrupted: m.interrupted,
-                },
-                tokens: m.tokens,
+                message,
+                tokens,
                 at: m.created_at,
             });
         }
@@ -168,14 +204,63 @@ pub fn to_draft(export: &Export) -> Result<Draft, String> {
     Ok(draft)
 }
 
-fn depth(export: &Export, index: &std::collections::HashMap<&str, usize>, mut i: usize) -> usize {
-    let mut depth = 0;
-    while let Some(p) = export.frames[i].parent.as_deref().and_then(|p| index.get(p)) {
-        depth += 1;
-        i = *p;
-        if depth > export.frames.len() {
-            break;
+/// The criteria of a frame whose export left them blank, which live operations refuse.
+const NO_CRITERIA: &str = "(the export states no criteria)";
+
+/// The most tokens a message can hold: no tokenizer makes more tokens than the text has bytes
+/// (an estimate counts fewer), plus a few for the message's framing. A stated count above it
+/// is not a count, and is recounted.
+fn most_tokens(message: &NewMessage) -> u64 {
+    let json = |v: &Option<serde_json::Value>| v.as_ref().map_or(0, |v| v.to_string().len());
+    let bytes = message.content.len() + json(&message.tool_calls) + json(&message.tool_result);
+    bytes as u64 + 16
+}
+
+/// Each frame's depth below the root, computed once per frame. A chain deeper than
+/// [`MAX_DEPTH`] is refused as soon as it is seen, and parents that form a loop are refused
+/// rather than followed forever.
+fn depths(
+    export: &Export,
+    index: &std::collections::HashMap<&str, usize>,
+) -> Result<Vec<usize>, String> {
+    const UNKNOWN: usize = usize::MAX;
+    let mut depths = vec![UNKNOWN; export.frames.len()];
+    let mut path = Vec::new();
+    for start in 0..export.frames.len() {
+        let mut i = start;
+        // Walk up to a frame whose depth is known or to a root, then assign depths on the way
+        // back down.
+        let base = loop {
+            if depths[i] != UNKNOWN {
+                break depths[i];
+            }
+            path.push(i);
+            if path.len() > MAX_DEPTH + 1 {
+                return Err(too_deep());
+            }
+            match export.frames[i].parent.as_deref().and_then(|p| index.get(p)) {
+                Some(&p) if path.contains(&p) => {
+                    return Err(format!(
+                        "the parents of frame {} form a loop",
+                        export.frames[p].id
+                    ));
+                }
+                Some(&p) => i = p,
+                None => {
+                    let root = path.pop().expect("the path holds the frame just pushed");
+                    depths[root] = 0;
+                    break 0;
+                }
+            }
+        };
+        for (up, &i) in path.iter().rev().enumerate() {
+            let depth = base + up + 1;
+            if depth > MAX_DEPTH {
+                return Err(too_deep());
+            }
+            depths[i] = depth;
         }
+        path.clear();
     }
-    depth
+    Ok(depths)
 }

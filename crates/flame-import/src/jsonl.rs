@@ -49,7 +49,7 @@ pub fn for_each_record(
         let text = match std::str::from_utf8(&line) {
             Ok(text) => text.trim(),
             Err(err) => {
-                report.problems.push(format!(
+                report.problem(format!(
                     "{name} line {number}: not UTF-8 (bad byte at column {}); line skipped",
                     err.valid_up_to() + 1
                 ));
@@ -61,19 +61,19 @@ pub fn for_each_record(
         }
         match serde_json::from_str::<Value>(text) {
             Ok(value @ Value::Object(_)) => each(number, value),
-            Ok(_) => report
-                .problems
-                .push(format!("{name} line {number}: not a JSON object; line skipped")),
-            Err(err) if !ended && err.is_eof() => report.problems.push(format!(
+            Ok(_) => {
+                report.problem(format!("{name} line {number}: not a JSON object; line skipped"))
+            }
+            Err(err) if !ended && err.is_eof() => report.problem(format!(
                 "{name} line {number}: truncated (the file ends inside a record); line skipped"
             )),
-            Err(err) => report
-                .problems
-                .push(format!("{name} line {number}: not JSON ({err}); line skipped")),
+            Err(err) => {
+                report.problem(format!("{name} line {number}: not JSON ({err}); line skipped"))
+            }
         }
     }
     if total == 0 {
-        report.problems.push(format!("{name}: the file is empty"));
+        report.problem(format!("{name}: the file is empty"));
     }
     progress(Progress { file: name, bytes_read: read, total_bytes: total });
     Ok(())

@@ -20,7 +20,8 @@ use std::path::{Path, PathBuf};
 
 pub use claude_code::count_message;
 pub use draft::{
-    Draft, DraftFrame, DraftMessage, FrameKind, ImportReport, Materialised, ModelCall, title_from,
+    Draft, DraftFrame, DraftMessage, FrameKind, ImportReport, LIVE_ENCODING, MAX_LISTED_PROBLEMS,
+    Materialised, ModelCall, fit_title, title_from,
 };
 pub use segment::SegmentStart;
 pub use time::parse_rfc3339;
@@ -84,8 +85,10 @@ pub enum ImportError {
         path.display()
     )]
     UnknownFormat { path: PathBuf, why: String },
-    #[error("{} holds no message to import{}", path.display(), describe(problems))]
-    Empty { path: PathBuf, problems: Vec<String> },
+    /// Nothing could be imported; `problems` are the first few reasons (at most
+    /// [`MAX_LISTED_PROBLEMS`]) and `unlisted` counts the rest.
+    #[error("{} holds no message to import{}", path.display(), describe(problems, *unlisted))]
+    Empty { path: PathBuf, problems: Vec<String>, unlisted: u64 },
     #[error("{} is not a Flame export: {why}", path.display())]
     BadExport { path: PathBuf, why: String },
     #[error("{}: {why}", path.display())]
@@ -96,8 +99,12 @@ pub enum ImportError {
     NeedsDatabaseReader { path: PathBuf },
 }
 
-fn describe(problems: &[String]) -> String {
-    if problems.is_empty() { String::new() } else { format!(" ({})", problems.join("; ")) }
+fn describe(problems: &[String], unlisted: u64) -> String {
+    match (problems.len(), unlisted) {
+        (0, _) => String::new(),
+        (_, 0) => format!(" ({})", problems.join("; ")),
+        _ => format!(" ({}; and {unlisted} more)", problems.join("; ")),
+    }
 }
 
 /// Reads `path` in `format` (detected when `None`) into a draft tree.
@@ -156,6 +163,7 @@ pub fn detect(path: &Path) -> Result<Format, ImportError> {
         return Err(ImportError::Empty {
             path: path.to_owned(),
             problems: vec!["the file is empty".to_owned()],
+            unlisted: 0,
         });
     }
     if start.starts_with('{') && start.contains("\"flame-export\"") {

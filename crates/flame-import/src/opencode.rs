@@ -233,7 +233,9 @@ pub fn from_rows(
         list.sort_by(|a, b| (a.time_created, &a.id).cmp(&(b.time_created, &b.id)));
     }
     let mut draft = Draft { title: title_from(&root.title), ..Draft::default() };
-    draft.report.problems = problems;
+    for problem in problems {
+        draft.report.problem(problem);
+    }
     draft.report.records = (sessions.len() + messages.len() + parts.len()) as u64;
 
     let thread = read_session(root, &messages_of, &parts_of, &mut draft.report);
@@ -449,8 +451,8 @@ fn read_session(
                     let tokens = &d["tokens"];
                     let field = |v: &Value| v.as_u64().unwrap_or(0);
                     let input = field(&tokens["input"])
-                        + field(&tokens["cache"]["read"])
-                        + field(&tokens["cache"]["write"]);
+                        .saturating_add(field(&tokens["cache"]["read"]))
+                        .saturating_add(field(&tokens["cache"]["write"]));
                     step.flush(
                         &mut t,
                         m,
@@ -468,8 +470,8 @@ fn read_session(
         let tokens = &m.data["tokens"];
         let field = |v: &Value| v.as_u64().unwrap_or(0);
         let input = field(&tokens["input"])
-            + field(&tokens["cache"]["read"])
-            + field(&tokens["cache"]["write"]);
+            .saturating_add(field(&tokens["cache"]["read"]))
+            .saturating_add(field(&tokens["cache"]["write"]));
         let recorded = (input > 0 && !step.any_call).then_some(input);
         step.flush(&mut t, m, at, &mut push, &mut pending_start, recorded);
     }

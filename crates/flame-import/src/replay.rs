@@ -107,13 +107,13 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
     };
     let mut overhead: HashMap<usize, u64> = HashMap::new();
     let budget = Budget { context_window: u64::MAX / 4, reply_reserve: 0, tool_schemas: 0 };
-    let linear_message_tokens: u64 = draft.messages.iter().map(|m| m.tokens).sum();
+    let linear_message_tokens = sum(draft.messages.iter().map(|m| m.tokens));
     let mut rows = Vec::new();
     let (mut compaction_calls, mut compaction_linear) = (0, 0);
     for call in &draft.calls {
         if draft.frames[call.frame].kind == FrameKind::Compaction {
             compaction_calls += 1;
-            compaction_linear += call.input_tokens;
+            compaction_linear = call.input_tokens.saturating_add(compaction_linear);
             continue;
         }
         let before: Vec<Message> = by_frame[call.frame]
@@ -121,7 +121,7 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
             .filter(|(i, _)| *i < call.message)
             .map(|(_, m)| m.clone())
             .collect();
-        let counted: u64 = before.iter().map(|m| m.tokens).sum();
+        let counted = sum(before.iter().map(|m| m.tokens));
         let fixed = *overhead
             .entry(thread_of(call.frame))
             .or_insert_with(|| call.input_tokens.saturating_sub(counted));
@@ -166,7 +166,7 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
             kind: draft.frames[call.frame].kind,
             at: call.at,
             linear_tokens: call.input_tokens,
-            flame_tokens: doc.report.total_tokens + fixed,
+            flame_tokens: doc.report.total_tokens.saturating_add(fixed),
             overhead_tokens: fixed,
         });
     }
@@ -186,13 +186,17 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
     let subagents = draft.frames.iter().enumerate().filter(|(_, f)| f.kind == FrameKind::Subagent);
     let (mut transcript, mut results) = (0, 0);
     for (i, f) in subagents {
-        transcript += by_frame[i].iter().map(|(_, m)| m.tokens).sum::<u64>();
-        results += f.results.as_deref().map_or(0, |r| flame_tokens::count(encoding, r));
+        transcript = sum(by_frame[i].iter().map(|(_, m)| m.tokens)).saturating_add(transcript);
+        results = f
+            .results
+            .as_deref()
+            .map_or(0, |r| flame_tokens::count(encoding, r))
+            .saturating_add(results);
     }
     Ok(Replay {
         calls: rows.len() as u64,
-        linear_tokens: rows.iter().map(|r| r.linear_tokens).sum(),
-        flame_tokens: rows.iter().map(|r| r.flame_tokens).sum(),
+        linear_tokens: sum(rows.iter().map(|r| r.linear_tokens)),
+        flame_tokens: sum(rows.iter().map(|r| r.flame_tokens)),
         peak_linear: rows.iter().map(|r| r.linear_tokens).max().unwrap_or(0),
         peak_flame: rows.iter().map(|r| r.flame_tokens).max().unwrap_or(0),
         ratio_percentiles: [10, 25, 50, 75, 90, 100]
@@ -205,4 +209,10 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
         subagent_result_tokens: results,
         per_call: rows,
     })
+}
+
+/// A total of token counts that stops at `u64::MAX` instead of overflowing: the counts come
+/// from transcripts, which may state anything.
+fn sum(counts: impl Iterator<Item = u64>) -> u64 {
+    counts.fold(0, u64::saturating_add)
 }

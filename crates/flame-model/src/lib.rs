@@ -27,3 +27,8 @@ pub type Timestamp = i64;
 
 /// The longest title a frame may have, in characters.
 pub const MAX_TITLE_CHARS: usize = 200;
+
+/// The deepest a frame may sit below its tree's root (the root is at depth 0). Imports check
+/// it, so a hostile or broken file cannot make every later context assembly walk a path of
+/// thousands of frames; real trees are a few levels deep. Live operations do not check it yet.
+pub const MAX_DEPTH: usize = 256;

@@ -7,6 +7,11 @@ use serde_json::json;
 use crate::frames::{Change, MAX_MESSAGE_BYTES};
 use crate::{Store, StoreError, rows};
 
+/// The most message tokens an imported tree may hold in all. Far above any real tree (a million
+/// messages of a full context window each), and far below `i64::MAX`, so the sums the store
+/// keeps in SQLite's 64-bit integers can grow by live messages afterwards without overflowing.
+pub const MAX_IMPORTED_TREE_TOKENS: u64 = 1 << 48;
+
 /// A message to import, with its frame, its time and its counted tokens.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImportedMessage {
@@ -26,7 +31,9 @@ pub struct ImportCounts {
 
 impl Store {
     /// Imports a whole tree: its frames (which must form a valid tree, checked first) and their
-    /// messages, with one `imported` event per frame. All of it or none of it is written.
+    /// messages, with one `imported` event per frame. All of it or none of it is written. A
+    /// message over [`MAX_MESSAGE_BYTES`] or a tree over [`MAX_IMPORTED_TREE_TOKENS`] is refused
+    /// (the facade cuts long messages to fit before it gets here).
     pub fn import_tree(
         &mut self,
         change: Change,
@@ -55,11 +62,18 @@ impl Store {
                 .into());
             }
             slot.0 += 1;
-            slot.1 += m.tokens;
+            slot.1 = slot.1.saturating_add(m.tokens);
+        }
+        // Every frame's total is at most the tree's, so bounding the tree bounds them all.
+        let message_tokens = counts.iter().map(|c| c.1).fold(0, u64::saturating_add);
+        if message_tokens > MAX_IMPORTED_TREE_TOKENS {
+            return Err(FrameError::Invalid(format!(
+                "the imported messages state {message_tokens} tokens in all, over the limit of {MAX_IMPORTED_TREE_TOKENS}"
+            ))
+            .into());
         }
 
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let message_tokens: u64 = counts.iter().map(|c| c.1).sum();
         tx.execute(
             "INSERT INTO trees (id, title, root_id, focus_id, created_at, message_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             params![tree.id.as_str(), tree.title, tree.root.as_str(), tree.focus.as_str(), tree.created_at, message_tokens as i64],
@@ -189,4 +203,59 @@ fn children_by_parent(
         }
     }
     children
+}
+
+#[cfg(test)]
+mod tests {
+    use flame_model::{Actor, IdSource, Role, Status};
+
+    use super::*;
+
+    /// A root with one in-progress child, and a message of `tokens` tokens in the child per
+    /// count.
+    fn tree_stating(seed: u64, counts: &[u64]) -> (Tree, Vec<Frame>, Vec<ImportedMessage>) {
+        let mut ids = IdSource::seeded(seed);
+        let (id, root, child) = (ids.tree_id(), ids.frame_id(), ids.frame_id());
+        let tree = Tree {
+            id: id.clone(),
+            title: "t".into(),
+            root: root.clone(),
+            focus: child.clone(),
+            created_at: 1,
+        };
+        let frames = vec![
+            Frame::new(root.clone(), id.clone(), None, 0, "t", "c", Status::InProgress, 1),
+            Frame::new(child, id, Some(root), 0, "u", "c", Status::InProgress, 1),
+        ];
+        let messages = counts
+            .iter()
+            .map(|&tokens| ImportedMessage {
+                frame: 1,
+                message: NewMessage::text(Role::User, "x"),
+                tokens,
+                at: 2,
+            })
+            .collect();
+        (tree, frames, messages)
+    }
+
+    #[test]
+    fn a_tree_over_the_token_limit_is_refused_and_one_at_it_stays_readable() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("flame.db");
+        let mut store = Store::open(&path).unwrap();
+        let change = Change { actor: Actor::Cli, at: 9 };
+        // Two counts whose sum overflows u64, and a sum just past the limit.
+        for counts in [[u64::MAX, u64::MAX], [MAX_IMPORTED_TREE_TOKENS, 1]] {
+            let (tree, frames, messages) = tree_stating(6, &counts);
+            let err = store.import_tree(change, &tree, &frames, &messages).unwrap_err();
+            assert!(err.to_string().contains("over the limit"), "{err}");
+            assert!(store.trees().unwrap().is_empty());
+        }
+        let (tree, frames, messages) = tree_stating(7, &[MAX_IMPORTED_TREE_TOKENS]);
+        store.import_tree(change, &tree, &frames, &messages).unwrap();
+        let reopened = Store::open(&path).unwrap();
+        assert_eq!(reopened.frame(&frames[1].id).unwrap().tokens, MAX_IMPORTED_TREE_TOKENS);
+        assert_eq!(reopened.tree_message_tokens(&tree.id).unwrap(), MAX_IMPORTED_TREE_TOKENS);
+    }
 }

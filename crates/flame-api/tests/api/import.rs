@@ -196,3 +196,113 @@ fn an_opencode_database_imports_like_its_json_storage() {
     assert_eq!(replay.calls, 5);
     assert_eq!(replay.linear_tokens, 10_200 + 11_200 + 12_000 + 800 + 950);
 }
+
+/// A Flame export of a chain of `depth + 1` frames (the root, then each frame under the one
+/// before), every frame with one message stating `tokens` tokens; the last frame is the focus.
+fn chain_export(depth: usize, tokens: u64) -> Value {
+    let id = |i: usize| format!("f{i:010}");
+    let frames: Vec<Value> = (0..=depth)
+        .map(|i| {
+            serde_json::json!({
+                "id": id(i), "parent": i.checked_sub(1).map(id), "position": 0,
+                "title": format!("Step {i}"), "success_criteria": "it works",
+                "success_criteria_compacted": null, "status": "in_progress", "status_reason": null,
+                "results": null, "results_compacted": null, "artifacts": [], "decisions": [],
+                "retry_of": null, "created_at": 1, "started_at": 1, "ended_at": null,
+                "messages": [{
+                    "role": "user", "content": "hello there", "tool_calls": null,
+                    "tool_result": null, "model": null, "usage": null, "tokens": tokens,
+                    "created_at": 2, "interrupted": false
+                }]
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "format": "flame-export", "version": 1,
+        "tree": { "title": "Chain", "created_at": 1, "focus": id(depth) },
+        "frames": frames
+    })
+}
+
+fn import_value(
+    s: &Scratch,
+    export: &Value,
+) -> Result<flame_api::ImportSummary, flame_api::ApiError> {
+    let file = s.dir.path().join("hostile.json");
+    std::fs::write(&file, export.to_string()).unwrap();
+    s.flame.import_file(Actor::Cli, &file, Some(ImportFormat::Flame), true, None, &mut |_| {})
+}
+
+#[test]
+fn absurd_token_counts_are_recounted_and_the_tree_stays_readable() {
+    for tokens in [1u64 << 63, u64::MAX] {
+        let s = Scratch::new(20);
+        // Two frames each claiming `tokens`: their sum overflows u64 when it is u64::MAX.
+        let summary = import_value(&s, &chain_export(1, tokens)).unwrap();
+        assert!(summary.problems.iter().any(|p| p.contains("recounted")), "{:?}", summary.problems);
+        let status = s.flame.status(None).unwrap();
+        let root = &status.frames[0].frame;
+        assert_eq!(root.tokens, flame_tokens::count(flame_api::DEFAULT_ENCODING, "hello there"));
+        // A restart reads the tree back, and the command line can delete it.
+        let again = s.reopen(21);
+        again.status(None).unwrap();
+        again.context(None, None).unwrap();
+        again.delete_tree(Actor::Cli, &summary.tree.id).unwrap();
+    }
+}
+
+#[test]
+fn an_overlong_title_is_cut_to_the_limit_with_a_note() {
+    let s = Scratch::new(22);
+    let mut export = chain_export(0, 1);
+    export["frames"][0]["title"] = Value::String("x".repeat(100_000));
+    export["tree"]["title"] = Value::String("y".repeat(100_000));
+    let summary = import_value(&s, &export).unwrap();
+    let status = s.flame.status(None).unwrap();
+    let title = &status.frames[0].frame.title;
+    assert_eq!(title.chars().count(), flame_model::MAX_TITLE_CHARS);
+    assert!(title.ends_with('…'), "{title}");
+    assert_eq!(status.tree.title.chars().count(), flame_model::MAX_TITLE_CHARS);
+    assert!(
+        summary.problems.iter().any(|p| p.contains("title of 100000 characters")),
+        "{:?}",
+        summary.problems
+    );
+    flame_model::lifecycle::check_identity(title, &status.frames[0].frame.success_criteria)
+        .unwrap();
+}
+
+#[test]
+fn a_chain_deeper_than_the_limit_is_refused_and_one_at_the_limit_imported() {
+    let s = Scratch::new(23);
+    let err = import_value(&s, &chain_export(flame_model::MAX_DEPTH + 1, 1)).unwrap_err();
+    assert_eq!(err.code, flame_api::ErrorCode::Invalid, "{err:?}");
+    assert!(
+        err.message.contains(&format!("deeper than {} levels", flame_model::MAX_DEPTH)),
+        "{}",
+        err.message
+    );
+    assert!(s.flame.trees().unwrap().is_empty(), "nothing was written");
+
+    let summary = import_value(&s, &chain_export(flame_model::MAX_DEPTH, 1)).unwrap();
+    assert_eq!(summary.frames as usize, flame_model::MAX_DEPTH + 1);
+    let context = s.flame.context(None, None).unwrap();
+    assert!(context.system.contains(&format!("Step {}", flame_model::MAX_DEPTH)));
+}
+
+#[test]
+fn a_message_over_the_cap_is_cut_with_a_note_and_the_rest_imported() {
+    let s = Scratch::new(24);
+    let mut export = chain_export(1, 1);
+    let big = "é".repeat(flame_store::MAX_MESSAGE_BYTES / 2 + 10);
+    export["frames"][1]["messages"][0]["content"] = Value::String(big);
+    let summary = import_value(&s, &export).unwrap();
+    assert_eq!(summary.messages, 2);
+    assert!(summary.problems.iter().any(|p| p.contains("cut to")), "{:?}", summary.problems);
+    let messages = s.flame.messages(&summary.tree.focus).unwrap();
+    let content = &messages[0].content;
+    assert!(content.len() <= flame_store::MAX_MESSAGE_BYTES, "{}", content.len());
+    assert!(content.starts_with("éé"));
+    assert!(content.ends_with("the rest was not stored]"), "{}", &content[content.len() - 200..]);
+    assert!(messages[0].tokens < flame_store::MAX_MESSAGE_BYTES as u64);
+}

@@ -106,3 +106,99 @@ fn todo_list_items_cut_the_main_thread() {
     assert_eq!(draft.frames[2].results.as_deref(), Some("Worked on parse"));
     assert_eq!(draft.frames[2].criteria, "parse");
 }
+
+#[test]
+fn a_file_of_bad_lines_names_the_first_few_and_counts_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    // A first line that names the format, then 100 000 lines that are not JSON.
+    let mut text = format!("{}\n", &USER[..USER.len() - 1]);
+    for n in 0..100_000 {
+        text.push_str(&format!("garbage {n} {}\n", "x".repeat(100)));
+    }
+    let err = import(
+        &write(dir.path(), "bad.jsonl", text.as_bytes()),
+        Some(flame_import::Format::ClaudeCode),
+        &ImportOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    let message = err.to_string();
+    assert!(message.len() < 2_000, "{} bytes: {}", message.len(), &message[..2_000]);
+    assert!(message.contains("bad.jsonl line 1: "), "{message}");
+    assert!(message.contains("bad.jsonl line 5: "), "{message}");
+    assert!(!message.contains("line 6:"), "{message}");
+    assert!(message.ends_with(&format!("and {} more)", 100_001 - 5)), "{message}");
+}
+
+#[test]
+fn a_report_lists_a_few_problems_and_counts_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = format!("{USER}\n{ASSISTANT}\n");
+    text.push_str(&"[1]\n".repeat(1_000));
+    let draft = read(&write(dir.path(), "s.jsonl", text.as_bytes())).unwrap();
+    assert_eq!(draft.messages.len(), 2);
+    assert_eq!(draft.report.problems.len(), flame_import::MAX_LISTED_PROBLEMS);
+    assert_eq!(draft.report.unlisted_problems, 1_000 - 5);
+    assert_eq!(draft.report.problem_count(), 1_000);
+    assert!(draft.report.problems[0].contains("s.jsonl line 3: not a JSON object"));
+    assert_eq!(draft.report.problem_lines().last().unwrap(), "and 995 more");
+}
+
+#[test]
+fn recorded_token_counts_near_the_top_of_u64_do_not_overflow() {
+    let dir = tempfile::tempdir().unwrap();
+    let max = u64::MAX;
+    let assistant = ASSISTANT.replace(
+        r#""usage":{"input_tokens":10,"cache_read_input_tokens":100}"#,
+        &format!(
+            r#""usage":{{"input_tokens":{max},"cache_read_input_tokens":{max},"cache_creation_input_tokens":{max}}}"#
+        ),
+    );
+    let draft =
+        read(&write(dir.path(), "s.jsonl", format!("{USER}\n{assistant}\n").as_bytes())).unwrap();
+    assert_eq!(draft.calls[0].input_tokens, u64::MAX);
+    let replay = flame_import::replay::replay(&draft).unwrap();
+    assert_eq!(replay.linear_tokens, u64::MAX);
+}
+
+/// An export whose frames name their parents as `parents` says (by index), one message each.
+fn export_of(parents: &[Option<usize>]) -> flame_import::flame_json::Export {
+    let id = |i: usize| format!("f{i:010}");
+    let frames: Vec<serde_json::Value> = parents
+        .iter()
+        .enumerate()
+        .map(|(i, parent)| {
+            serde_json::json!({
+                "id": id(i), "parent": parent.map(id), "position": 0, "title": "t",
+                "success_criteria": "c", "success_criteria_compacted": null,
+                "status": "in_progress", "status_reason": null, "results": null,
+                "results_compacted": null, "artifacts": [], "decisions": [], "retry_of": null,
+                "created_at": 1, "started_at": 1, "ended_at": null, "messages": []
+            })
+        })
+        .collect();
+    serde_json::from_value(serde_json::json!({
+        "format": "flame-export", "version": 1,
+        "tree": { "title": "t", "created_at": 1, "focus": null },
+        "frames": frames
+    }))
+    .unwrap()
+}
+
+#[test]
+fn an_export_whose_parents_loop_or_nest_too_deep_is_refused() {
+    let err =
+        flame_import::flame_json::to_draft(&export_of(&[None, Some(2), Some(1)])).unwrap_err();
+    assert!(err.contains("form a loop"), "{err}");
+
+    // Chains listed leaf first: each frame's parent is the next one, the root comes last.
+    let chain = |depth: usize| -> Vec<Option<usize>> {
+        (0..=depth).map(|i| (i < depth).then_some(i + 1)).collect()
+    };
+    let max = flame_model::MAX_DEPTH;
+    let err = flame_import::flame_json::to_draft(&export_of(&chain(max + 1))).unwrap_err();
+    assert!(err.contains(&format!("deeper than {max} levels")), "{err}");
+    let draft = flame_import::flame_json::to_draft(&export_of(&chain(max))).unwrap();
+    assert_eq!(draft.frames.len(), max + 1);
+    assert_eq!(draft.frames[max].parent, Some(max - 1), "the leaf comes last, under its parent");
+}
