@@ -2,8 +2,11 @@
 
 use serde_json::{Value, json};
 
+use std::collections::BTreeMap;
+
+use crate::decode::{Stop, TurnBytes, name};
 use crate::sse::SseEvent;
-use crate::{ChatMessage, ChatRequest, StopReason, StreamEvent, ToolCall, Turn};
+use crate::{ChatMessage, ChatRequest, MAX_TOOL_CALLS, StopReason, StreamEvent, ToolCall, Turn};
 
 /// The API version Flame speaks (sent as `anthropic-version`).
 pub(crate) const VERSION: &str = "2023-06-01";
@@ -80,14 +83,19 @@ enum Block {
 #[derive(Debug, Default)]
 pub(crate) struct Decoder {
     pub turn: Turn,
-    blocks: Vec<Block>,
+    /// The blocks started and not yet stopped, by the index the server gives them. The index is
+    /// the server's choice of number, so the blocks are kept in a map, never in a vector as long
+    /// as the index; at most [`MAX_TOOL_CALLS`] blocks may start in one turn.
+    blocks: BTreeMap<u64, Block>,
+    started: usize,
+    bytes: TurnBytes,
     pub finished: bool,
 }
 
 impl Decoder {
     /// Takes one event; returns what to pass on, or why the stream cannot be read. An `error`
-    /// event from the provider comes back as `Err(Err(message))`.
-    pub fn event(&mut self, event: SseEvent) -> Result<Vec<StreamEvent>, Result<String, String>> {
+    /// event from the provider comes back as `Err(Ok(message))`.
+    pub fn event(&mut self, event: SseEvent) -> Result<Vec<StreamEvent>, Stop> {
         let data: Value = serde_json::from_str(&event.data)
             .map_err(|e| Err(format!("an event is not JSON ({e})")))?;
         let kind = data["type"].as_str().unwrap_or_default();
@@ -95,24 +103,37 @@ impl Decoder {
         match kind {
             "message_start" => {
                 let message = &data["message"];
-                self.turn.model = message["model"].as_str().unwrap_or_default().to_owned();
+                self.turn.model =
+                    name(message["model"].as_str().unwrap_or_default(), "the model's name")?;
                 self.usage(&message["usage"]);
             }
             "content_block_start" => {
+                if self.started >= MAX_TOOL_CALLS {
+                    return Err(Err(format!(
+                        "more than {MAX_TOOL_CALLS} content blocks in one turn"
+                    )));
+                }
+                self.started += 1;
                 let block = &data["content_block"];
-                let index = data["index"].as_u64().unwrap_or(self.blocks.len() as u64) as usize;
+                let next =
+                    self.blocks.last_key_value().map_or(0, |(last, _)| last.saturating_add(1));
+                let index = data["index"].as_u64().unwrap_or(next);
                 let new = match block["type"].as_str() {
                     Some("text") => {
                         let text = block["text"].as_str().unwrap_or_default();
                         if !text.is_empty() {
+                            self.bytes.add(text.len())?;
                             self.turn.text.push_str(text);
                             out.push(StreamEvent::Text(text.to_owned()));
                         }
                         Block::Text
                     }
                     Some("tool_use") => {
-                        let id = block["id"].as_str().unwrap_or_default().to_owned();
-                        let name = block["name"].as_str().unwrap_or_default().to_owned();
+                        let id =
+                            name(block["id"].as_str().unwrap_or_default(), "a tool call's id")?;
+                        let name =
+                            name(block["name"].as_str().unwrap_or_default(), "a tool call's name")?;
+                        self.bytes.add(id.len() + name.len())?;
                         out.push(StreamEvent::ToolCallStarted {
                             id: id.clone(),
                             name: name.clone(),
@@ -121,46 +142,44 @@ impl Decoder {
                     }
                     _ => Block::Other,
                 };
-                if index >= self.blocks.len() {
-                    self.blocks.resize_with(index + 1, || Block::Other);
-                }
-                self.blocks[index] = new;
+                self.blocks.insert(index, new);
             }
             "content_block_delta" => {
-                let index = data["index"].as_u64().unwrap_or_default() as usize;
+                let index = data["index"].as_u64().unwrap_or_default();
                 let delta = &data["delta"];
-                match (delta["type"].as_str(), self.blocks.get_mut(index)) {
+                match (delta["type"].as_str(), self.blocks.get_mut(&index)) {
                     (Some("text_delta"), _) => {
                         let text = delta["text"].as_str().unwrap_or_default();
+                        self.bytes.add(text.len())?;
                         self.turn.text.push_str(text);
                         out.push(StreamEvent::Text(text.to_owned()));
                     }
                     (Some("input_json_delta"), Some(Block::Tool { json, .. })) => {
-                        json.push_str(delta["partial_json"].as_str().unwrap_or_default());
+                        let fragment = delta["partial_json"].as_str().unwrap_or_default();
+                        self.bytes.add(fragment.len())?;
+                        json.push_str(fragment);
                     }
                     (Some("input_json_delta"), _) => {
                         return Err(Err(format!(
-                            "tool input for block {index}, which is not a tool call"
+                            "tool input for block {index}, which is not a tool call being streamed"
                         )));
                     }
                     _ => {}
                 }
             }
             "content_block_stop" => {
-                let index = data["index"].as_u64().unwrap_or_default() as usize;
-                if let Some(Block::Tool { id, name, json }) = self.blocks.get(index) {
+                // A block is done once stopped: a second stop for its index finds nothing, so a
+                // call is made once however often the server repeats itself.
+                let index = data["index"].as_u64().unwrap_or_default();
+                if let Some(Block::Tool { id, name, json }) = self.blocks.remove(&index) {
                     let arguments = if json.trim().is_empty() {
                         json!({})
                     } else {
-                        serde_json::from_str(json).map_err(|e| {
+                        serde_json::from_str(&json).map_err(|e| {
                             Err(format!("the arguments of tool call {name} are not JSON ({e})"))
                         })?
                     };
-                    self.turn.tool_calls.push(ToolCall {
-                        id: id.clone(),
-                        name: name.clone(),
-                        arguments,
-                    });
+                    self.turn.tool_calls.push(ToolCall { id, name, arguments });
                 }
             }
             "message_delta" => {
@@ -169,7 +188,7 @@ impl Decoder {
                         "end_turn" | "stop_sequence" => StopReason::EndTurn,
                         "tool_use" => StopReason::ToolUse,
                         "max_tokens" => StopReason::MaxTokens,
-                        other => StopReason::Other(other.to_owned()),
+                        other => StopReason::Other(name(other, "the stop reason")?),
                     };
                 }
                 self.usage(&data["usage"]);

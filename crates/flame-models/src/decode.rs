@@ -3,7 +3,10 @@
 //! and fuzzing exercise exactly the code a real stream goes through.
 
 use crate::sse::{SseEvent, SseParser};
-use crate::{ModelError, ProviderKind, StreamEvent, Turn, anthropic, openai};
+use crate::{
+    MAX_NAME_BYTES, MAX_TURN_BYTES, ModelError, ProviderKind, StreamEvent, Turn, anthropic, openai,
+    shorten,
+};
 
 /// The decoder of one provider's events.
 #[derive(Debug)]
@@ -73,11 +76,14 @@ impl StreamDecoder {
         for event in self.parser.push(chunk) {
             match self.decoder.event(event) {
                 Ok(events) => events.into_iter().for_each(&mut on_event),
-                Err(Ok(provider_error)) => return Err(self.dropped(provider_error)),
+                Err(Ok(provider_error)) => return Err(self.dropped(shorten(&provider_error))),
                 Err(Err(detail)) => return Err(self.malformed(detail)),
             }
         }
-        Ok(())
+        match self.parser.refusal() {
+            Some(reason) => Err(self.malformed(reason.to_owned())),
+            None => Ok(()),
+        }
     }
 
     /// What arrived so far.
@@ -121,4 +127,35 @@ pub fn decode_stream(kind: ProviderKind, chunks: &[&[u8]]) -> Result<Turn, Model
         decoder.push(chunk, |_| {})?;
     }
     decoder.finish()
+}
+
+/// Why a decoder cannot go on: `Ok` for an error the provider reported in the stream, `Err` for a
+/// stream that cannot be read.
+pub(crate) type Stop = Result<String, String>;
+
+/// The bytes a turn has gathered (its text, tool-call names, ids and arguments), kept under
+/// [`MAX_TURN_BYTES`].
+#[derive(Debug, Default)]
+pub(crate) struct TurnBytes(usize);
+
+impl TurnBytes {
+    /// Counts `more` bytes about to be added, or refuses them if the turn would pass its limit.
+    pub fn add(&mut self, more: usize) -> Result<(), Stop> {
+        if self.0 + more > MAX_TURN_BYTES {
+            return Err(Err(format!(
+                "the reply is longer than {} MiB",
+                MAX_TURN_BYTES / (1024 * 1024)
+            )));
+        }
+        self.0 += more;
+        Ok(())
+    }
+}
+
+/// `value`, a name the server gave `what`, if it is no longer than [`MAX_NAME_BYTES`].
+pub(crate) fn name(value: &str, what: &str) -> Result<String, Stop> {
+    if value.len() > MAX_NAME_BYTES {
+        return Err(Err(format!("{what} is longer than {MAX_NAME_BYTES} bytes")));
+    }
+    Ok(value.to_owned())
 }

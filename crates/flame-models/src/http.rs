@@ -9,8 +9,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::decode::StreamDecoder;
 use crate::{
-    ChatRequest, IDLE_TIMEOUT, ModelError, Provider, ProviderKind, StreamEvent, Turn, anthropic,
-    openai,
+    ChatRequest, IDLE_TIMEOUT, MAX_ERROR_BODY_BYTES, ModelError, Provider, ProviderKind,
+    StreamEvent, Turn, anthropic, openai, shorten,
 };
 
 /// How often and how long to retry a request that failed before anything streamed.
@@ -105,7 +105,7 @@ impl Client {
                 Ok(response) => {
                     let status = response.status();
                     let retry_after = retry_after(response.headers());
-                    let text = response.text().await.unwrap_or_default();
+                    let text = read_error_body(response).await;
                     let message = scrub(provider, &error_message(&text));
                     if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
                         return Err(ModelError::Unauthorized {
@@ -224,16 +224,28 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
         .map(Duration::from_secs_f64)
 }
 
+/// The start of an error response's body, at most [`MAX_ERROR_BODY_BYTES`] of it: the rest is
+/// not read, and the connection is dropped with it. A body that breaks off gives what arrived.
+async fn read_error_body(mut response: reqwest::Response) -> String {
+    let mut body = Vec::new();
+    while body.len() < MAX_ERROR_BODY_BYTES {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                let room = MAX_ERROR_BODY_BYTES - body.len();
+                body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            }
+            Ok(None) | Err(_) => break,
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
+}
+
 /// The `error.message` of a provider's JSON error body, or the body itself, shortened.
 fn error_message(body: &str) -> String {
     let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
     let message = parsed.as_ref().and_then(|v| v["error"]["message"].as_str().map(str::to_owned));
     let text = message.unwrap_or_else(|| body.trim().to_owned());
-    let mut short: String = text.chars().take(500).collect();
-    if short.is_empty() {
-        short = "no explanation".to_owned();
-    }
-    short
+    if text.is_empty() { "no explanation".to_owned() } else { shorten(&text) }
 }
 
 fn scrub(provider: &Provider, text: &str) -> String {

@@ -222,3 +222,44 @@ impl ModelError {
 
 /// How long to wait for the first byte of a response, and between two chunks of a stream.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// The most tool calls one turn may hold. For Anthropic it counts content blocks of every kind,
+/// since any of them could be one. Models call a handful at a time; a stream past this is
+/// refused as malformed rather than kept, since each call is indexed by a number the server picks.
+pub const MAX_TOOL_CALLS: usize = 128;
+
+/// The longest name the server gives a thing, in bytes: a tool call's name or id, the model's
+/// name, a stop reason. Providers' own limits are far lower (64 characters for a tool's name); the
+/// bound keeps a name streamed in fragments, which is passed on whole with each fragment, from
+/// costing more than its length, and keeps what is stored beside a reply small.
+pub const MAX_NAME_BYTES: usize = 1024;
+
+/// The most one turn may hold: its text, tool-call names, ids and arguments together, in bytes.
+/// It matches the largest message the store keeps (4 MiB), so a longer reply could not be kept
+/// whole anyway; past it the stream ends as malformed, keeping what arrived up to the limit.
+pub const MAX_TURN_BYTES: usize = 4 * 1024 * 1024;
+
+/// The longest line of a stream, in bytes. Providers send one event per line of a few hundred
+/// bytes; a longer line ends the stream as malformed instead of being buffered without end.
+pub const MAX_SSE_LINE_BYTES: usize = 1024 * 1024;
+
+/// The most data one event may gather over its `data:` lines, in bytes: no event can carry more
+/// than a whole turn may.
+pub const MAX_SSE_EVENT_BYTES: usize = MAX_TURN_BYTES;
+
+/// The most of an error response's body that is read, in bytes; the rest is not read at all.
+/// Providers explain an error in a few hundred bytes of JSON.
+pub const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
+
+/// The longest message from a provider that is passed on, in characters: the explanation of an
+/// error response or of an error event in a stream. Longer ones are cut and end with `…`.
+pub const MAX_MESSAGE_CHARS: usize = 500;
+
+/// `message` cut to [`MAX_MESSAGE_CHARS`], ending with `…` if it was cut.
+pub(crate) fn shorten(message: &str) -> String {
+    let mut chars = message.char_indices();
+    match chars.nth(MAX_MESSAGE_CHARS) {
+        Some((cut, _)) => format!("{}…", &message[..cut]),
+        None => message.to_owned(),
+    }
+}

@@ -3,8 +3,14 @@
 
 use serde_json::{Value, json};
 
+use std::collections::BTreeMap;
+
+use crate::decode::{Stop, TurnBytes, name};
 use crate::sse::SseEvent;
-use crate::{ChatMessage, ChatRequest, StopReason, StreamEvent, ToolCall, Turn};
+use crate::{
+    ChatMessage, ChatRequest, MAX_NAME_BYTES, MAX_TOOL_CALLS, StopReason, StreamEvent, ToolCall,
+    Turn,
+};
 
 pub(crate) fn url(base_url: &str) -> String {
     format!("{base_url}/chat/completions")
@@ -68,7 +74,11 @@ struct PartialCall {
 #[derive(Debug, Default)]
 pub(crate) struct Decoder {
     pub turn: Turn,
-    calls: Vec<PartialCall>,
+    /// The calls being streamed, by the index the server gives them. The index is the server's
+    /// choice of number, so the calls are kept in a map (in index order) of at most
+    /// [`MAX_TOOL_CALLS`], never in a vector as long as the index.
+    calls: BTreeMap<u64, PartialCall>,
+    bytes: TurnBytes,
     /// `[DONE]` arrived, or a finish reason did (some compatible servers end without `[DONE]`).
     pub finished: bool,
     done: bool,
@@ -77,7 +87,7 @@ pub(crate) struct Decoder {
 impl Decoder {
     /// Takes one event; returns what to pass on, or why the stream cannot be read. An error
     /// object from the server comes back as `Err(Ok(message))`.
-    pub fn event(&mut self, event: SseEvent) -> Result<Vec<StreamEvent>, Result<String, String>> {
+    pub fn event(&mut self, event: SseEvent) -> Result<Vec<StreamEvent>, Stop> {
         if event.data.trim() == "[DONE]" {
             self.done = true;
             self.finished = true;
@@ -89,41 +99,25 @@ impl Decoder {
             return Err(Ok(error["message"].as_str().unwrap_or("an error").to_owned()));
         }
         if let Some(model) = chunk["model"].as_str() {
-            self.turn.model = model.to_owned();
+            self.turn.model = name(model, "the model's name")?;
         }
         let mut out = Vec::new();
         if let Some(choice) = chunk["choices"].as_array().and_then(|c| c.first()) {
             let delta = &choice["delta"];
             if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {
+                self.bytes.add(text.len())?;
                 self.turn.text.push_str(text);
                 out.push(StreamEvent::Text(text.to_owned()));
             }
             for call in delta["tool_calls"].as_array().into_iter().flatten() {
-                let index = call["index"].as_u64().unwrap_or(self.calls.len() as u64) as usize;
-                if index >= self.calls.len() {
-                    self.calls.resize_with(index + 1, PartialCall::default);
-                }
-                let partial = &mut self.calls[index];
-                if let Some(id) = call["id"].as_str() {
-                    partial.id = id.to_owned();
-                }
-                if let Some(name) = call["function"]["name"].as_str() {
-                    partial.name.push_str(name);
-                    out.push(StreamEvent::ToolCallStarted {
-                        id: partial.id.clone(),
-                        name: partial.name.clone(),
-                    });
-                }
-                if let Some(arguments) = call["function"]["arguments"].as_str() {
-                    partial.arguments.push_str(arguments);
-                }
+                out.extend(self.call_fragment(call)?);
             }
             if let Some(reason) = choice["finish_reason"].as_str() {
                 self.turn.stop = match reason {
                     "stop" => StopReason::EndTurn,
                     "tool_calls" | "function_call" => StopReason::ToolUse,
                     "length" => StopReason::MaxTokens,
-                    other => StopReason::Other(other.to_owned()),
+                    other => StopReason::Other(name(other, "the finish reason")?),
                 };
                 self.finished = true;
             }
@@ -140,9 +134,43 @@ impl Decoder {
         Ok(out)
     }
 
-    /// Turns the accumulated tool-call fragments into calls, once.
-    pub fn close(&mut self) -> Result<(), Result<String, String>> {
-        for call in self.calls.drain(..) {
+    /// Adds one fragment of a tool call to the call of its index. A fragment without an index
+    /// starts a call after the last one.
+    fn call_fragment(&mut self, call: &Value) -> Result<Option<StreamEvent>, Stop> {
+        let next = self.calls.last_key_value().map_or(0, |(last, _)| last.saturating_add(1));
+        let index = call["index"].as_u64().unwrap_or(next);
+        if !self.calls.contains_key(&index) && self.calls.len() >= MAX_TOOL_CALLS {
+            return Err(Err(format!("more than {MAX_TOOL_CALLS} tool calls in one turn")));
+        }
+        let partial = self.calls.entry(index).or_default();
+        // Some compatible servers repeat an empty id and name in every fragment after the first.
+        if let Some(id) = call["id"].as_str().filter(|id| !id.is_empty()) {
+            partial.id = name(id, &format!("the id of tool call {index}"))?;
+        }
+        let mut started = None;
+        if let Some(fragment) = call["function"]["name"].as_str().filter(|n| !n.is_empty()) {
+            if partial.name.len() + fragment.len() > MAX_NAME_BYTES {
+                return Err(Err(format!(
+                    "the name of tool call {index} is longer than {MAX_NAME_BYTES} bytes"
+                )));
+            }
+            self.bytes.add(fragment.len())?;
+            partial.name.push_str(fragment);
+            started = Some(StreamEvent::ToolCallStarted {
+                id: partial.id.clone(),
+                name: partial.name.clone(),
+            });
+        }
+        if let Some(arguments) = call["function"]["arguments"].as_str() {
+            self.bytes.add(arguments.len())?;
+            partial.arguments.push_str(arguments);
+        }
+        Ok(started)
+    }
+
+    /// Turns the accumulated tool-call fragments into calls, in the order of their index, once.
+    pub fn close(&mut self) -> Result<(), Stop> {
+        for call in std::mem::take(&mut self.calls).into_values() {
             let arguments = if call.arguments.trim().is_empty() {
                 json!({})
             } else {
