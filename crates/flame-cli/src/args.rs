@@ -105,6 +105,7 @@ pub enum Command {
         id: String,
         #[arg(long, value_name = "user|assistant|note")]
         role: String,
+        /// The message; `-` reads it from standard input (at most 4 MiB, a message's limit).
         text: String,
     },
     /// Print a frame's full log.

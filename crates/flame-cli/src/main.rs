@@ -11,6 +11,7 @@ mod args;
 mod chat;
 mod render;
 mod replay;
+mod terminal;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -148,7 +149,9 @@ fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
                     .into());
                 }
             };
-            let message = flame.append(ACTOR, &FrameId::parse(id)?, role, text)?;
+            // `-` reads the text from standard input, for messages too long for an argument.
+            let text = if text == "-" { terminal::read_stdin_message()? } else { text.clone() };
+            let message = flame.append(ACTOR, &FrameId::parse(id)?, role, &text)?;
             out.print(&message, || {
                 format!(
                     "message {} added to {} ({} tokens)",
@@ -209,8 +212,9 @@ fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
                 ExportScopeArg::Subtree => ExportScope::Subtree,
                 ExportScopeArg::Tree => ExportScope::Tree,
             };
-            println!("{}", flame.export_text(id, scope, format)?.trim_end());
-            Ok(())
+            let text = flame.export_text(id, scope, format)?;
+            let to_terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
+            terminal::print_line(&export_shown(text.trim_end(), to_terminal))
         }
         Command::Replay { .. } => unreachable!("a replay runs without a data directory"),
         Command::Log { id } => {
@@ -222,6 +226,12 @@ fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
             })
         }
     }
+}
+
+/// An export as printed: to a terminal with its control characters escaped like every other
+/// human form, to a file or a pipe byte for byte, so `flame export … > file` keeps the text.
+fn export_shown(text: &str, to_terminal: bool) -> std::borrow::Cow<'_, str> {
+    if to_terminal { terminal::escape_controls(text) } else { std::borrow::Cow::Borrowed(text) }
 }
 
 fn source_format(format: SourceFormat) -> ImportFormat {
@@ -250,16 +260,27 @@ impl Output {
         if self.json {
             let text = serde_json::to_string_pretty(value)
                 .map_err(|e| ApiError::internal("write JSON", e))?;
-            println!("{text}");
+            terminal::print_line(&text)
         } else {
-            println!("{}", human());
+            terminal::print_line(&terminal::escape_controls(&human()))
         }
-        Ok(())
     }
 
     /// Prints a frame as it is after the operation.
     fn frame(&self, flame: &Flame, id: &FrameId) -> Result<(), ApiError> {
         let entry = flame.frame(id)?;
         self.print(&entry, || render::frame_line(&entry.frame))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_export_is_escaped_for_a_terminal_and_kept_for_a_file() {
+        let text = "# \x1b[31mRed\x1b]0;pwned\x07\n";
+        assert_eq!(export_shown(text, true), "# \\x1b[31mRed\\x1b]0;pwned\\x07\n");
+        assert_eq!(export_shown(text, false), text);
     }
 }

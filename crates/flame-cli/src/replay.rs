@@ -17,11 +17,10 @@ pub fn run(
     if json {
         let text = serde_json::to_string_pretty(&replay)
             .map_err(|e| ApiError::internal("write JSON", e))?;
-        println!("{text}");
+        crate::terminal::print_line(&text)
     } else {
-        println!("{}", table(&replay, calls));
+        crate::terminal::print_line(&crate::terminal::escape_controls(&table(&replay, calls)))
     }
-    Ok(())
 }
 
 fn table(r: &Replay, calls: bool) -> String {
