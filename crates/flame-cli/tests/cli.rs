@@ -6,6 +6,9 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+#[path = "cli/llama_server.rs"]
+mod llama_server;
+
 struct Home {
     dir: tempfile::TempDir,
 }

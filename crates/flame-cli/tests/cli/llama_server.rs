@@ -1,0 +1,280 @@
+//! `flame chat` against a real model server: llama.cpp's own `llama-server` with a tiny model,
+//! started by `../shared/peers/llama-server/start.sh`, spoken to over both wire formats (OpenAI
+//! Chat Completions and Anthropic Messages). Nobody on the team wrote that server, so these tests
+//! catch what the scripted servers cannot: a request a strict server refuses (the tool schemas
+//! turned into grammars), or a stream or tool call shaped differently from our fixtures.
+//!
+//! They run whenever the peers folder is present (it is in CI) and otherwise say, on a line of
+//! their own that is never swallowed by the test harness, that they were skipped.
+
+use std::io::Write as _;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use super::Home;
+
+/// The name `start.sh` serves the model under.
+const MODEL: &str = "smollm2";
+
+/// The model's own context, which the server enforces; Flame must be told, or it would fill a
+/// 128k window the server then refuses.
+const CONTEXT_WINDOW: u64 = 8_192;
+
+/// The longest reply a plain message may get: enough to see text stream and be stored, short
+/// enough to take seconds on two cores, where a 135M model that starts to ramble would otherwise
+/// write until the limit.
+const REPLY_TOKENS: u32 = 32;
+
+/// The longest reply when a tool call is invited: the call itself (`<tool_call>{"name": …,
+/// "arguments": {…}}</tool_call>`) takes the model 40 to 70 tokens.
+const TOOL_REPLY_TOKENS: u32 = 128;
+
+/// The server runs one request at a time on the machine's cores; two tests each running a model
+/// would only slow each other down, so they take turns.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Which of the server's two wire formats Flame speaks to it.
+#[derive(Debug, Clone, Copy)]
+enum Api {
+    Openai,
+    Anthropic,
+}
+
+/// A running `llama-server`, stopped when dropped, so a failing test never leaves it behind.
+struct LlamaServer {
+    port: u16,
+    pid: u32,
+}
+
+impl LlamaServer {
+    /// `start.sh`, found from this crate: `<repo>/../shared/peers/llama-server/start.sh`.
+    fn script() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/peers/llama-server/start.sh")
+    }
+
+    /// Starts the server on a free port, or says plainly that the test is skipped and returns
+    /// `None` when the peers folder is absent.
+    fn start_or_skip(test: &str) -> Option<LlamaServer> {
+        let script = LlamaServer::script();
+        if !script.is_file() {
+            // Written to the process's stderr rather than through `eprintln!`, which the test
+            // harness captures and hides for a passing test: a skip must be seen.
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "{test}: skipped: no llama-server (../shared/peers not found at {})",
+                script.display()
+            );
+            return None;
+        }
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let out = Command::new(&script).arg(port.to_string()).output().unwrap();
+        let printed = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "start.sh {port} failed: {printed}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let pid = printed
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("start.sh printed {printed:?}, not \"PORT PID\""));
+        Some(LlamaServer { port, pid })
+    }
+
+    /// The base URL Flame's settings take for `api`: OpenAI's includes the `/v1` its paths
+    /// start from, Anthropic's does not.
+    fn base_url(&self, api: Api) -> String {
+        match api {
+            Api::Openai => format!("http://127.0.0.1:{}/v1", self.port),
+            Api::Anthropic => format!("http://127.0.0.1:{}", self.port),
+        }
+    }
+
+    /// The server's own log, for a failure message.
+    fn log(&self) -> String {
+        let cache = std::env::var_os("FLAME_PEERS_CACHE").map(PathBuf::from).unwrap_or_else(|| {
+            std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache"))
+                .join("flame-peers")
+        });
+        let text = std::fs::read_to_string(cache.join(format!("llama-server.{}.log", self.port)))
+            .unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(30)..].join("\n")
+    }
+}
+
+impl Drop for LlamaServer {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").arg(self.pid.to_string()).status();
+    }
+}
+
+/// One `flame chat` run against the server and what it left in the store.
+struct Chat {
+    out: Output,
+    /// Every message of the tree, in every frame (the agent may have moved), in order.
+    messages: Vec<Value>,
+    seconds: f64,
+}
+
+impl Chat {
+    fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.out.stderr).into_owned()
+    }
+
+    fn of_role<'a>(&'a self, role: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+        self.messages.iter().filter(move |m| m["role"] == role)
+    }
+}
+
+/// Makes a tree in a fresh data directory, then runs `flame chat ROOT PROMPT` with settings that
+/// name the server's model over `api`, its replies at most `max_output_tokens` long.
+fn chat(server: &LlamaServer, api: Api, prompt: &str, max_output_tokens: u32) -> Chat {
+    let home = Home::new();
+    let tree = home.json(&["tree", "new", "Plan a small web app", "--criteria", "A plan exists"]);
+    let (tree_id, root) = (tree["tree"].as_str().unwrap(), tree["root"].as_str().unwrap());
+    let provider = match api {
+        Api::Openai => "openai",
+        Api::Anthropic => "anthropic",
+    };
+    let settings = json!({
+        "default_model": MODEL,
+        // Enough to see a tool's result go back to the model and its answer to it.
+        "max_tool_rounds": 2,
+        "openai": { "base_url": server.base_url(Api::Openai) },
+        // llama-server checks no key, but Flame will not speak Anthropic's format without one.
+        "anthropic": { "base_url": server.base_url(Api::Anthropic), "api_key": "not-checked" },
+        "models": [{
+            "name": MODEL,
+            "provider": provider,
+            "context_window": CONTEXT_WINDOW,
+            "max_output_tokens": max_output_tokens,
+        }],
+    });
+    let config = home.path().join("config");
+    std::fs::create_dir_all(config.join("flame")).unwrap();
+    std::fs::write(config.join("flame/settings.json"), settings.to_string()).unwrap();
+    let started = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_flame"))
+        .args(["chat", root, prompt])
+        .env("FLAME_HOME", home.path())
+        .env("XDG_CONFIG_HOME", &config)
+        .env_remove("FLAME_LOG")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .output()
+        .unwrap();
+    let seconds = started.elapsed().as_secs_f64();
+    let export: Value = serde_json::from_str(&home.ok(&["export", tree_id])).unwrap();
+    let messages = export["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f["messages"].as_array().unwrap().iter().cloned())
+        .collect();
+    Chat { out, messages, seconds }
+}
+
+/// A plain message: the request (with the tools Flame always offers) is accepted, the reply is
+/// printed as it streams and stored as the assistant's, complete.
+fn replies_and_stores(api: Api, test: &str) {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let Some(server) = LlamaServer::start_or_skip(test) else { return };
+    let chat = chat(&server, api, "Say hello in one short sentence.", REPLY_TOKENS);
+    let log = server.log();
+    assert!(
+        chat.out.status.success(),
+        "flame chat over {api:?} failed: {}\nllama-server's log:\n{log}",
+        chat.stderr()
+    );
+    let printed = String::from_utf8_lossy(&chat.out.stdout).trim().to_owned();
+    let replies: Vec<&Value> = chat.of_role("assistant").collect();
+    assert!(!replies.is_empty(), "no reply stored: {:?}", chat.messages);
+    let reply = replies[0];
+    assert_eq!(reply["interrupted"], false, "{reply}");
+    assert_eq!(reply["model"], MODEL);
+    let text = reply["content"].as_str().unwrap();
+    assert!(
+        !text.trim().is_empty() || reply["tool_calls"].is_array(),
+        "the reply has neither text nor a tool call: {reply}"
+    );
+    assert!(printed.contains(text.trim()), "printed {printed:?}, stored {text:?}");
+    assert!(chat.of_role("user").any(|m| m["content"] == "Say hello in one short sentence."));
+    report(test, &chat);
+}
+
+/// A message that invites a tool call: whatever the tiny model does, the run ends normally, and
+/// each call it made is answered in the store, as run or as a tool error.
+fn calls_tools_without_crashing(api: Api, test: &str) {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let Some(server) = LlamaServer::start_or_skip(test) else { return };
+    let prompt = "Use the push_frame tool to make a frame titled \"Design the database\" with the success criteria \"The schema is written\".";
+    let chat = chat(&server, api, prompt, TOOL_REPLY_TOKENS);
+    let log = server.log();
+    assert!(
+        chat.out.status.success(),
+        "flame chat over {api:?} failed: {}\nllama-server's log:\n{log}",
+        chat.stderr()
+    );
+    assert!(!chat.stderr().contains("panicked"), "{}", chat.stderr());
+    let calls: Vec<&Value> =
+        chat.of_role("assistant").filter_map(|m| m["tool_calls"].as_array()).flatten().collect();
+    let results: Vec<&Value> = chat.of_role("tool").collect();
+    for call in &calls {
+        let answered = results.iter().any(|r| {
+            r["tool_result"]["tool_call_id"] == call["id"]
+                && r["tool_result"]["is_error"].is_boolean()
+        });
+        assert!(answered, "the call {call} has no stored result: {results:?}");
+    }
+    report(test, &chat);
+}
+
+/// What the model did, for whoever reads the test output with `--nocapture`.
+fn report(test: &str, chat: &Chat) {
+    let calls: Vec<String> = chat
+        .of_role("tool")
+        .map(|r| {
+            let result = &r["tool_result"];
+            let kind = if result["is_error"] == true { "refused" } else { "ran" };
+            format!("{} {kind}: {}", result["name"], r["content"].as_str().unwrap_or_default())
+        })
+        .collect();
+    let replies: Vec<&str> =
+        chat.of_role("assistant").filter_map(|m| m["content"].as_str()).collect();
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!("{test}: {:.1} s; replies {replies:?}; tool calls {calls:?}", chat.seconds);
+    }
+}
+
+#[test]
+fn llama_server_openai_reply_streams_and_is_stored() {
+    replies_and_stores(Api::Openai, "llama_server_openai_reply_streams_and_is_stored");
+}
+
+#[test]
+fn llama_server_anthropic_reply_streams_and_is_stored() {
+    replies_and_stores(Api::Anthropic, "llama_server_anthropic_reply_streams_and_is_stored");
+}
+
+#[test]
+fn llama_server_openai_tool_calls_run_or_are_refused() {
+    calls_tools_without_crashing(Api::Openai, "llama_server_openai_tool_calls_run_or_are_refused");
+}
+
+#[test]
+fn llama_server_anthropic_tool_calls_run_or_are_refused() {
+    calls_tools_without_crashing(
+        Api::Anthropic,
+        "llama_server_anthropic_tool_calls_run_or_are_refused",
+    );
+}
