@@ -13,6 +13,7 @@ import { PopDialog } from "./chat/pop-dialog";
 import { ExportDialog } from "./export-dialog";
 import { FrameDialog, type DialogRequest, type DialogResult } from "./frame-dialog";
 import { FlameGraph, type FrameRequest } from "./flame-graph/flame-graph";
+import { frameActions } from "./frame-actions";
 import { WEIGHT_MODES, type WeightMode } from "./flame-graph/layout";
 import { ImportForm } from "./import-form";
 import { NewTreeForm } from "./new-tree-form";
@@ -125,16 +126,18 @@ export function App({ backend }: { backend: Backend }) {
     setNotice(null);
     return null;
   };
+  // Frame actions whose refusal the window's notice shows (from the graph, the chat's breadcrumb),
+  // and those whose caller (a frame dialog, the pop dialog) shows it in place.
+  const dispatch = frameActions(backend, run);
+  const dispatchInPlace = frameActions(backend, (call) => run(call, false));
 
   const onRequest = (request: FrameRequest) => {
     const { frame } = request;
     switch (request.kind) {
       case "start":
-        return void run(backend.startFrame(frame.id));
       case "resume":
-        return void run(backend.resumeFrame(frame.id));
       case "retry":
-        return void run(backend.retryFrame(frame.id));
+        return void dispatch({ kind: request.kind, id: frame.id });
       case "plan-at":
         return setDialog(request);
       case "pop":
@@ -149,30 +152,22 @@ export function App({ backend }: { backend: Backend }) {
   const submit = (result: DialogResult): Promise<ApiError | null> => {
     switch (result.kind) {
       case "push":
-        return run(backend.pushFrame(result.parent, result.title, result.criteria), false);
       case "plan":
-        return run(
-          backend.planFrames(result.parent, result.position, [
-            { title: result.title, success_criteria: result.criteria, children: [] },
-          ]),
-          false,
-        );
-      case "invalidate":
-        return run(
-          backend.invalidateFrame(result.id, result.reason === "" ? null : result.reason),
-          false,
-        );
-      case "edit":
-        return run(
-          backend.editFrame(
-            result.id,
-            result.title,
-            result.criteria === "" ? null : result.criteria,
-          ),
-          false,
-        );
       case "delete":
-        return run(backend.deleteFrame(result.id), false);
+        return dispatchInPlace(result);
+      case "invalidate":
+        return dispatchInPlace({
+          kind: "invalidate",
+          id: result.id,
+          reason: result.reason === "" ? null : result.reason,
+        });
+      case "edit":
+        return dispatchInPlace({
+          kind: "edit",
+          id: result.id,
+          title: result.title,
+          criteria: result.criteria === "" ? null : result.criteria,
+        });
     }
   };
 
@@ -249,10 +244,10 @@ export function App({ backend }: { backend: Backend }) {
             <FlameGraph
               outline={outline}
               mode={mode}
-              onFocus={(frame) => void run(backend.focusFrame(frame.id))}
+              onFocus={(frame) => void dispatch({ kind: "focus", id: frame.id })}
               onRequest={onRequest}
               onMove={(frame, parent, position) =>
-                void run(backend.moveFrame(frame.id, parent.id, position))
+                void dispatch({ kind: "move", id: frame.id, parent: parent.id, position })
               }
             />
           )}
@@ -275,7 +270,7 @@ export function App({ backend }: { backend: Backend }) {
               outline={outline}
               frame={focused}
               run={(call) => run(call, false)}
-              onFocus={(id) => void run(backend.focusFrame(id))}
+              onFocus={(id) => void dispatch({ kind: "focus", id })}
               models={models}
               onOpenSettings={() => setSettingsOpen(true)}
             />
@@ -310,7 +305,7 @@ export function App({ backend }: { backend: Backend }) {
           frame={popping.id}
           title={popping.title}
           model={models.chosen}
-          run={(call) => run(call, false)}
+          dispatch={dispatchInPlace}
           onClose={() => setPopping(null)}
         />
       )}

@@ -15,9 +15,10 @@ import type {
   ToolCall,
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
+import type { RunCommand } from "../frame-actions";
 import { SettingsDialog } from "../settings-dialog";
 import { answer, fakeBackend, outlineFrame, settle } from "../test-backend";
-import { ChatPane, type RunCommand } from "./chat-pane";
+import { ChatPane } from "./chat-pane";
 import { useModelChoice } from "./model-picker";
 
 const ROOT = "f0000000001";

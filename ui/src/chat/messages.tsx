@@ -1,9 +1,10 @@
-// How stored messages look: person and assistant as bubbles of escaped Markdown, notes muted,
-// tool calls and tool results as compact cards. Everything a message holds is untrusted and goes
-// through `Markdown` or into text nodes.
+// How messages look: person and assistant as bubbles of escaped Markdown, notes muted, tool
+// calls and tool results as compact cards, and the reply still streaming in. Everything a
+// message holds is untrusted and goes through `Markdown` or into text nodes.
 
 import type { Message_Serialize as Message, Value } from "../bindings";
 import { Markdown } from "./markdown";
+import type { Streaming } from "./use-conversation";
 
 /** A tool call as an assistant message stores it ({id, name, arguments}), read defensively. */
 export interface ToolCallView {
@@ -106,6 +107,23 @@ export function MessageView({ message }: { message: Message }) {
       {message.content !== "" && <Markdown text={message.content} />}
       {calls.map((call) => (
         <ToolCallCard key={call.id} call={call} />
+      ))}
+    </article>
+  );
+}
+
+/** The reply on its way: the text since the last stored message, and the tools it ran. */
+export function StreamingReply({ reply }: { reply: Streaming }) {
+  return (
+    <article class="message message-assistant streaming" data-testid="streaming-reply">
+      <header class="message-meta muted">Assistant · writing…</header>
+      {reply.draft !== "" && <Markdown text={reply.draft} />}
+      {reply.tools.map((tool) => (
+        <ToolCallCard
+          key={tool.id}
+          call={{ id: tool.id, name: tool.name, arguments: "" }}
+          result={tool.result}
+        />
       ))}
     </article>
   );

@@ -6,8 +6,8 @@ import { useEffect, useState } from "preact/hooks";
 
 import type { Backend } from "../backend";
 import type { ApiError, PopStatus } from "../bindings";
-import type { RunCommand } from "./chat-pane";
 import { ErrorLine } from "../error-line";
+import type { DispatchFrameAction } from "../frame-actions";
 
 type Generation =
   | { state: "generating" }
@@ -26,7 +26,7 @@ export function PopDialog({
   frame,
   title,
   model,
-  run,
+  dispatch,
   onClose,
 }: {
   backend: Backend;
@@ -34,8 +34,8 @@ export function PopDialog({
   title: string;
   /** The model that writes the proposal; null for the settings' default. */
   model: string | null;
-  /** Runs the pop like every frame operation (the tree reloads); resolves to the refusal. */
-  run: RunCommand;
+  /** Sends the pop like every frame action (the tree reloads); resolves to the refusal. */
+  dispatch: DispatchFrameAction;
   onClose: () => void;
 }) {
   const [generation, setGeneration] = useState<Generation>({ state: "generating" });
@@ -72,16 +72,18 @@ export function PopDialog({
     event.preventDefault();
     setBusy(true);
     const completed = status === "completed";
-    const failure = await run(
-      backend.popFrame(frame, {
+    const failure = await dispatch({
+      kind: "pop",
+      id: frame,
+      request: {
         status,
         results: results.trim() === "" ? null : results,
         results_compacted: compacted.trim() === "" ? null : compacted,
         artifacts: lines(artifacts),
         decisions: lines(decisions),
         reason: completed || reason.trim() === "" ? null : reason,
-      }),
-    );
+      },
+    });
     setBusy(false);
     if (failure === null) onClose();
     else setError(failure);
