@@ -120,10 +120,42 @@ pub fn import_summary(s: &flame_api::ImportSummary) -> String {
         out.push_str(&format!("\nskipped (no message): {}", list.join(", ")));
     }
     if !s.problems.is_empty() {
-        out.push_str(&format!("\n{} problem(s), the rest imported:", s.problems.len()));
+        // The list names the first few problems and may end "and N more", so it is not a count.
+        out.push_str("\nwhat could not be read or was changed to fit, the rest imported:");
         for p in &s.problems {
             out.push_str(&format!("\n  {p}"));
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_import_summary_lists_the_named_problems_without_miscounting_them() {
+        let mut ids = flame_model::IdSource::seeded(1);
+        let root = ids.frame_id();
+        let summary = flame_api::ImportSummary {
+            tree: flame_model::Tree {
+                id: ids.tree_id(),
+                title: "t".into(),
+                root: root.clone(),
+                focus: root,
+                created_at: 1,
+            },
+            frames: 1,
+            messages: 1,
+            records: 1_001,
+            merged_records: 0,
+            skipped: vec![],
+            problems: vec!["s.jsonl line 2: not JSON; line skipped".into(), "and 999 more".into()],
+        };
+        let text = import_summary(&summary);
+        assert!(text.ends_with(
+            "what could not be read or was changed to fit, the rest imported:\n  s.jsonl line 2: not JSON; line skipped\n  and 999 more"
+        ), "{text}");
+        assert!(!text.contains("2 problem"), "{text}");
+    }
 }
