@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use std::collections::BTreeMap;
 
-use crate::decode::{Stop, TurnBytes, name};
+use crate::decode::{Stop, TurnBytes, name, tokens};
 use crate::sse::SseEvent;
 use crate::{ChatMessage, ChatRequest, MAX_TOOL_CALLS, StopReason, StreamEvent, ToolCall, Turn};
 
@@ -105,7 +105,7 @@ impl Decoder {
                 let message = &data["message"];
                 self.turn.model =
                     name(message["model"].as_str().unwrap_or_default(), "the model's name")?;
-                self.usage(&message["usage"]);
+                self.usage(&message["usage"])?;
             }
             "content_block_start" => {
                 if self.started >= MAX_TOOL_CALLS {
@@ -191,7 +191,7 @@ impl Decoder {
                         other => StopReason::Other(name(other, "the stop reason")?),
                     };
                 }
-                self.usage(&data["usage"]);
+                self.usage(&data["usage"])?;
             }
             "message_stop" => self.finished = true,
             "error" => {
@@ -208,20 +208,18 @@ impl Decoder {
         Ok(out)
     }
 
-    fn usage(&mut self, usage: &Value) {
-        let read = |key: &str| usage[key].as_u64();
+    fn usage(&mut self, usage: &Value) -> Result<(), Stop> {
         let u = &mut self.turn.usage;
-        if let Some(n) = read("input_tokens") {
-            u.input_tokens = n;
+        for (key, count) in [
+            ("input_tokens", &mut u.input_tokens),
+            ("output_tokens", &mut u.output_tokens),
+            ("cache_read_input_tokens", &mut u.cache_read_tokens),
+            ("cache_creation_input_tokens", &mut u.cache_write_tokens),
+        ] {
+            if let Some(n) = tokens(usage, key)? {
+                *count = n;
+            }
         }
-        if let Some(n) = read("output_tokens") {
-            u.output_tokens = n;
-        }
-        if let Some(n) = read("cache_read_input_tokens") {
-            u.cache_read_tokens = n;
-        }
-        if let Some(n) = read("cache_creation_input_tokens") {
-            u.cache_write_tokens = n;
-        }
+        Ok(())
     }
 }

@@ -4,8 +4,8 @@
 
 use crate::sse::{SseEvent, SseParser};
 use crate::{
-    MAX_NAME_BYTES, MAX_TURN_BYTES, ModelError, ProviderKind, StreamEvent, Turn, anthropic, openai,
-    shorten,
+    MAX_NAME_BYTES, MAX_TURN_BYTES, MAX_USAGE_TOKENS, ModelError, ProviderKind, StreamEvent, Turn,
+    anthropic, openai, shorten,
 };
 
 /// The decoder of one provider's events.
@@ -158,4 +158,15 @@ pub(crate) fn name(value: &str, what: &str) -> Result<String, Stop> {
         return Err(Err(format!("{what} is longer than {MAX_NAME_BYTES} bytes")));
     }
     Ok(value.to_owned())
+}
+
+/// A token count the provider reported under `key` of `usage`, if it is there and no more than
+/// [`MAX_USAGE_TOKENS`].
+pub(crate) fn tokens(usage: &serde_json::Value, key: &str) -> Result<Option<u64>, Stop> {
+    match usage[key].as_u64() {
+        Some(n) if n > MAX_USAGE_TOKENS => {
+            Err(Err(format!("the usage reports more than {MAX_USAGE_TOKENS} tokens ({key})")))
+        }
+        n => Ok(n),
+    }
 }

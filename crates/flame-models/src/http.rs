@@ -214,14 +214,15 @@ fn prepare(
     }
 }
 
-/// `retry-after` in seconds (providers send whole or fractional seconds).
+/// `retry-after` in seconds (providers send whole or fractional seconds). A number of seconds too
+/// large for a `Duration` is the longest one; the caller waits at most its own longest wait.
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let text = headers.get(RETRY_AFTER)?.to_str().ok()?;
     text.trim()
         .parse::<f64>()
         .ok()
         .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(Duration::from_secs_f64)
+        .map(|s| Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX))
 }
 
 /// The start of an error response's body, at most [`MAX_ERROR_BODY_BYTES`] of it: the rest is

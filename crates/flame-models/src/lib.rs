@@ -263,3 +263,9 @@ pub(crate) fn shorten(message: &str) -> String {
         None => message.to_owned(),
     }
 }
+
+/// The most tokens a provider may report for one count of one call (input, output, cache reads,
+/// cache writes). No model reads or writes near this many; a larger count is a broken or hostile
+/// server, and taking it would overflow the sums Flame keeps. Past it the stream ends as
+/// malformed.
+pub const MAX_USAGE_TOKENS: u64 = 1 << 32;

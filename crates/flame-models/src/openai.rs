@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use std::collections::BTreeMap;
 
-use crate::decode::{Stop, TurnBytes, name};
+use crate::decode::{Stop, TurnBytes, name, tokens};
 use crate::sse::SseEvent;
 use crate::{
     ChatMessage, ChatRequest, MAX_NAME_BYTES, MAX_TOOL_CALLS, StopReason, StreamEvent, ToolCall,
@@ -123,13 +123,13 @@ impl Decoder {
             }
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
-            let prompt = usage["prompt_tokens"].as_u64().unwrap_or_default();
+            let prompt = tokens(usage, "prompt_tokens")?.unwrap_or_default();
             let cached =
-                usage["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap_or_default();
+                tokens(&usage["prompt_tokens_details"], "cached_tokens")?.unwrap_or_default();
             // Like Anthropic's, `input_tokens` counts the input that was not read from the cache.
             self.turn.usage.input_tokens = prompt.saturating_sub(cached);
             self.turn.usage.cache_read_tokens = cached;
-            self.turn.usage.output_tokens = usage["completion_tokens"].as_u64().unwrap_or_default();
+            self.turn.usage.output_tokens = tokens(usage, "completion_tokens")?.unwrap_or_default();
         }
         Ok(out)
     }

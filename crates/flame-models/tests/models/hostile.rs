@@ -5,8 +5,8 @@
 use flame_models::replay::Reply;
 use flame_models::{
     ApiKey, MAX_ERROR_BODY_BYTES, MAX_MESSAGE_CHARS, MAX_NAME_BYTES, MAX_SSE_LINE_BYTES,
-    MAX_TOOL_CALLS, MAX_TURN_BYTES, ModelError, Provider, ProviderKind, StopReason, Turn,
-    decode_stream,
+    MAX_TOOL_CALLS, MAX_TURN_BYTES, MAX_USAGE_TOKENS, ModelError, Provider, ProviderKind,
+    StopReason, Turn, decode_stream,
 };
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -336,4 +336,56 @@ async fn a_huge_error_body_is_read_only_up_to_the_cap() {
     }
     let written = written.await.unwrap();
     assert!(written < total / 2, "the client read {written} of {total} bytes of the error body");
+}
+
+#[tokio::test]
+async fn a_retry_after_too_large_for_a_duration_waits_the_longest_wait() {
+    let server = flame_models::replay::ReplayServer::start().await.unwrap();
+    let limited = |after: &str| Reply::Json {
+        status: 429,
+        headers: vec![("retry-after".into(), after.into())],
+        body: r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#
+            .into(),
+    };
+    let ok = anthropic_start() + &anthropic_text(0, "Done") + &anthropic_end("end_turn");
+    server.push([limited("1e300"), limited("18446744073709551616"), Reply::stream(ok)]);
+    let client = flame_models::Client::new(flame_models::RetryPolicy {
+        attempts: 3,
+        base_delay: std::time::Duration::from_millis(1),
+        max_delay: std::time::Duration::from_millis(20),
+    });
+    let provider = crate::provider(ProviderKind::Anthropic, &server);
+    let turn = client
+        .stream(&provider, &request(), &flame_models::CancellationToken::new(), |_| {})
+        .await
+        .unwrap();
+    assert_eq!(turn.text, "Done");
+}
+
+#[tokio::test]
+async fn usage_past_the_cap_is_malformed() {
+    let huge = MAX_USAGE_TOKENS + 1;
+    let body = openai_delta(json!({"content": "Hi"}))
+        + &openai_finish("stop").replace("data: [DONE]", "")
+        + &sse(&json!({"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": huge}}))
+        + "data: [DONE]\n\n";
+    let partial = malformed(both(ProviderKind::Openai, body).await, "more than 4294967296 tokens");
+    assert_eq!(partial.text, "Hi");
+
+    let body = anthropic_start()
+        + &anthropic_text(0, "Hi")
+        + &anthropic_event(&json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+            "usage": {"output_tokens": u64::MAX}}))
+        + &anthropic_event(&json!({"type": "message_stop"}));
+    let partial =
+        malformed(both(ProviderKind::Anthropic, body).await, "more than 4294967296 tokens");
+    assert_eq!(partial.text, "Hi");
+
+    // Exactly the limit is taken.
+    let body = anthropic_start()
+        + &anthropic_event(&json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+            "usage": {"output_tokens": MAX_USAGE_TOKENS}}))
+        + &anthropic_event(&json!({"type": "message_stop"}));
+    let turn = both(ProviderKind::Anthropic, body).await.unwrap();
+    assert_eq!(turn.usage.output_tokens, MAX_USAGE_TOKENS);
 }
