@@ -50,7 +50,8 @@ pub fn specs() -> Vec<ToolSpec> {
                 "results_compacted": {"type": "string", "description": "The same in a sentence or two"},
                 "artifacts": {"type": "array", "items": {"type": "string"}, "description": "Files or resources produced"},
                 "decisions": {"type": "array", "items": {"type": "string"}, "description": "Key decisions made"},
-                "reason": {"type": "string", "description": "Why it failed or is blocked"}
+                "reason": {"type": "string", "description": "Why it failed or is blocked"},
+                "frame": {"type": "string", "description": "The id of the frame you mean to pop; if the current frame is another one by then (another client moved the focus), nothing is popped"}
             }, "required": ["status"]}),
         ),
         spec(
@@ -172,8 +173,22 @@ fn run_inner(flame: &Flame, current: &FrameId, call: &ToolCall) -> Result<ToolOu
                 #[serde(default)]
                 decisions: Vec<String>,
                 reason: Option<String>,
+                frame: Option<String>,
             }
             let a: Args = args(call)?;
+            // A caller that names the frame it means is refused when the current frame is
+            // another: for an MCP client the current frame is the focus, which another client
+            // may have moved since it last looked.
+            if let Some(named) = a.frame.as_deref() {
+                let named = FrameId::parse(named).map_err(|e| e.to_string())?;
+                if &named != current {
+                    let here = flame.frame(current).map_err(failed)?.frame;
+                    return Err(format!(
+                        "pop_frame named {named}, but the current frame is {current} \"{}\" ({}): the focus has moved since, so nothing was popped; call frame_status to see the tree",
+                        here.title, here.status
+                    ));
+                }
+            }
             let request = PopRequest {
                 status: a.status,
                 results: a.results,
@@ -291,6 +306,7 @@ mod tests {
             "pop_frame" => vec![
                 json!({"status": "completed", "results": "Done", "artifacts": ["src/a.rs"], "decisions": ["JWT"]}),
                 json!({"status": "failed", "reason": "Tests fail"}),
+                json!({"status": "completed", "results": "Done", "frame": "f0000000000"}),
             ],
             "plan_frames" => vec![
                 json!({"frames": [{"title": "A", "success_criteria": "a"}]}),
@@ -310,7 +326,11 @@ mod tests {
     fn invalid_samples(name: &str) -> Vec<Value> {
         match name {
             "push_frame" => vec![json!({"title": "Auth"})],
-            "pop_frame" => vec![json!({"status": "done"}), json!({})],
+            "pop_frame" => vec![
+                json!({"status": "done"}),
+                json!({}),
+                json!({"status": "completed", "results": "x", "frame": 7}),
+            ],
             "plan_frames" => vec![
                 json!({}),
                 json!({"frames": [{"title": "A", "success_criteria": "a", "children": [{"title": "A1"}]}]}),
@@ -336,6 +356,38 @@ mod tests {
                 assert!(!validator.is_valid(&sample), "{} accepted {sample}", spec.name);
             }
         }
+    }
+
+    /// Issue 13: an MCP client popping "the focus" after another client had popped it completed
+    /// the parent. Naming the frame it means, it is refused instead.
+    #[test]
+    fn a_pop_naming_another_frame_than_the_current_one_is_refused_and_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = flame_api::DataDir::resolve(Some(dir.path().as_os_str()), None, None).unwrap();
+        let flame = Flame::open_with(home, flame_api::Env::fixed(1_795_307_601_000, 5)).unwrap();
+        let tree = flame.create_tree(Actor::Person, "Root", "r").unwrap();
+        let child = flame.push(Actor::Person, None, "Child", "c").unwrap();
+        let pop = |frame: &FrameId, results: &str| ToolCall {
+            id: "c1".into(),
+            name: "pop_frame".into(),
+            arguments: json!({"status": "completed", "results": results, "frame": frame}),
+        };
+        // Another client pops the child; this one still means the child, in the focus it reads now.
+        run(&flame, &child.id, &pop(&child.id, "first"));
+        let focus = flame.status(None).unwrap().focus;
+        let outcome = run(&flame, &focus, &pop(&child.id, "second"));
+        assert!(outcome.is_error, "{}", outcome.content);
+        assert!(outcome.content.contains(child.id.as_str()), "{}", outcome.content);
+        assert!(
+            outcome.content.contains(&format!("current frame is {} \"Root\"", tree.root)),
+            "{}",
+            outcome.content
+        );
+        assert_eq!(flame.frame(&tree.root).unwrap().frame.status, flame_model::Status::InProgress);
+        // Naming the frame it is in, the pop goes ahead.
+        let outcome = run(&flame, &focus, &pop(&tree.root, "all done"));
+        assert!(!outcome.is_error, "{}", outcome.content);
+        assert_eq!(flame.frame(&tree.root).unwrap().frame.status, flame_model::Status::Completed);
     }
 
     /// llama.cpp compiles every tool schema into a grammar and refuses a reference to the

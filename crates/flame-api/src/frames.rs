@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use flame_context::{Budget, ContextDoc, ContextInput};
 use flame_tokens::Encoding;
 
+use crate::process::{Probe, writer_is_gone};
 use crate::{ApiError, Env, Flame, frame_log};
 
 /// How messages are counted and contexts sized until model settings exist: `o200k_base`, the
@@ -98,6 +99,19 @@ pub struct PopRequest {
     #[serde(default)]
     pub decisions: Vec<String>,
     pub reason: Option<String>,
+}
+
+impl PopRequest {
+    fn to_pop(&self) -> Pop {
+        Pop {
+            status: self.status,
+            results: self.results.clone(),
+            results_compacted: self.results_compacted.clone(),
+            artifacts: self.artifacts.clone(),
+            decisions: self.decisions.clone(),
+            reason: self.reason.clone(),
+        }
+    }
 }
 
 impl Flame {
@@ -264,18 +278,25 @@ impl Flame {
         id: Option<&FrameId>,
         request: &PopRequest,
     ) -> Result<Frame, ApiError> {
-        let pop = Pop {
-            status: request.status,
-            results: request.results.clone(),
-            results_compacted: request.results_compacted.clone(),
-            artifacts: request.artifacts.clone(),
-            decisions: request.decisions.clone(),
-            reason: request.reason.clone(),
-        };
+        let pop = request.to_pop();
         self.write(actor, |store, change, _| {
             let id = default_to_focus(store, id)?;
             store.pop(change, &id, &pop)
         })
+    }
+
+    /// Pops the focus of `expected`'s tree, which the caller names: refused, with nothing
+    /// changed and the frame focused now named, when `expected` is no longer the focus. Front
+    /// ends that act on "the focus" (the command line, MCP clients) use it so that two of them
+    /// popping at once cannot pop a parent neither meant.
+    pub fn pop_focused(
+        &self,
+        actor: Actor,
+        expected: &FrameId,
+        request: &PopRequest,
+    ) -> Result<Frame, ApiError> {
+        let pop = request.to_pop();
+        self.write(actor, |store, change, _| store.pop_focused(change, expected, &pop))
     }
 
     /// Resumes a blocked frame and focuses it.
@@ -337,13 +358,14 @@ impl Flame {
         id: &FrameId,
         model: Option<&str>,
     ) -> Result<MessageId, ApiError> {
-        self.write(actor, |store, change, _| store.begin_reply(change, id, model))
+        self.write(actor, |store, change, env| store.begin_reply(change, id, model, env.writer))
     }
 
     /// Stores what has arrived of an open reply, so a crash keeps it. Past
     /// [`flame_store::MAX_MESSAGE_BYTES`] only the beginning is kept, with a note saying so.
     pub fn update_reply(&self, id: MessageId, content: &str) -> Result<(), ApiError> {
-        Ok(self.store().update_reply(id, content)?)
+        let at = self.env().now();
+        Ok(self.store().update_reply(id, content, at)?)
     }
 
     /// Finishes an open reply with its final content; its tokens are counted here, once. A reply
@@ -481,19 +503,31 @@ pub(crate) fn count_message(message: &NewMessage) -> u64 {
     tokens
 }
 
-/// Finishes, as interrupted, every reply a stopped process left open, keeping what arrived.
+/// Finishes, as interrupted, every open reply whose writer is gone (`probe` says what the
+/// system knows of a process id), keeping what arrived. Replies other processes are streaming
+/// are left to them. Returns how many were finished.
 pub(crate) fn close_open_replies(
     store: &mut Store,
     at: flame_model::Timestamp,
+    probe: impl Fn(u32) -> Probe,
 ) -> Result<usize, StoreError> {
-    let open = store.open_replies()?;
-    for (id, _, content) in &open {
-        let mut reply = NewMessage::text(Role::Assistant, content.clone());
+    let mut closed = 0;
+    for open in store.open_replies()? {
+        let probed = open.owner.map_or(Probe::Unknown, |owner| probe(owner.pid));
+        if !writer_is_gone(&open, probed, at) {
+            continue;
+        }
+        let mut reply = NewMessage::text(Role::Assistant, open.content);
         reply.interrupted = true;
         let change = Change { actor: Actor::Agent, at };
-        store.finish_reply(change, *id, &reply, count_message(&reply))?;
+        match store.finish_reply(change, open.id, &reply, count_message(&reply)) {
+            Ok(_) => closed += 1,
+            // Another process opening at the same time finished it first.
+            Err(StoreError::Frame(FrameError::Invalid(_))) => {}
+            Err(err) => return Err(err),
+        }
     }
-    Ok(open.len())
+    Ok(closed)
 }
 
 /// The current tree, or `tree` if given (which must exist).

@@ -13,6 +13,7 @@ pub mod frame_log;
 mod frames;
 mod import;
 pub mod logging;
+mod process;
 mod sample;
 
 use std::sync::{Mutex, MutexGuard};
@@ -27,6 +28,7 @@ pub use export::{ExportFormat, ExportProgress, ExportScope, ExportSummary, resol
 pub use flame_context::{Budget, ContextDoc, ContextReport};
 pub use flame_import::flame_json::Export;
 pub use flame_import::replay::{CallRow, Replay};
+pub use flame_store::ReplyOwner;
 pub use frames::{
     DEFAULT_BUDGET, DEFAULT_ENCODING, DeletedTree, FrameEntry, PlanSpec, PopRequest, TreeListEntry,
     TreeOutline, TreeStatus,
@@ -71,8 +73,9 @@ pub struct AppInfo {
 }
 
 impl Flame {
-    /// Creates the data directory if needed, opens (creating or migrating) its database, and
-    /// repairs any frame log a crash left behind; time and ids come from the system.
+    /// Creates the data directory if needed, opens (creating or migrating) its database,
+    /// finishes the replies a stopped process left open, and repairs any frame log a crash left
+    /// behind; time and ids come from the system.
     pub fn open(data_dir: DataDir) -> Result<Flame, ApiError> {
         Flame::open_with(data_dir, Env::system())
     }
@@ -82,7 +85,8 @@ impl Flame {
         data_dir.create()?;
         let mut store = Store::open(&data_dir.database_path()).map_err(ApiError::from_open)?;
         let mut env = env;
-        match frames::close_open_replies(&mut store, env.now()) {
+        // Only replies whose writer has stopped: another process may be streaming one now.
+        match frames::close_open_replies(&mut store, env.now(), process::probe) {
             Ok(0) => {}
             Ok(closed) => tracing::info!(
                 closed,

@@ -65,6 +65,10 @@ pub enum Command {
     /// Pop a frame (the focused one by default) as completed, failed or blocked.
     Pop {
         id: Option<String>,
+        /// The focused frame this pop means; refused, changing nothing, if the focus has moved
+        /// (another client popped or pushed in between)
+        #[arg(long, value_name = "ID", conflicts_with = "id")]
+        frame: Option<String>,
         #[arg(long, value_name = "completed|failed|blocked")]
         status: String,
         #[arg(long, value_name = "TEXT")]

@@ -105,7 +105,7 @@ fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
             let deleted = flame.delete(ACTOR, &FrameId::parse(id)?)?;
             out.print(&json!({ "deleted": deleted }), || render::id_list("deleted", &deleted))
         }
-        Command::Pop { id, status, results, compacted, artifact, decision, reason } => {
+        Command::Pop { id, frame, status, results, compacted, artifact, decision, reason } => {
             let request = PopRequest {
                 status: PopStatus::parse(status)?,
                 results: results.clone(),
@@ -114,8 +114,11 @@ fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
                 decisions: decision.clone(),
                 reason: reason.clone(),
             };
-            let frame = flame.pop(ACTOR, frame_id(id)?.as_ref(), &request)?;
-            out.frame(flame, &frame.id)
+            let popped = match frame_id(frame)? {
+                Some(expected) => flame.pop_focused(ACTOR, &expected, &request)?,
+                None => flame.pop(ACTOR, frame_id(id)?.as_ref(), &request)?,
+            };
+            out.frame(flame, &popped.id)
         }
         Command::Invalidate { id, reason } => {
             let invalidated = flame.invalidate(ACTOR, &FrameId::parse(id)?, reason.as_deref())?;

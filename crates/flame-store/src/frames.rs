@@ -71,6 +71,29 @@ pub struct Pop {
     pub reason: Option<String>,
 }
 
+/// The process writing an open reply. Whether it still runs is for the caller to find out (the
+/// store reads no clock and asks nothing of the system): see [`Store::open_replies`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplyOwner {
+    /// The operating system's id of the process.
+    pub pid: u32,
+    /// When that process started, in the system's own units (on Linux, clock ticks since boot),
+    /// so that a later process given the same id is told apart; `None` where it cannot be read.
+    pub started: Option<u64>,
+}
+
+/// A reply still open: what has arrived of it, who is writing it and when it last saved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenReply {
+    pub id: MessageId,
+    pub frame: FrameId,
+    pub content: String,
+    /// `None` for a reply opened before owners were recorded.
+    pub owner: Option<ReplyOwner>,
+    /// When the writer opened or last saved it.
+    pub heartbeat_at: Option<Timestamp>,
+}
+
 /// A tree as the tree list shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TreeSummary {
@@ -398,45 +421,38 @@ impl Store {
     /// children (and their subtrees) become invalidated; a focus inside it returns to its parent.
     pub fn pop(&mut self, change: Change, id: &FrameId, pop: &Pop) -> Result<Frame, StoreError> {
         lifecycle::check_pop_input(id, pop.status, pop.results.as_deref(), pop.reason.as_deref())?;
+        self.write(change, |w| w.pop(id, pop))
+    }
+
+    /// [`Store::pop`] for a caller that means its tree's focus and names it: `id` is popped only
+    /// if it is still the focus, read in the same transaction. When another process or client
+    /// has moved the focus since (popped it, pushed, focused elsewhere), nothing changes and the
+    /// refusal names the frame focused now.
+    pub fn pop_focused(
+        &mut self,
+        change: Change,
+        id: &FrameId,
+        pop: &Pop,
+    ) -> Result<Frame, StoreError> {
+        lifecycle::check_pop_input(id, pop.status, pop.results.as_deref(), pop.reason.as_deref())?;
         self.write(change, |w| {
             let frame = w.frame(id)?;
-            lifecycle::check(Operation::Pop, &frame.id, &frame.title, frame.status)?;
-            if let Some(child) = w.children(id)?.into_iter().find(|c| c.status == Status::InProgress) {
+            let focus = w.tree(&frame.tree)?.focus;
+            if focus != frame.id {
+                let focused = w.frame(&focus)?;
                 return Err(FrameError::Refused {
                     op: "pop",
-                    frame: frame.id.clone(),
-                    title: frame.title.clone(),
+                    frame: frame.id,
+                    title: frame.title,
                     status: frame.status,
-                    allowed: format!("its child {} \"{}\" is still in_progress; pop that first", child.id, child.title),
+                    allowed: format!(
+                        "the pop named it as the focus, but the focus has moved to {} \"{}\" ({}), so nothing was popped; look at the tree and name the frame you mean",
+                        focused.id, focused.title, focused.status
+                    ),
                 }
                 .into());
             }
-            let status = pop.status.status();
-            w.tx.execute(
-                "UPDATE frames SET status = ?2, results = ?3, results_compacted = ?4, artifacts = ?5,
-                     decisions = ?6, status_reason = ?7, ended_at = ?8 WHERE id = ?1",
-                params![
-                    id.as_str(),
-                    status.as_str(),
-                    pop.results.as_deref().or(frame.results.as_deref()),
-                    pop.results_compacted.as_deref().or(frame.results_compacted.as_deref()),
-                    rows::json_list(&pop.artifacts),
-                    rows::json_list(&pop.decisions),
-                    pop.reason,
-                    change.at,
-                ],
-            )?;
-            w.event(&frame.tree, id, EventKind::Popped, json!({
-                "status": status, "results": pop.results, "results_compacted": pop.results_compacted,
-                "artifacts": pop.artifacts, "decisions": pop.decisions, "reason": pop.reason,
-            }))?;
-            for child in w.children(id)? {
-                if child.status == Status::Planned {
-                    w.invalidate_subtree(&child, &format!("its parent {id} was popped as {status}"))?;
-                }
-            }
-            w.focus_out_of(&frame)?;
-            w.frame(id)
+            w.pop(id, pop)
         })
     }
 
@@ -572,31 +588,48 @@ impl Store {
         })
     }
 
-    /// Opens a reply that a model is about to stream into `frame`: an assistant message with
-    /// no text yet, marked interrupted until it is finished. It has no event until then.
+    /// Opens a reply that a model is about to stream into `frame`, written by `owner`: an
+    /// assistant message with no text yet, marked interrupted until it is finished. It has no
+    /// event until then.
     pub fn begin_reply(
         &mut self,
         change: Change,
         frame: &FrameId,
         model: Option<&str>,
+        owner: ReplyOwner,
     ) -> Result<MessageId, StoreError> {
         self.write(change, |w| {
             let target = w.frame(frame)?;
             lifecycle::check(Operation::AddMessage, &target.id, &target.title, target.status)?;
             w.tx.prepare_cached(
-                "INSERT INTO messages (frame_id, role, content, tokens, model, created_at, interrupted, open)
-                 VALUES (?1, 'assistant', '', 0, ?2, ?3, 1, 1)",
+                "INSERT INTO messages (frame_id, role, content, tokens, model, created_at, interrupted, open,
+                                       owner_pid, owner_started, heartbeat_at)
+                 VALUES (?1, 'assistant', '', 0, ?2, ?3, 1, 1, ?4, ?5, ?3)",
             )?
-            .execute(params![frame.as_str(), model, change.at])?;
+            .execute(params![
+                frame.as_str(),
+                model,
+                change.at,
+                owner.pid,
+                owner.started.map(|s| s as i64)
+            ])?;
             Ok(MessageId(w.tx.last_insert_rowid()))
         })
     }
 
-    /// Stores the text of an open reply so far, cut to the cap by [`fit_reply`].
-    pub fn update_reply(&mut self, id: MessageId, content: &str) -> Result<(), StoreError> {
+    /// Stores the text of an open reply so far, cut to the cap by [`fit_reply`], and `at` as
+    /// the time its writer was last heard from.
+    pub fn update_reply(
+        &mut self,
+        id: MessageId,
+        content: &str,
+        at: Timestamp,
+    ) -> Result<(), StoreError> {
         self.conn
-            .prepare_cached("UPDATE messages SET content = ?2 WHERE id = ?1 AND open = 1")?
-            .execute(params![id.0, fit_reply(content)])?;
+            .prepare_cached(
+                "UPDATE messages SET content = ?2, heartbeat_at = ?3 WHERE id = ?1 AND open = 1",
+            )?
+            .execute(params![id.0, fit_reply(content), at])?;
         Ok(())
     }
 
@@ -629,13 +662,27 @@ impl Store {
         })
     }
 
-    /// Replies left open by a process that stopped while streaming: id, frame and text so far.
-    pub fn open_replies(&self) -> Result<Vec<(MessageId, FrameId, String)>, StoreError> {
+    /// Every reply still open, oldest first, with its writer: replies being streamed now, and
+    /// replies a process that stopped while streaming left behind. Telling them apart is the
+    /// caller's (it can ask the system whether the writer still runs).
+    pub fn open_replies(&self) -> Result<Vec<OpenReply>, StoreError> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT id, frame_id, content FROM messages WHERE open = 1 ORDER BY id",
+            "SELECT id, frame_id, content, owner_pid, owner_started, heartbeat_at
+             FROM messages WHERE open = 1 ORDER BY id",
         )?;
         let rows = stmt.query_map([], |r| {
-            Ok((MessageId(r.get(0)?), FrameId::from_trusted(r.get(1)?), r.get(2)?))
+            let pid: Option<i64> = r.get(3)?;
+            let started: Option<i64> = r.get(4)?;
+            Ok(OpenReply {
+                id: MessageId(r.get(0)?),
+                frame: FrameId::from_trusted(r.get(1)?),
+                content: r.get(2)?,
+                owner: pid.and_then(|pid| u32::try_from(pid).ok()).map(|pid| ReplyOwner {
+                    pid,
+                    started: started.and_then(|s| u64::try_from(s).ok()),
+                }),
+                heartbeat_at: r.get(5)?,
+            })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
@@ -1073,6 +1120,55 @@ impl Writer<'_> {
             self.insert_plan(tree, &item.id, i as u32, child, created)?;
         }
         Ok(())
+    }
+
+    /// Pops `id` (see [`Store::pop`]) inside the caller's transaction.
+    fn pop(&self, id: &FrameId, pop: &Pop) -> Result<Frame, StoreError> {
+        let frame = self.frame(id)?;
+        lifecycle::check(Operation::Pop, &frame.id, &frame.title, frame.status)?;
+        if let Some(child) = self.children(id)?.into_iter().find(|c| c.status == Status::InProgress)
+        {
+            return Err(FrameError::Refused {
+                op: "pop",
+                frame: frame.id.clone(),
+                title: frame.title.clone(),
+                status: frame.status,
+                allowed: format!(
+                    "its child {} \"{}\" is still in_progress; pop that first",
+                    child.id, child.title
+                ),
+            }
+            .into());
+        }
+        let status = pop.status.status();
+        self.tx.execute(
+            "UPDATE frames SET status = ?2, results = ?3, results_compacted = ?4, artifacts = ?5,
+                 decisions = ?6, status_reason = ?7, ended_at = ?8 WHERE id = ?1",
+            params![
+                id.as_str(),
+                status.as_str(),
+                pop.results.as_deref().or(frame.results.as_deref()),
+                pop.results_compacted.as_deref().or(frame.results_compacted.as_deref()),
+                rows::json_list(&pop.artifacts),
+                rows::json_list(&pop.decisions),
+                pop.reason,
+                self.change.at,
+            ],
+        )?;
+        self.event(&frame.tree, id, EventKind::Popped, json!({
+            "status": status, "results": pop.results, "results_compacted": pop.results_compacted,
+            "artifacts": pop.artifacts, "decisions": pop.decisions, "reason": pop.reason,
+        }))?;
+        for child in self.children(id)? {
+            if child.status == Status::Planned {
+                self.invalidate_subtree(
+                    &child,
+                    &format!("its parent {id} was popped as {status}"),
+                )?;
+            }
+        }
+        self.focus_out_of(&frame)?;
+        self.frame(id)
     }
 
     /// Records an event and marks the frame's log as behind it.

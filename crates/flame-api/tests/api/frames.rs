@@ -3,11 +3,11 @@
 
 use std::fs;
 
-use flame_api::{ErrorCode, PlanSpec, PopRequest};
+use flame_api::{Env, ErrorCode, Flame, PlanSpec, PopRequest, ReplyOwner};
 use flame_model::lifecycle::PopStatus;
 use flame_model::{Actor, FrameId, NewMessage, Role, Status};
 
-use crate::Scratch;
+use crate::{Scratch, home};
 
 const A: Actor = Actor::Person;
 
@@ -322,9 +322,15 @@ fn the_outline_and_events_let_a_front_end_follow_changes() {
 fn a_reply_left_streaming_by_a_crash_is_kept_as_interrupted_on_the_next_start() {
     let s = Scratch::new(14);
     let tree = s.flame.create_tree(A, "Root", "r").unwrap();
-    let reply = s.flame.begin_reply(Actor::Agent, &tree.root, Some("m")).unwrap();
-    s.flame.update_reply(reply, "Half of an answer").unwrap();
-    // The process dies here; the next start finishes what it left open.
+    // A writer that has stopped: no process runs with an id this large.
+    let stopped = ReplyOwner { pid: u32::MAX, started: Some(1) };
+    let crashed =
+        Flame::open_with(home(s.dir.path()), Env::fixed(1_795_307_700_000, 41).writing_as(stopped))
+            .unwrap();
+    let reply = crashed.begin_reply(Actor::Agent, &tree.root, Some("m")).unwrap();
+    crashed.update_reply(reply, "Half of an answer").unwrap();
+    drop(crashed);
+    // The next start finishes what it left open.
     let reopened = s.reopen(15);
     let kept = reopened.messages(&tree.root).unwrap().pop().unwrap();
     assert_eq!(
@@ -333,6 +339,23 @@ fn a_reply_left_streaming_by_a_crash_is_kept_as_interrupted_on_the_next_start() 
     );
     assert!(kept.tokens > 0);
     assert!(reopened.log(&tree.root).unwrap().contains("Half of an answer"));
+}
+
+#[test]
+fn a_reply_whose_writer_still_runs_is_left_open_by_another_opening() {
+    let s = Scratch::new(42);
+    let tree = s.flame.create_tree(A, "Root", "r").unwrap();
+    let reply = s.flame.begin_reply(Actor::Agent, &tree.root, Some("m")).unwrap();
+    s.flame.update_reply(reply, "Still").unwrap();
+    // Another opening of the data directory (this process runs, so its reply is not abandoned).
+    drop(s.reopen(43));
+    assert_eq!(s.flame.frame(&tree.root).unwrap().frame.message_count, 0, "not finished");
+    s.flame.update_reply(reply, "Still streaming").unwrap();
+    let done = s
+        .flame
+        .finish_reply(Actor::Agent, reply, &NewMessage::text(Role::Assistant, "Still streaming."))
+        .unwrap();
+    assert_eq!((done.content.as_str(), done.interrupted), ("Still streaming.", false));
 }
 
 #[test]
@@ -379,4 +402,23 @@ fn a_twenty_mib_reply_is_stored_at_the_cap_says_it_was_cut_and_the_frame_goes_on
     assert_eq!(messages[0].content, stored.content);
     s.flame.context(Some(&tree.root), None).unwrap();
     assert!(s.flame.log(&tree.root).unwrap().contains("reply truncated at 4 MiB"));
+}
+
+/// Measured in issue 13: a CLI and an MCP client each popping "the focus" of one tree completed
+/// its root. Naming the frame meant refuses the second pop instead.
+#[test]
+fn two_clients_popping_the_focus_complete_only_the_frame_they_named() {
+    let s = Scratch::new(71);
+    let tree = s.flame.create_tree(A, "Root", "r").unwrap();
+    let child = s.flame.push(A, None, "Child", "c").unwrap();
+    // Both clients look at the tree and see the child focused; the first pops it.
+    s.flame.pop_focused(Actor::Cli, &child.id, &completed("first")).unwrap();
+    let err = s.flame.pop_focused(Actor::Agent, &child.id, &completed("second")).unwrap_err();
+    assert_eq!(err.code, ErrorCode::Refused);
+    assert!(err.message.contains(child.id.as_str()), "{}", err.message);
+    assert!(err.message.contains(&format!("focus has moved to {}", tree.root)), "{}", err.message);
+    assert_eq!(s.flame.frame(&tree.root).unwrap().frame.status, Status::InProgress);
+    assert_eq!(s.flame.frame(&child.id).unwrap().frame.results.as_deref(), Some("first"));
+    // Unnamed, the second pop would have taken the root.
+    assert_eq!(s.flame.status(None).unwrap().focus, tree.root);
 }

@@ -6,6 +6,7 @@ mod crash;
 mod export;
 mod frames;
 mod import;
+mod live_reply;
 mod open;
 mod properties;
 mod sample;

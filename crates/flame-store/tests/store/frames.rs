@@ -6,8 +6,12 @@ use flame_model::{
     Actor, EventKind, FrameError, FrameId, FrameTree, IdSource, NewMessage, Role, Status, TreeId,
 };
 use flame_store::{
-    Change, MAX_MESSAGE_BYTES, PlanItem, Pop, Store, StoreError, fit_reply, truncation_note,
+    Change, MAX_MESSAGE_BYTES, OpenReply, PlanItem, Pop, ReplyOwner, Store, StoreError, fit_reply,
+    truncation_note,
 };
+
+/// The process the tests' replies are written by.
+const WRITER: ReplyOwner = ReplyOwner { pid: 4242, started: Some(987_654) };
 
 struct Fixture {
     store: Store,
@@ -680,9 +684,18 @@ fn a_reply_streams_into_an_open_message_and_counts_when_finished() {
     let mut f = Fixture::new();
     let root = f.root.clone();
     let ch = f.change();
-    let id = f.store.begin_reply(ch, &root, Some("m")).unwrap();
-    f.store.update_reply(id, "Hel").unwrap();
-    assert_eq!(f.store.open_replies().unwrap(), [(id, root.clone(), "Hel".to_owned())]);
+    let id = f.store.begin_reply(ch, &root, Some("m"), WRITER).unwrap();
+    f.store.update_reply(id, "Hel", 40).unwrap();
+    assert_eq!(
+        f.store.open_replies().unwrap(),
+        [OpenReply {
+            id,
+            frame: root.clone(),
+            content: "Hel".to_owned(),
+            owner: Some(WRITER),
+            heartbeat_at: Some(40),
+        }]
+    );
     assert_eq!(f.store.frame(&root).unwrap().message_count, 0, "an open reply does not count yet");
     assert!(
         !f.store.frame_events(&root, 0).unwrap().iter().any(|e| e.kind == EventKind::MessageAdded)
@@ -711,7 +724,7 @@ fn replies_are_refused_where_messages_are() {
     let a = f.push(&root, "A");
     f.pop(&a, PopStatus::Completed).unwrap();
     let ch = f.change();
-    let err = f.refused(|f| f.store.begin_reply(ch, &a, None).map(drop));
+    let err = f.refused(|f| f.store.begin_reply(ch, &a, None, WRITER).map(drop));
     refusal_names(&err, &a, Status::Completed);
 }
 
@@ -768,7 +781,7 @@ fn a_tree_is_not_deleted_while_a_reply_is_written_in_it_nor_when_unknown() {
     let mut f = Fixture::new();
     let root = f.root.clone();
     let ch = f.change();
-    let reply = f.store.begin_reply(ch, &root, Some("m")).unwrap();
+    let reply = f.store.begin_reply(ch, &root, Some("m"), WRITER).unwrap();
     let ch = f.change();
     let tree = f.tree.clone();
     let err = f.refused(|f| f.store.delete_tree(ch, &tree).map(drop));
@@ -802,11 +815,11 @@ fn a_reply_past_the_message_cap_keeps_what_fits_and_says_it_was_truncated() {
     let mut f = Fixture::new();
     let root = f.root.clone();
     let ch = f.change();
-    let id = f.store.begin_reply(ch, &root, Some("m")).unwrap();
+    let id = f.store.begin_reply(ch, &root, Some("m"), WRITER).unwrap();
     // Two-byte characters with one byte in front, so the cap falls inside a character.
     let long = format!("x{}", "é".repeat(MAX_MESSAGE_BYTES));
-    f.store.update_reply(id, &long).unwrap();
-    let (_, _, saved) = f.store.open_replies().unwrap().remove(0);
+    f.store.update_reply(id, &long, 40).unwrap();
+    let saved = f.store.open_replies().unwrap().remove(0).content;
     assert!(saved.len() <= MAX_MESSAGE_BYTES, "saved {} bytes", saved.len());
     assert!(saved.ends_with(&truncation_note()), "{}", &saved[saved.len() - 80..]);
     assert!(saved.starts_with("xéé"));
@@ -827,4 +840,56 @@ fn a_reply_within_the_cap_is_stored_as_it_is() {
     let exact = "a".repeat(MAX_MESSAGE_BYTES);
     assert_eq!(fit_reply(&exact), exact.as_str());
     assert!(fit_reply(&format!("{exact}b")).ends_with(&truncation_note()));
+}
+
+#[test]
+fn a_reply_opened_before_owners_were_recorded_reads_back_without_one() {
+    let mut f = Fixture::new();
+    let root = f.root.clone();
+    let ch = f.change();
+    let id = f.store.begin_reply(ch, &root, None, WRITER).unwrap();
+    // What migration 5 leaves on a reply that version 4 opened: the new columns empty.
+    let conn = rusqlite::Connection::open(f.store.path()).unwrap();
+    conn.execute(
+        "UPDATE messages SET owner_pid = NULL, owner_started = NULL, heartbeat_at = NULL",
+        [],
+    )
+    .unwrap();
+    f.store.update_reply(id, "so far", 50).unwrap();
+    let open = f.store.open_replies().unwrap();
+    assert_eq!((open[0].owner, open[0].heartbeat_at), (None, Some(50)));
+    assert_eq!(open[0].content, "so far");
+}
+
+/// Two clients each popping "the focus": the second names the frame it meant, so it cannot pop
+/// the parent the first one's pop moved the focus to.
+#[test]
+fn a_pop_naming_the_focus_is_refused_once_the_focus_moved_and_changes_nothing() {
+    let mut f = Fixture::new();
+    let root = f.root.clone();
+    let a = f.push(&root, "A");
+    let ch = f.change();
+    // The first client pops A; the focus returns to the root.
+    f.store.pop_focused(ch, &a, &completed("done")).unwrap();
+    assert_eq!(f.focus(), root);
+    // The second still means A.
+    let ch = f.change();
+    let err = f.refused(|f| f.store.pop_focused(ch, &a, &completed("again")).map(drop));
+    let text = err.to_string();
+    assert!(text.contains(&format!("focus has moved to {root} \"Build the app\"")), "{text}");
+    refusal_names(&err, &a, Status::Completed);
+    assert_eq!(f.status(&root), Status::InProgress);
+
+    // Focused elsewhere while the named frame is still open: refused too.
+    let b = f.push(&root, "B");
+    let ch = f.change();
+    f.store.focus(ch, &root).unwrap();
+    let ch = f.change();
+    let err = f.refused(|f| f.store.pop_focused(ch, &b, &completed("b")).map(drop));
+    refusal_names(&err, &b, Status::InProgress);
+    assert!(err.to_string().contains(root.as_str()), "{err}");
+    let ch = f.change();
+    f.store.focus(ch, &b).unwrap();
+    let ch = f.change();
+    assert_eq!(f.store.pop_focused(ch, &b, &completed("b")).unwrap().status, Status::Completed);
 }
