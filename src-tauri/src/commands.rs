@@ -1,7 +1,7 @@
 //! The Tauri commands. Each one converts, calls `flame-api` as [`Actor::Person`], and returns its
 //! result; the error type is always `ApiError`, which reaches the UI as `{code, message}`.
 
-use flame_agent::{Agent, ChatEvent, ChatOutcome, GeneratedResults, Settings};
+use flame_agent::{Agent, ChatEvent, ChatOutcome, GeneratedResults, Settings, SettingsFile};
 use flame_api::{
     ApiError, AppInfo, Budget, ContextDoc, DeletedTree, ExportFormat, ExportProgress, ExportScope,
     ExportSummary, FrameEntry, PlanSpec, PopRequest, TreeListEntry, TreeOutline,
@@ -285,26 +285,30 @@ pub async fn generate_results(
     agent.generate_results(&frame, model.as_deref(), &answering.cancel).await
 }
 
-/// The model settings, with keys shown only as set or not.
+/// The model settings, with keys shown only as set or not, and where each is kept.
 #[tauri::command]
 #[specta::specta]
 pub fn get_settings(startup: State<'_, Startup>) -> Result<Settings, ApiError> {
-    Ok(Settings::load(startup.settings_path()?)?.redacted())
+    Ok(settings_file(&startup)?.load()?.redacted(&|name| std::env::var(name).ok()))
 }
 
-/// Saves the model settings. A key left as the placeholder the UI was shown is kept; an empty
-/// key removes it.
+/// Saves the model settings. A key left as the placeholder the UI was shown is kept (unless the
+/// base URL moved to another host); an empty key removes it.
 #[tauri::command]
 #[specta::specta]
 pub fn save_settings(
     startup: State<'_, Startup>,
     settings: Settings,
 ) -> Result<Settings, ApiError> {
-    let path = startup.settings_path()?;
-    let saved = Settings::load(path)?;
-    let merged = saved.with_changes(settings);
-    merged.save(path)?;
-    Ok(merged.redacted())
+    let file = settings_file(&startup)?;
+    let merged = file.load()?.with_changes(settings);
+    file.save(&merged)?;
+    Ok(file.load()?.redacted(&|name| std::env::var(name).ok()))
+}
+
+/// The settings file, with its keys in the system keyring if one answers now.
+fn settings_file(startup: &Startup) -> Result<SettingsFile, ApiError> {
+    Ok(SettingsFile::detect(startup.settings_path()?.clone()))
 }
 
 /// Hands each event of an answer to the window. A window that went away does not stop the
@@ -317,7 +321,7 @@ fn forward(channel: &Channel<ChatEvent>) -> impl FnMut(ChatEvent) + Send + '_ {
 
 /// An agent over the open Flame with the current settings and the process environment's keys.
 fn agent(startup: &Startup) -> Result<Agent, ApiError> {
-    let settings = Settings::load(startup.settings_path()?)?;
+    let settings = settings_file(startup)?.load()?;
     Ok(Agent::new(
         startup.flame()?.clone(),
         settings,

@@ -339,6 +339,8 @@ fn send_message_answers_through_the_command_layer_against_the_replay_server() {
     let shown = invoke(&window, "get_settings").unwrap();
     assert_eq!(shown["anthropic"]["api_key"], "(set)");
     assert!(!shown.to_string().contains(key));
+    // The key was read from the settings file (with a keyring, it moves there at the next save).
+    assert_eq!(shown["anthropic"]["key_location"]["kind"], "file");
     assert!(
         !invoke(&window, "cancel_answer").unwrap().as_bool().unwrap(),
         "nothing is running now"

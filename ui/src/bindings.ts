@@ -44,11 +44,11 @@ export const commands = {
 	cancelAnswer: () => __TAURI_INVOKE<boolean>("cancel_answer"),
 	/**  The model's proposal for a frame's results (for the pop dialog to show, editable). */
 	generateResults: (frame: FrameId, model: string | null) => typedError<GeneratedResults, ApiError>(__TAURI_INVOKE("generate_results", { frame, model })),
-	/**  The model settings, with keys shown only as set or not. */
+	/**  The model settings, with keys shown only as set or not, and where each is kept. */
 	getSettings: () => typedError<Settings_Serialize, ApiError>(__TAURI_INVOKE("get_settings")),
 	/**
-	 *  Saves the model settings. A key left as the placeholder the UI was shown is kept; an empty
-	 *  key removes it.
+	 *  Saves the model settings. A key left as the placeholder the UI was shown is kept (unless the
+	 *  base URL moved to another host); an empty key removes it.
 	 */
 	saveSettings: (settings: Settings_Deserialize) => typedError<Settings_Serialize, ApiError>(__TAURI_INVOKE("save_settings", { settings })),
 	/**  Creates a tree, its root frame in progress and focused, and makes it current. */
@@ -476,6 +476,15 @@ export type ImportSummary = {
 	problems: string[],
 };
 
+/**  Where a provider's key is, as the settings window says it. */
+export type KeyLocation = 
+/**  The system keyring. */
+{ kind: "keyring" } | 
+/**  A file only its owner may read. */
+{ kind: "file"; path: string } | 
+/**  An environment variable, which is used before a saved key. */
+{ kind: "environment"; variable: string };
+
 /**  A message as stored. */
 export type Message = Message_Serialize | Message_Deserialize;
 
@@ -585,15 +594,36 @@ export type ProviderSettings = ProviderSettings_Serialize | ProviderSettings_Des
 /**  One provider's place and key. */
 export type ProviderSettings_Deserialize = {
 	base_url?: string | null,
-	/**  Stored, but never sent back to the UI (see [`Settings::redacted`]). */
+	/**
+	 *  Stored (in the system keyring, or in the settings file where none answers), but never
+	 *  sent back to the UI (see [`Settings::redacted`]) nor printed by `Debug`.
+	 */
 	api_key?: string | null,
+	/**
+	 *  The person confirmed that the key may go unencrypted over plain `http://` to a host
+	 *  other than this computer (see [`Settings::check`]). Written only when given.
+	 */
+	allow_insecure_http?: boolean,
 };
 
 /**  One provider's place and key. */
 export type ProviderSettings_Serialize = {
 	base_url: string | null,
-	/**  Stored, but never sent back to the UI (see [`Settings::redacted`]). */
+	/**
+	 *  Stored (in the system keyring, or in the settings file where none answers), but never
+	 *  sent back to the UI (see [`Settings::redacted`]) nor printed by `Debug`.
+	 */
 	api_key: string | null,
+	/**
+	 *  The person confirmed that the key may go unencrypted over plain `http://` to a host
+	 *  other than this computer (see [`Settings::check`]). Written only when given.
+	 */
+	allow_insecure_http?: boolean,
+	/**
+	 *  Where the key is kept: filled in when the settings are read, shown to the UI, never read
+	 *  from the UI or the file.
+	 */
+	key_location?: KeyLocation,
 };
 
 /**  Who said a message. */

@@ -3,32 +3,81 @@ import { act } from "preact/test-utils";
 import { afterEach, describe, expect, it } from "vitest";
 
 import type { ApiError, Settings_Deserialize, Settings_Serialize as Settings } from "./bindings";
-import { SettingsDialog, providerEdit } from "./settings-dialog";
+import {
+  type ProviderForm,
+  SettingsDialog,
+  isInsecureHttp,
+  movesHost,
+  needsNewKey,
+  providerEdit,
+} from "./settings-dialog";
 import { answer, fakeBackend, settle } from "./test-backend";
+
+const FORM: ProviderForm = {
+  baseUrl: "",
+  savedUrl: "",
+  keySet: true,
+  newKey: "",
+  remove: false,
+  allowHttp: false,
+  location: null,
+};
 
 describe("a provider's key in the settings form", () => {
   it("keeps the saved key when the field is left empty", () => {
-    expect(providerEdit({ baseUrl: "", keySet: true, newKey: "", remove: false })).toEqual({
+    expect(providerEdit(FORM)).toEqual({
       base_url: null,
       api_key: null,
+      allow_insecure_http: false,
     });
   });
 
   it("replaces it with a typed key, and removes it only when asked", () => {
     expect(
-      providerEdit({
-        baseUrl: " http://localhost:11434/v1 ",
-        keySet: true,
-        newKey: "sk-new",
-        remove: false,
-      }),
+      providerEdit({ ...FORM, baseUrl: " http://localhost:11434/v1 ", newKey: "sk-new" }),
     ).toEqual({
       base_url: "http://localhost:11434/v1",
       api_key: "sk-new",
+      allow_insecure_http: false,
     });
-    expect(
-      providerEdit({ baseUrl: "", keySet: true, newKey: "sk-new", remove: true }).api_key,
-    ).toBe("");
+    expect(providerEdit({ ...FORM, newKey: "sk-new", remove: true }).api_key).toBe("");
+  });
+
+  it("asks for the key again when the base URL moves to another host", () => {
+    const openai = "https://api.openai.com/v1";
+    const at = (baseUrl: string, savedUrl = "") => ({ ...FORM, baseUrl, savedUrl });
+    expect(movesHost(at("https://API.openai.com:443/v2"), openai)).toBe(false);
+    expect(movesHost(at("", "https://api.openai.com/other"), openai)).toBe(false);
+    for (const url of [
+      "https://evil.example.net/v1",
+      "http://api.openai.com/v1",
+      "https://api.openai.com:8443/v1",
+    ]) {
+      expect(movesHost(at(url), openai)).toBe(true);
+      expect(needsNewKey(at(url), openai)).toBe(true);
+      expect(needsNewKey({ ...at(url), newKey: "sk-for-there" }, openai)).toBe(false);
+      expect(needsNewKey({ ...at(url), remove: true }, openai)).toBe(false);
+      expect(needsNewKey({ ...at(url), keySet: false }, openai)).toBe(false);
+    }
+  });
+
+  it("tells plain http:// to another computer from a local server", () => {
+    for (const local of [
+      "http://127.0.0.1:11434/v1",
+      "http://127.8.9.10/v1",
+      "http://localhost:8080",
+      "http://[::1]:8000/v1",
+      "https://models.example.com/v1",
+    ]) {
+      expect(isInsecureHttp(local)).toBe(false);
+    }
+    for (const remote of ["http://192.168.1.20:11434/v1", "http://models.example.com/v1"]) {
+      expect(isInsecureHttp(remote)).toBe(true);
+    }
+    // The confirmation is sent only for such a URL.
+    expect(providerEdit({ ...FORM, baseUrl: "https://x.example", allowHttp: true })).toEqual(
+      expect.objectContaining({ allow_insecure_http: false }),
+    );
   });
 });
 
@@ -36,8 +85,16 @@ const SAVED: Settings = {
   default_model: "claude-sonnet-4-5",
   autonomy: "auto",
   max_tool_rounds: 8,
-  anthropic: { base_url: null, api_key: "(set)" },
-  openai: { base_url: null, api_key: null },
+  anthropic: {
+    base_url: null,
+    api_key: "(set)",
+    key_location: { kind: "file", path: "/home/someone/.config/flame/settings.json" },
+  },
+  openai: {
+    base_url: null,
+    api_key: null,
+    key_location: { kind: "environment", variable: "OPENAI_API_KEY" },
+  },
   models: [],
 };
 
@@ -152,5 +209,95 @@ describe("the models list in the settings", () => {
       await settle();
     });
     expect(sent.at(-1)?.models).toEqual([]);
+  });
+});
+
+/** Renders the dialog over `backend` and waits for the settings to be read. */
+async function openDialog(parts: Parameters<typeof fakeBackend>[0], onClose = () => undefined) {
+  const root = document.createElement("div");
+  document.body.append(root);
+  await act(async () => {
+    render(<SettingsDialog backend={fakeBackend(parts)} onClose={onClose} />, root);
+    await settle();
+  });
+  // The dialog reads the settings in an effect, which runs when the first act ends.
+  await act(settle);
+  const form = root.querySelector<HTMLFormElement>("[data-testid=settings-dialog]");
+  const submit = async () =>
+    act(async () => {
+      form?.dispatchEvent(new Event("submit", { cancelable: true }));
+      await settle();
+    });
+  const type = async (selector: string, value: string) =>
+    act(async () => {
+      setValue(root.querySelector<HTMLInputElement>(selector), value);
+      await settle();
+    });
+  return { root, form, submit, type };
+}
+
+describe("where keys go in the settings", () => {
+  it("says where each provider's key is kept", async () => {
+    const { root } = await openDialog({ getSettings: () => answer(SAVED) });
+    expect(root.querySelector("[data-testid=anthropic_key_location]")?.textContent).toBe(
+      "Kept in /home/someone/.config/flame/settings.json, readable only by you (no system keyring answered).",
+    );
+    expect(root.querySelector("[data-testid=openai_key_location]")?.textContent).toContain(
+      "Taken from OPENAI_API_KEY",
+    );
+  });
+
+  it("asks for the key again when a base URL moves to another host", async () => {
+    const sent: Settings_Deserialize[] = [];
+    const { root, form, submit, type } = await openDialog({
+      getSettings: () => answer(SAVED),
+      saveSettings: (settings) => {
+        sent.push(settings);
+        return answer(SAVED);
+      },
+    });
+    expect(root.querySelector("[data-testid=anthropic_key_asked_again]")).toBeNull();
+    await type("input[name=anthropic_base_url]", "https://proxy.example.net");
+    expect(root.querySelector("[data-testid=anthropic_key_asked_again]")?.textContent).toContain(
+      "The key will be asked again for the new host",
+    );
+    // Saving without the new host's key is held back: the saved key is not for that host.
+    await submit();
+    expect(sent).toHaveLength(0);
+    expect(form?.querySelector("[role=alert]")?.textContent).toContain("enter the key for it");
+    await type("input[name=anthropic_api_key]", "sk-ant-for-the-proxy");
+    await submit();
+    expect(sent.at(-1)?.anthropic).toEqual({
+      base_url: "https://proxy.example.net",
+      api_key: "sk-ant-for-the-proxy",
+      allow_insecure_http: false,
+    });
+  });
+
+  it("asks before sending a key over plain http:// to another computer", async () => {
+    const sent: Settings_Deserialize[] = [];
+    const { root, submit, type } = await openDialog({
+      getSettings: () => answer(SAVED),
+      saveSettings: (settings) => {
+        sent.push(settings);
+        return answer(SAVED);
+      },
+    });
+    await type("input[name=openai_base_url]", "http://127.0.0.1:11434/v1");
+    expect(root.querySelector("input[name=openai_allow_insecure_http]")).toBeNull();
+    await type("input[name=openai_base_url]", "http://gpu-box.lan:8000/v1");
+    const confirm = root.querySelector<HTMLInputElement>("input[name=openai_allow_insecure_http]");
+    expect(confirm?.parentElement?.textContent).toContain("unencrypted");
+    expect(confirm?.checked).toBe(false);
+    await act(async () => {
+      confirm?.click();
+      await settle();
+    });
+    await submit();
+    expect(sent.at(-1)?.openai).toEqual({
+      base_url: "http://gpu-box.lan:8000/v1",
+      api_key: null,
+      allow_insecure_http: true,
+    });
   });
 });

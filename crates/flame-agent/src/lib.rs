@@ -9,6 +9,8 @@
 //! ([`Stopped::AwaitingApproval`], then [`Agent::answer_request`]).
 
 mod compaction;
+pub mod key_store;
+mod private_file;
 pub mod settings;
 pub mod suggest;
 pub mod tools;
@@ -25,7 +27,8 @@ use flame_models::{
 use serde::Serialize;
 
 pub use compaction::GeneratedResults;
-pub use settings::{Autonomy, ResolvedModel, Settings};
+pub use key_store::{KeyLocation, KeyStore};
+pub use settings::{Autonomy, ResolvedModel, Settings, SettingsFile};
 
 /// How often a streaming reply's text is written to the store.
 const SAVE_EVERY: Duration = Duration::from_millis(250);
@@ -84,7 +87,7 @@ pub struct Agent {
 
 impl std::fmt::Debug for Agent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Agent").field("settings", &self.settings.redacted()).finish_non_exhaustive()
+        f.debug_struct("Agent").field("settings", &self.settings).finish_non_exhaustive()
     }
 }
 

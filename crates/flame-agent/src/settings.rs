@@ -1,14 +1,20 @@
 //! Model settings: providers, base URLs, keys, models with their context windows, the default
 //! model, and the agent's autonomy. They live in `settings.json` in the platform's config
-//! folder (`~/.config/flame/` on Linux). Keys come from the providers' usual environment
-//! variables first, then the settings; base URLs from the settings, then the environment
-//! variables the providers' own SDKs read, then the providers' defaults.
+//! folder (`~/.config/flame/` on Linux), read and written through a [`SettingsFile`]; saved keys
+//! are kept in the system keyring when one answers, else in that file (see
+//! [`crate::key_store`]). Keys come from the providers' usual environment variables first, then
+//! the saved ones; base URLs from the settings, then the environment variables the providers'
+//! own SDKs read, then the providers' defaults.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 use flame_api::{ApiError, Budget, ErrorCode};
 use flame_models::{ApiKey, Provider, ProviderKind};
 use serde::{Deserialize, Serialize};
+
+use crate::key_store::{KeyLocation, KeyStore};
+use crate::private_file;
 
 /// What the UI is shown instead of a saved key.
 pub const REDACTED: &str = "(set)";
@@ -25,11 +31,38 @@ pub enum Autonomy {
 }
 
 /// One provider's place and key.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 pub struct ProviderSettings {
     pub base_url: Option<String>,
-    /// Stored, but never sent back to the UI (see [`Settings::redacted`]).
+    /// Stored (in the system keyring, or in the settings file where none answers), but never
+    /// sent back to the UI (see [`Settings::redacted`]) nor printed by `Debug`.
     pub api_key: Option<String>,
+    /// The person confirmed that the key may go unencrypted over plain `http://` to a host
+    /// other than this computer (see [`Settings::check`]). Written only when given.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_insecure_http: bool,
+    /// Where the key is kept: filled in when the settings are read, shown to the UI, never read
+    /// from the UI or the file.
+    #[serde(skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub key_location: Option<KeyLocation>,
+}
+
+impl fmt::Debug for ProviderSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProviderSettings")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[hidden]"))
+            .field("allow_insecure_http", &self.allow_insecure_http)
+            .field("key_location", &self.key_location)
+            .finish()
+    }
+}
+
+impl ProviderSettings {
+    /// The base URL requests go to, before the environment is consulted.
+    fn effective_base_url(&self, kind: ProviderKind) -> &str {
+        self.base_url.as_deref().unwrap_or(kind.default_base_url())
+    }
 }
 
 /// A model Flame knows.
@@ -110,54 +143,156 @@ impl ResolvedModel {
     }
 }
 
+/// Settings files and where their keys are kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingsFile {
+    path: PathBuf,
+    keys: KeyStore,
+}
+
+impl SettingsFile {
+    pub fn new(path: PathBuf, keys: KeyStore) -> SettingsFile {
+        SettingsFile { path, keys }
+    }
+
+    /// The settings at `path`, their keys in the system keyring if one answers now, else in the
+    /// file (see [`KeyStore::detect`]).
+    pub fn detect(path: PathBuf) -> SettingsFile {
+        let keys = KeyStore::detect(&path);
+        SettingsFile { path, keys }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn key_store(&self) -> KeyStore {
+        self.keys
+    }
+
+    /// Reads the settings (a missing file is the defaults) with their keys, each provider's
+    /// saying where its key is. A key found in the file while the keyring is in use (saved
+    /// before there was one) is used, and moves to the keyring at the next save.
+    pub fn load(&self) -> Result<Settings, ApiError> {
+        let mut settings = read(&self.path)?;
+        let store_location = self.keys.location(&self.path);
+        let file_location = KeyStore::SettingsFile.location(&self.path);
+        for (kind, provider) in settings.providers_mut() {
+            provider.key_location = Some(store_location.clone());
+            match self.keys.read(&self.path, kind)? {
+                Some(key) => provider.api_key = Some(key),
+                None if provider.api_key.is_some() => {
+                    provider.key_location = Some(file_location.clone());
+                }
+                None => {}
+            }
+        }
+        Ok(settings)
+    }
+
+    /// Saves the settings, refusing settings that could not work (see [`Settings::check`]) and
+    /// leaving everything as it was. Keys go to the keyring when it is in use, and the file
+    /// then holds none; the file is replaced whole and only its owner may read it.
+    pub fn save(&self, settings: &Settings) -> Result<(), ApiError> {
+        settings.check()?;
+        let mut stored = settings.clone();
+        for (kind, provider) in stored.providers_mut() {
+            provider.key_location = None;
+            if self.keys == KeyStore::Keyring {
+                self.keys.write(&self.path, kind, provider.api_key.as_deref())?;
+                provider.api_key = None;
+            }
+        }
+        let text = serde_json::to_string_pretty(&stored)
+            .map_err(|e| ApiError::internal("write the settings", e))?;
+        private_file::replace(&self.path, text.as_bytes())
+            .map_err(|e| ApiError::internal(&format!("write {}", self.path.display()), e))
+    }
+}
+
+/// Reads the settings file at `path` alone; a missing file is the defaults.
+fn read(path: &Path) -> Result<Settings, ApiError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text).map_err(|e| {
+            ApiError::new(
+                ErrorCode::Invalid,
+                format!("the settings file {} is not valid: {e}", path.display()),
+            )
+        }),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
+        Err(err) => Err(ApiError::internal(&format!("read {}", path.display()), err)),
+    }
+}
+
+/// The scheme, host and port requests to `url` go to; `None` for what is not a URL.
+fn origin(url: &str) -> Option<url::Origin> {
+    url::Url::parse(url.trim()).ok().map(|u| u.origin())
+}
+
+/// Whether `host` is this computer: `localhost`, 127.0.0.0/8 or ::1.
+fn is_loopback(host: &url::Host<&str>) -> bool {
+    match host {
+        url::Host::Domain(name) => name.eq_ignore_ascii_case("localhost"),
+        url::Host::Ipv4(ip) => ip.is_loopback(),
+        url::Host::Ipv6(ip) => ip.is_loopback(),
+    }
+}
+
 impl Settings {
     /// Where the settings live: `<config dir>/flame/settings.json`.
     pub fn default_path() -> Option<PathBuf> {
         dirs::config_dir().map(|d| d.join("flame").join("settings.json"))
     }
 
-    /// Reads the settings at `path`; a missing file is the defaults.
-    pub fn load(path: &Path) -> Result<Settings, ApiError> {
-        match std::fs::read_to_string(path) {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| {
-                ApiError::new(
-                    ErrorCode::Invalid,
-                    format!("the settings file {} is not valid: {e}", path.display()),
-                )
-            }),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
-            Err(err) => Err(ApiError::internal(&format!("read {}", path.display()), err)),
-        }
+    fn providers_mut(&mut self) -> [(ProviderKind, &mut ProviderSettings); 2] {
+        [(ProviderKind::Anthropic, &mut self.anthropic), (ProviderKind::Openai, &mut self.openai)]
     }
 
-    /// Writes the settings to `path` (readable only by the owner, since keys may be in it),
-    /// refusing settings that could not work (see [`Settings::check`]) and leaving the file as
-    /// it was.
-    pub fn save(&self, path: &Path) -> Result<(), ApiError> {
-        self.check()?;
-        if let Some(folder) = path.parent() {
-            std::fs::create_dir_all(folder)
-                .map_err(|e| ApiError::internal(&format!("create {}", folder.display()), e))?;
-        }
-        let text = serde_json::to_string_pretty(self)
-            .map_err(|e| ApiError::internal("write the settings", e))?;
-        std::fs::write(path, text)
-            .map_err(|e| ApiError::internal(&format!("write {}", path.display()), e))?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
-        }
-        Ok(())
+    fn providers(&self) -> [(ProviderKind, &ProviderSettings); 2] {
+        [(ProviderKind::Anthropic, &self.anthropic), (ProviderKind::Openai, &self.openai)]
     }
 
     /// Refuses what no model call could work with: a listed model without a name or listed
     /// twice, a context window no larger than the reply it must leave room for, a reply of no
-    /// tokens, or no tool rounds at all.
+    /// tokens, or no tool rounds at all; and a base URL that is not an `https://` or `http://`
+    /// URL, or that would send the key unencrypted (plain `http://`) to another computer
+    /// without the person's confirmation (`allow_insecure_http`). Plain `http://` to this
+    /// computer (`localhost`, 127.0.0.0/8, ::1) is allowed: local model servers speak it.
     pub fn check(&self) -> Result<(), ApiError> {
         let invalid = |message: String| Err(ApiError::new(ErrorCode::Invalid, message));
         if self.max_tool_rounds == 0 {
             return invalid("the most tool rounds per message must be at least 1".to_owned());
+        }
+        for (kind, provider) in self.providers() {
+            let Some(base_url) = provider.base_url.as_deref() else { continue };
+            let url = match url::Url::parse(base_url.trim()) {
+                Ok(url) => url,
+                Err(err) => {
+                    return invalid(format!(
+                        "the {} base URL {base_url:?} is not a URL: {err}",
+                        kind.name()
+                    ));
+                }
+            };
+            let Some(host) = url.host() else {
+                return invalid(format!("the {} base URL {base_url:?} names no host", kind.name()));
+            };
+            match url.scheme() {
+                "https" => {}
+                "http" if is_loopback(&host) || provider.allow_insecure_http => {}
+                "http" => {
+                    return invalid(format!(
+                        "the {} base URL {base_url} would send the key unencrypted to {host}: use https://, or confirm plain http:// for this provider",
+                        kind.name()
+                    ));
+                }
+                other => {
+                    return invalid(format!(
+                        "the {} base URL must start with https:// or http://, not {other}://",
+                        kind.name()
+                    ));
+                }
+            }
         }
         let mut seen = std::collections::HashSet::new();
         for (n, model) in self.models.iter().enumerate() {
@@ -191,30 +326,52 @@ impl Settings {
 
     /// `self` updated from settings edited in the UI, which never saw the keys: a key still
     /// shown as set (or absent) keeps the saved one, an empty key removes it, any other replaces
-    /// it.
+    /// it. A base URL moved to another host (scheme, host or port) drops the saved key unless a
+    /// new one comes with it: a key is only ever sent where the person gave it.
     pub fn with_changes(&self, edited: Settings) -> Settings {
-        let merge = |saved: &ProviderSettings, edited: ProviderSettings| ProviderSettings {
-            base_url: edited.base_url.filter(|u| !u.trim().is_empty()),
-            api_key: match edited.api_key.as_deref() {
-                None | Some(REDACTED) => saved.api_key.clone(),
-                Some("") => None,
-                Some(key) => Some(key.to_owned()),
-            },
+        let merge = |kind: ProviderKind, saved: &ProviderSettings, edited: ProviderSettings| {
+            let base_url = edited.base_url.filter(|u| !u.trim().is_empty());
+            let same_host = origin(saved.effective_base_url(kind))
+                == origin(base_url.as_deref().unwrap_or(kind.default_base_url()));
+            ProviderSettings {
+                base_url,
+                api_key: match edited.api_key.as_deref() {
+                    Some("") => None,
+                    None | Some(REDACTED) if same_host => saved.api_key.clone(),
+                    None | Some(REDACTED) => None,
+                    Some(key) => Some(key.to_owned()),
+                },
+                allow_insecure_http: edited.allow_insecure_http,
+                key_location: saved.key_location.clone(),
+            }
         };
         Settings {
-            anthropic: merge(&self.anthropic, edited.anthropic.clone()),
-            openai: merge(&self.openai, edited.openai.clone()),
+            anthropic: merge(ProviderKind::Anthropic, &self.anthropic, edited.anthropic.clone()),
+            openai: merge(ProviderKind::Openai, &self.openai, edited.openai.clone()),
             ..edited
         }
     }
 
-    /// The settings as the UI may see them: whether a key is set, never the key.
-    pub fn redacted(&self) -> Settings {
-        let hide = |p: &ProviderSettings| ProviderSettings {
+    /// The settings as the UI may see them: whether a key is set, never the key, and where it
+    /// is kept — the environment variable `env` has it in (used before a saved key), else where
+    /// the settings were read from.
+    pub fn redacted(&self, env: &dyn Fn(&str) -> Option<String>) -> Settings {
+        let hide = |kind: ProviderKind, p: &ProviderSettings| ProviderSettings {
             base_url: p.base_url.clone(),
             api_key: p.api_key.as_ref().map(|_| REDACTED.to_owned()),
+            allow_insecure_http: p.allow_insecure_http,
+            key_location: match env(kind.key_variable()).filter(|k| !k.is_empty()) {
+                Some(_) => {
+                    Some(KeyLocation::Environment { variable: kind.key_variable().to_owned() })
+                }
+                None => p.key_location.clone(),
+            },
         };
-        Settings { anthropic: hide(&self.anthropic), openai: hide(&self.openai), ..self.clone() }
+        Settings {
+            anthropic: hide(ProviderKind::Anthropic, &self.anthropic),
+            openai: hide(ProviderKind::Openai, &self.openai),
+            ..self.clone()
+        }
     }
 
     /// The model to use: `name`, else the default model. `env` reads environment variables
@@ -252,7 +409,11 @@ impl Settings {
             match (env(kind.key_variable()).filter(|k| !k.is_empty()), &saved.api_key) {
                 (Some(key), _) => (Some(ApiKey::new(key)), kind.key_variable().to_owned()),
                 (None, Some(key)) => {
-                    (Some(ApiKey::new(key.clone())), "Flame's settings file".to_owned())
+                    let source = match saved.key_location {
+                        Some(KeyLocation::Keyring) => "the system keyring",
+                        _ => "Flame's settings file",
+                    };
+                    (Some(ApiKey::new(key.clone())), source.to_owned())
                 }
                 (None, None) => (None, "nowhere".to_owned()),
             };
@@ -317,12 +478,41 @@ mod tests {
         assert!(err.message.contains("no model is configured"), "{}", err.message);
     }
 
+    fn file_store(path: &Path) -> SettingsFile {
+        SettingsFile::new(path.to_owned(), KeyStore::SettingsFile)
+    }
+
     #[test]
-    fn the_redacted_settings_never_hold_a_key() {
+    fn the_redacted_settings_never_hold_a_key_and_say_where_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        let file = file_store(&path);
         let mut settings = Settings::default();
         settings.openai.api_key = Some("sk-secret".into());
-        let text = serde_json::to_string(&settings.redacted()).unwrap();
+        file.save(&settings).unwrap();
+        let shown = file.load().unwrap().redacted(&env(&[]));
+        let text = serde_json::to_string(&shown).unwrap();
         assert!(!text.contains("sk-secret") && text.contains("(set)"), "{text}");
+        let in_file = KeyLocation::File { path: path.display().to_string() };
+        assert_eq!(shown.openai.key_location.as_ref(), Some(&in_file));
+        assert_eq!(shown.anthropic.key_location.as_ref(), Some(&in_file), "where a key would go");
+        let shown = file.load().unwrap().redacted(&env(&[("OPENAI_API_KEY", "sk-env")]));
+        assert_eq!(
+            shown.openai.key_location,
+            Some(KeyLocation::Environment { variable: "OPENAI_API_KEY".into() })
+        );
+        assert!(!serde_json::to_string(&shown).unwrap().contains("sk-env"));
+    }
+
+    #[test]
+    fn debug_never_prints_a_key() {
+        let mut settings = Settings::default();
+        settings.anthropic.api_key = Some("sk-ant-debug-SENTINEL-5e6f".into());
+        settings.openai.api_key = Some("sk-openai-debug-SENTINEL-7a8b".into());
+        for text in [format!("{settings:?}"), format!("{:#?}", settings.openai)] {
+            assert!(!text.contains("SENTINEL"), "{text}");
+            assert!(text.contains("[hidden]"), "{text}");
+        }
     }
 
     #[test]
@@ -330,7 +520,7 @@ mod tests {
         let mut saved = Settings::default();
         saved.anthropic.api_key = Some("sk-ant-secret".into());
         saved.openai.api_key = Some("sk-openai-secret".into());
-        let mut edited = saved.redacted();
+        let mut edited = saved.redacted(&env(&[]));
         edited.default_model = Some("gpt-4o".into());
         edited.openai.api_key = Some(String::new());
         let merged = saved.with_changes(edited);
@@ -340,25 +530,119 @@ mod tests {
     }
 
     #[test]
+    fn a_base_url_moved_to_another_host_drops_the_saved_key_unless_a_new_one_comes() {
+        let mut saved = Settings::default();
+        saved.openai.api_key = Some("sk-openai-secret".into());
+        saved.anthropic.api_key = Some("sk-ant-secret".into());
+        saved.anthropic.base_url = Some("https://proxy.example.com/anthropic".into());
+        let moved_to = |openai: Option<&str>, anthropic: Option<&str>, new_key: Option<&str>| {
+            let mut edited = saved.redacted(&env(&[]));
+            edited.openai.base_url = openai.map(str::to_owned);
+            edited.openai.api_key = new_key.map(str::to_owned);
+            edited.anthropic.base_url = anthropic.map(str::to_owned);
+            edited.anthropic.api_key = None;
+            saved.with_changes(edited)
+        };
+        let same = "https://proxy.example.com/anthropic";
+        // Another path on the same host, or the default URL written out, keeps the key.
+        let kept = moved_to(
+            Some("https://api.openai.com/v2/"),
+            Some("https://PROXY.example.com:443/"),
+            None,
+        );
+        assert_eq!(kept.openai.api_key.as_deref(), Some("sk-openai-secret"));
+        assert_eq!(kept.anthropic.api_key.as_deref(), Some("sk-ant-secret"));
+        // Another host, scheme or port drops it.
+        for url in [
+            "https://evil.example.net/v1",
+            "http://api.openai.com/v1",
+            "https://api.openai.com:8443/v1",
+        ] {
+            let merged = moved_to(Some(url), Some(same), None);
+            assert_eq!(merged.openai.api_key, None, "{url}");
+            assert_eq!(merged.anthropic.api_key.as_deref(), Some("sk-ant-secret"));
+        }
+        // Back to the default (no base URL) from the proxy is another host too.
+        assert_eq!(moved_to(None, None, None).anthropic.api_key, None);
+        // A new key given with the move is the one kept.
+        let merged = moved_to(Some("http://127.0.0.1:11434/v1"), Some(same), Some("sk-local"));
+        assert_eq!(merged.openai.api_key.as_deref(), Some("sk-local"));
+    }
+
+    #[test]
+    fn plain_http_to_another_computer_is_refused_unless_confirmed() {
+        let with_url = |url: &str, confirmed: bool| {
+            let mut settings = Settings::default();
+            settings.openai.base_url = Some(url.to_owned());
+            settings.openai.allow_insecure_http = confirmed;
+            settings.check()
+        };
+        for local in [
+            "http://127.0.0.1:11434/v1",
+            "http://127.8.9.10/v1",
+            "http://localhost:8080/v1",
+            "http://LOCALHOST/v1",
+            "http://[::1]:8000/v1",
+            "https://api.example.com/v1",
+        ] {
+            assert!(with_url(local, false).is_ok(), "{local}");
+        }
+        for remote in [
+            "http://192.168.1.20:11434/v1",
+            "http://models.example.com/v1",
+            "http://[2001:db8::1]/v1",
+            "http://localhost.example.com/v1",
+        ] {
+            let err = with_url(remote, false).unwrap_err();
+            assert_eq!(err.code, ErrorCode::Invalid);
+            assert!(err.message.contains("unencrypted"), "{}", err.message);
+            assert!(with_url(remote, true).is_ok(), "{remote} once confirmed");
+        }
+        for (bad, why) in [
+            ("api.example.com/v1", "not a URL"),
+            ("ftp://example.com", "https://"),
+            ("file:///tmp/x", "names no host"),
+        ] {
+            let err = with_url(bad, true).unwrap_err();
+            assert!(err.message.contains(why), "{bad}: {}", err.message);
+        }
+    }
+
+    #[test]
     fn settings_round_trip_through_their_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("flame").join("settings.json");
-        assert_eq!(Settings::load(&path).unwrap(), Settings::default());
-        let settings = Settings {
+        let file = file_store(&path);
+        assert_eq!(file.load().unwrap().redacted(&env(&[])).openai.api_key, None);
+        let mut settings = Settings {
             default_model: Some("gpt-4o".into()),
             autonomy: Autonomy::Ask,
             ..Settings::default()
         };
-        settings.save(&path).unwrap();
-        assert_eq!(Settings::load(&path).unwrap(), settings);
+        settings.openai.api_key = Some("sk-kept-in-the-file".into());
+        file.save(&settings).unwrap();
+        let loaded = file.load().unwrap();
+        assert_eq!(
+            (loaded.default_model.as_deref(), loaded.autonomy, loaded.openai.api_key.as_deref()),
+            (Some("gpt-4o"), Autonomy::Ask, Some("sk-kept-in-the-file"))
+        );
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("key_location"), "where a key is, is not stored: {text}");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+        }
         std::fs::write(&path, "{ not json").unwrap();
-        assert_eq!(Settings::load(&path).unwrap_err().code, ErrorCode::Invalid);
+        assert_eq!(file.load().unwrap_err().code, ErrorCode::Invalid);
     }
 
     #[test]
     fn settings_that_cannot_work_are_refused_and_not_written() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("settings.json");
+        let file = file_store(&path);
         let model = |name: &str, window: u64, reply: u32| ModelSettings {
             name: name.to_owned(),
             provider: ProviderKind::Openai,
@@ -367,7 +651,7 @@ mod tests {
         };
         let good =
             Settings { models: vec![model("llama3.1:8b", 131_072, 4096)], ..Settings::default() };
-        good.save(&path).unwrap();
+        file.save(&good).unwrap();
         let cases = [
             (vec![model("", 8000, 100)], "has no name"),
             (vec![model(" llama", 8000, 100)], "white space"),
@@ -376,12 +660,57 @@ mod tests {
             (vec![model("a", 4096, 4096)], "must be larger"),
         ];
         for (models, why) in cases {
-            let err = Settings { models, ..Settings::default() }.save(&path).unwrap_err();
+            let err = file.save(&Settings { models, ..Settings::default() }).unwrap_err();
             assert_eq!(err.code, ErrorCode::Invalid);
             assert!(err.message.contains(why), "{}", err.message);
         }
-        let err = Settings { max_tool_rounds: 0, ..Settings::default() }.save(&path).unwrap_err();
+        let err = file.save(&Settings { max_tool_rounds: 0, ..Settings::default() }).unwrap_err();
         assert!(err.message.contains("at least 1"), "{}", err.message);
-        assert_eq!(Settings::load(&path).unwrap(), good, "the file is as it was");
+        let mut insecure = Settings::default();
+        insecure.anthropic.base_url = Some("http://10.0.0.5:8080".into());
+        assert!(file.save(&insecure).unwrap_err().message.contains("unencrypted"));
+        let mut loaded = file.load().unwrap();
+        for (_, provider) in loaded.providers_mut() {
+            provider.key_location = None;
+        }
+        assert_eq!(loaded, good, "the file is as it was");
+    }
+
+    /// Against a real Secret Service when the session has one; see
+    /// `key_store::tests::keys_are_saved_read_and_removed_in_the_system_keyring`.
+    #[test]
+    #[allow(clippy::print_stderr, reason = "a skipped run says so in the test output")]
+    fn with_a_keyring_keys_leave_the_file_and_a_key_saved_before_moves_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        let file = SettingsFile::detect(path.clone());
+        if file.key_store() != KeyStore::Keyring {
+            eprintln!("skipped: no Secret Service (no system keyring answers in this session)");
+            return;
+        }
+        // A key saved while no keyring answered is read from the file, and says so.
+        let mut before = Settings::default();
+        before.anthropic.api_key = Some("sk-ant-file-SENTINEL-1a2b".into());
+        file_store(&path).save(&before).unwrap();
+        let loaded = file.load().unwrap();
+        assert_eq!(loaded.anthropic.api_key.as_deref(), Some("sk-ant-file-SENTINEL-1a2b"));
+        assert!(matches!(loaded.anthropic.key_location, Some(KeyLocation::File { .. })));
+        // The next save moves it to the keyring, and the file holds no key any more.
+        file.save(&loaded).unwrap();
+        assert!(!std::fs::read_to_string(&path).unwrap().contains("SENTINEL"));
+        let loaded = file.load().unwrap();
+        assert_eq!(loaded.anthropic.api_key.as_deref(), Some("sk-ant-file-SENTINEL-1a2b"));
+        assert_eq!(loaded.anthropic.key_location, Some(KeyLocation::Keyring));
+        let resolved =
+            Settings { default_model: Some("claude-sonnet-4-5".into()), ..loaded.clone() }
+                .resolve(None, &env(&[]))
+                .unwrap();
+        assert_eq!(resolved.provider.key_source, "the system keyring");
+        // Removing it removes it from the keyring.
+        let mut removed = loaded.redacted(&env(&[]));
+        removed.anthropic.api_key = Some(String::new());
+        file.save(&loaded.with_changes(removed)).unwrap();
+        assert_eq!(file.load().unwrap().anthropic.api_key, None);
+        assert_eq!(KeyStore::Keyring.read(&path, ProviderKind::Anthropic).unwrap(), None);
     }
 }

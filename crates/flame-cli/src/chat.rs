@@ -5,7 +5,7 @@
 use std::io::Write as _;
 use std::sync::Arc;
 
-use flame_agent::{Agent, ChatEvent, Settings, Stopped};
+use flame_agent::{Agent, ChatEvent, Settings, SettingsFile, Stopped};
 use flame_api::{ApiError, ErrorCode, Flame};
 use flame_model::{Actor, FrameId};
 use flame_models::{CancellationToken, ProviderKind, RetryPolicy};
@@ -25,7 +25,7 @@ pub fn run(
             "this system has no configuration folder for Flame's settings",
         )
     })?;
-    let mut settings = Settings::load(&path)?;
+    let mut settings = SettingsFile::detect(path).load()?;
     if let Some(provider) = provider {
         // A model named on the command line with its provider is taken as given.
         let kind = match provider {
