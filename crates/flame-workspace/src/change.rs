@@ -1,0 +1,330 @@
+//! `write_file` and `edit_file`. A change is prepared first — checked, with its diff for the
+//! approval prompt — and applied after, only if the file is still as it was when prepared.
+//! Applying writes a temporary file in the same folder, syncs it and renames it over the target,
+//! so a crash at any point leaves the old file or the new one, whole, never a mix.
+
+use std::fs::{File, OpenOptions};
+use std::hash::Hasher;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use similar::TextDiff;
+
+use crate::read::{binary_reason, open_regular};
+use crate::{ResolvedPath, Touched, Workspace, WorkspaceError};
+
+/// The largest file `edit_file` works on (it holds the file, and its new text, in memory).
+pub const MAX_EDIT_FILE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// `write_file` shows a line diff against the old content when the old and the new text each
+/// fit in this; past it, the diff is a one-line summary (a line diff of two large unrelated
+/// texts is slow).
+pub const MAX_DIFF_INPUT_BYTES: usize = 512 * 1024;
+
+/// The most of a diff that is kept for the approval prompt and the tool card.
+pub const MAX_DIFF_BYTES: usize = 64 * 1024;
+
+/// Lines of unchanged context around each change in a diff.
+const DIFF_CONTEXT_LINES: usize = 3;
+
+/// A change to one file, checked and ready to apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreparedChange {
+    /// Workspace-relative path.
+    pub path: String,
+    /// A unified diff of the change (from `/dev/null` for a new file), at most
+    /// [`MAX_DIFF_BYTES`].
+    pub diff: String,
+    /// Whether the file does not exist yet.
+    pub creates: bool,
+    /// How many occurrences an edit replaces; `None` for a write.
+    pub replacements: Option<usize>,
+    real: PathBuf,
+    content: String,
+    expected: Fingerprint,
+}
+
+/// A change that was applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppliedChange {
+    pub path: String,
+    pub diff: String,
+    pub created: bool,
+    pub replacements: Option<usize>,
+    pub bytes_written: u64,
+}
+
+impl AppliedChange {
+    /// The text sent to the model.
+    pub fn render(&self) -> String {
+        let what = match (self.created, self.replacements) {
+            (true, _) => format!("Created {} ({} bytes).", self.path, self.bytes_written),
+            (false, Some(count)) => {
+                format!("Edited {}: {count} replacement(s).", self.path)
+            }
+            (false, None) => format!("Wrote {} ({} bytes).", self.path, self.bytes_written),
+        };
+        format!("{what}\n{}", self.diff)
+    }
+
+    /// The file this change wrote, for the file trail.
+    pub fn touched(&self) -> Touched {
+        Touched::files(Vec::new(), vec![self.path.clone()])
+    }
+}
+
+/// What a file was when a change was prepared, to refuse applying it over a file that changed
+/// since. A hash over the content, compared within one process only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fingerprint {
+    Absent,
+    Present { len: u64, hash: u64 },
+}
+
+fn fingerprint_of(resolved: &ResolvedPath) -> Result<Fingerprint, WorkspaceError> {
+    match std::fs::symlink_metadata(&resolved.real) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Fingerprint::Absent),
+        _ => {}
+    }
+    let (mut file, _) = open_regular(resolved)?;
+    let mut hasher = std::hash::DefaultHasher::new();
+    let mut buffer = vec![0u8; 64 * 1024];
+    let mut len = 0u64;
+    loop {
+        let read = file
+            .read(&mut buffer)
+            .map_err(|e| WorkspaceError::io("read", &resolved.relative, e))?;
+        if read == 0 {
+            break;
+        }
+        hasher.write(&buffer[..read]);
+        len += read as u64;
+    }
+    Ok(Fingerprint::Present { len, hash: hasher.finish() })
+}
+
+impl Workspace {
+    /// Prepares replacing (or creating) `path` with `content`.
+    pub fn prepare_write(
+        &self,
+        path: &str,
+        content: String,
+    ) -> Result<PreparedChange, WorkspaceError> {
+        let resolved = self.resolve(path)?;
+        let expected = fingerprint_of(&resolved)?;
+        let name = resolved.relative.as_str();
+        let diff = match expected {
+            Fingerprint::Absent => unified_diff(name, None, &content),
+            Fingerprint::Present { len, .. } => {
+                let old = if len as usize <= MAX_DIFF_INPUT_BYTES
+                    && content.len() <= MAX_DIFF_INPUT_BYTES
+                {
+                    read_text(&resolved)?.1
+                } else {
+                    None
+                };
+                match old {
+                    Some(old) => unified_diff(name, Some(&old), &content),
+                    None => format!(
+                        "(replaces {name}: {len} bytes before, {} after; too large or not text to compare line by line)\n",
+                        content.len()
+                    ),
+                }
+            }
+        };
+        Ok(PreparedChange {
+            path: resolved.relative.clone(),
+            diff,
+            creates: expected == Fingerprint::Absent,
+            replacements: None,
+            real: resolved.real,
+            content,
+            expected,
+        })
+    }
+
+    /// Prepares replacing `old` with `new` in `path`: `old` must occur exactly once, or at least
+    /// once with `replace_all`.
+    pub fn prepare_edit(
+        &self,
+        path: &str,
+        old: &str,
+        new: &str,
+        replace_all: bool,
+    ) -> Result<PreparedChange, WorkspaceError> {
+        if old.is_empty() {
+            return Err(WorkspaceError::EmptyOldString);
+        }
+        if old == new {
+            return Err(WorkspaceError::NoChange);
+        }
+        let resolved = self.resolve(path)?;
+        let name = resolved.relative.clone();
+        let (size, text) = read_text(&resolved)?;
+        let Some(text) = text else {
+            return Err(WorkspaceError::Binary {
+                path: name,
+                reason: "not valid UTF-8 or holds NUL bytes".to_owned(),
+            });
+        };
+        let count = text.matches(old).count();
+        match count {
+            0 => return Err(WorkspaceError::NoMatch { path: name }),
+            1 => {}
+            _ if replace_all => {}
+            _ => return Err(WorkspaceError::ManyMatches { path: name, count }),
+        }
+        let content = if replace_all { text.replace(old, new) } else { text.replacen(old, new, 1) };
+        let mut hasher = std::hash::DefaultHasher::new();
+        hasher.write(text.as_bytes());
+        let expected = Fingerprint::Present { len: size, hash: hasher.finish() };
+        Ok(PreparedChange {
+            diff: unified_diff(&name, Some(&text), &content),
+            path: name,
+            creates: false,
+            replacements: Some(count),
+            real: resolved.real,
+            content,
+            expected,
+        })
+    }
+
+    /// Applies a prepared change, unless the file changed since it was prepared.
+    pub fn apply(&self, change: PreparedChange) -> Result<AppliedChange, WorkspaceError> {
+        // The path is resolved again: a folder on it may have been swapped for a link since.
+        let resolved = self.resolve(&change.path)?;
+        if resolved.real != change.real || fingerprint_of(&resolved)? != change.expected {
+            return Err(WorkspaceError::ChangedSincePrepared { path: change.path });
+        }
+        write_atomically(&resolved, change.content.as_bytes())?;
+        Ok(AppliedChange {
+            path: change.path,
+            diff: change.diff,
+            created: change.creates,
+            replacements: change.replacements,
+            bytes_written: change.content.len() as u64,
+        })
+    }
+
+    /// Prepares and applies a write at once, for callers that need no approval in between.
+    pub fn write_file(&self, path: &str, content: String) -> Result<AppliedChange, WorkspaceError> {
+        self.apply(self.prepare_write(path, content)?)
+    }
+
+    /// Prepares and applies an edit at once.
+    pub fn edit_file(
+        &self,
+        path: &str,
+        old: &str,
+        new: &str,
+        replace_all: bool,
+    ) -> Result<AppliedChange, WorkspaceError> {
+        self.apply(self.prepare_edit(path, old, new, replace_all)?)
+    }
+}
+
+/// A file's size and its text, `None` when it is not text. Refuses files over
+/// [`MAX_EDIT_FILE_BYTES`].
+fn read_text(resolved: &ResolvedPath) -> Result<(u64, Option<String>), WorkspaceError> {
+    let (file, size) = open_regular(resolved)?;
+    if size > MAX_EDIT_FILE_BYTES {
+        return Err(WorkspaceError::TooLargeToEdit {
+            path: resolved.relative.clone(),
+            size,
+            limit: MAX_EDIT_FILE_BYTES,
+        });
+    }
+    let mut bytes = Vec::new();
+    // One byte past the limit tells a file that grew since its size was read.
+    file.take(MAX_EDIT_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| WorkspaceError::io("read", &resolved.relative, e))?;
+    if bytes.len() as u64 > MAX_EDIT_FILE_BYTES {
+        return Err(WorkspaceError::TooLargeToEdit {
+            path: resolved.relative.clone(),
+            size: bytes.len() as u64,
+            limit: MAX_EDIT_FILE_BYTES,
+        });
+    }
+    if binary_reason(&bytes).is_some() {
+        return Ok((bytes.len() as u64, None));
+    }
+    Ok((bytes.len() as u64, String::from_utf8(bytes).ok()))
+}
+
+/// A unified diff from `old` (`None`: the file is new) to `new`, cut at [`MAX_DIFF_BYTES`].
+pub(crate) fn unified_diff(path: &str, old: Option<&str>, new: &str) -> String {
+    let from = if old.is_some() { format!("a/{path}") } else { "/dev/null".to_owned() };
+    let to = format!("b/{path}");
+    let mut diff = TextDiff::from_lines(old.unwrap_or(""), new)
+        .unified_diff()
+        .context_radius(DIFF_CONTEXT_LINES)
+        .header(&from, &to)
+        .to_string();
+    if diff.len() > MAX_DIFF_BYTES {
+        let mut end = MAX_DIFF_BYTES;
+        while !diff.is_char_boundary(end) {
+            end -= 1;
+        }
+        let cut = diff.len() - end;
+        diff.truncate(end);
+        diff.push_str(&format!("\n[diff cut: {cut} more bytes]\n"));
+    }
+    diff
+}
+
+/// Tells temporary files of one process apart without randomness.
+static TEMPORARY_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Writes `content` to `resolved` through a temporary file in the same folder (so the rename
+/// cannot cross file systems), synced before the rename; the folder is synced after it. A
+/// replaced file's permissions are kept. Missing parent folders are made.
+pub(crate) fn write_atomically(
+    resolved: &ResolvedPath,
+    content: &[u8],
+) -> Result<(), WorkspaceError> {
+    let name = resolved.relative.as_str();
+    let target = &resolved.real;
+    let parent = target.parent().unwrap_or(Path::new("/"));
+    let io = |action: &'static str| move |e| WorkspaceError::io(action, name, e);
+    std::fs::create_dir_all(parent).map_err(io("make the folders of"))?;
+    match std::fs::metadata(target) {
+        Ok(meta) if meta.is_dir() => {
+            return Err(WorkspaceError::IsDirectory { path: name.to_owned() });
+        }
+        Ok(meta) if !meta.is_file() => {
+            return Err(WorkspaceError::NotRegularFile { path: name.to_owned() });
+        }
+        _ => {}
+    }
+    let permissions = std::fs::metadata(target).ok().map(|meta| meta.permissions());
+
+    let file_name =
+        target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let (temporary, mut file) = loop {
+        let number = TEMPORARY_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let candidate =
+            parent.join(format!(".{file_name}.flame-{}-{number}.tmp", std::process::id()));
+        match OpenOptions::new().write(true).create_new(true).open(&candidate) {
+            Ok(file) => break (candidate, file),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(io("create a temporary file for")(e)),
+        }
+    };
+    let written = (|| -> std::io::Result<()> {
+        file.write_all(content)?;
+        if let Some(permissions) = permissions {
+            file.set_permissions(permissions)?;
+        }
+        file.sync_all()?;
+        drop(file);
+        std::fs::rename(&temporary, target)
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&temporary);
+        return Err(io("write")(e));
+    }
+    File::open(parent).and_then(|dir| dir.sync_all()).map_err(io("sync the folder of"))?;
+    Ok(())
+}

@@ -1,0 +1,414 @@
+//! `run_command`: `bash -c` in the workspace folder, in a process group of its own so the whole
+//! group can be killed — on timeout, on Stop, when the command's shell exits (background jobs
+//! do not outlive it), and when the run is abandoned. Output (stdout and stderr through one pipe,
+//! interleaved as a terminal shows them) streams whole to the caller's log; the reply keeps only
+//! a head and a tail. Commands are not sandboxed: they can do whatever the person's account can.
+
+use std::ffi::{OsStr, OsString};
+use std::io::{Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+
+use crate::{Touched, Workspace, WorkspaceError};
+
+/// How long a command may run when no timeout is asked for.
+pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The longest timeout a command may ask for.
+pub const MAX_COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The start of a command's output kept for the reply.
+pub const OUTPUT_HEAD_BYTES: usize = 15 * 1024;
+
+/// The end of a command's output kept for the reply.
+pub const OUTPUT_TAIL_BYTES: usize = 15 * 1024;
+
+/// How long the group gets between SIGTERM and SIGKILL.
+const TERMINATE_GRACE: Duration = Duration::from_millis(500);
+
+/// How long output is still read after the group is killed, for processes that left the group
+/// (`setsid`) and keep the pipe open; past it the run ends without them.
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
+
+/// How often a running command checks for Stop and its deadline.
+const POLL_INTERVAL: Duration = Duration::from_millis(50);
+
+/// The size of one read from the output pipe; with [`PIPE_CHUNKS_IN_FLIGHT`] it bounds the
+/// output held between the reading thread and the caller.
+const PIPE_CHUNK_BYTES: usize = 64 * 1024;
+const PIPE_CHUNKS_IN_FLIGHT: usize = 4;
+
+/// Variables that name Flame's providers or are Flame's own; with [`is_scrubbed_variable`].
+const SCRUBBED_PREFIXES: [&str; 3] = ["FLAME_", "ANTHROPIC_", "OPENAI_"];
+
+/// Suffixes of the usual names for API keys and tokens of any service.
+const SCRUBBED_SUFFIXES: [&str; 5] =
+    ["_API_KEY", "_APIKEY", "_API_TOKEN", "_AUTH_TOKEN", "_SECRET_KEY"];
+
+/// Whether a variable is removed from a command's environment. The rule: a name (compared in
+/// upper case) that starts with `FLAME_`, `ANTHROPIC_` or `OPENAI_` (Flame's own settings and
+/// the providers' keys and base URLs), or that ends with `_API_KEY`, `_APIKEY`, `_API_TOKEN`,
+/// `_AUTH_TOKEN` or `_SECRET_KEY` (any other service's key). Everything else — `PATH`, `HOME`,
+/// the toolchains' variables — is passed on, so commands run as in the person's terminal.
+pub fn is_scrubbed_variable(name: &OsStr) -> bool {
+    let Some(name) = name.to_str() else { return false };
+    let upper = name.to_ascii_uppercase();
+    SCRUBBED_PREFIXES.iter().any(|prefix| upper.starts_with(prefix))
+        || SCRUBBED_SUFFIXES.iter().any(|suffix| upper.ends_with(suffix))
+}
+
+/// The environment a command starts from, before scrubbing: explicit, so it is an input like
+/// any other.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Environment {
+    variables: Vec<(OsString, OsString)>,
+}
+
+impl Environment {
+    /// This process's environment.
+    pub fn inherited() -> Environment {
+        Environment::from_variables(std::env::vars_os())
+    }
+
+    pub fn from_variables(
+        variables: impl IntoIterator<Item = (OsString, OsString)>,
+    ) -> Environment {
+        Environment { variables: variables.into_iter().collect() }
+    }
+
+    /// The variables a command gets: all but the scrubbed ones.
+    pub fn scrubbed(&self) -> impl Iterator<Item = &(OsString, OsString)> {
+        self.variables.iter().filter(|(name, _)| !is_scrubbed_variable(name))
+    }
+}
+
+/// A command to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandRequest {
+    /// The script given to `bash -c`.
+    pub command: String,
+    /// `None` for [`DEFAULT_COMMAND_TIMEOUT`]; at most [`MAX_COMMAND_TIMEOUT`].
+    pub timeout: Option<Duration>,
+}
+
+/// Stops a running command from another thread (the person's Stop). Cloning shares it.
+#[derive(Debug, Clone, Default)]
+pub struct CancelHandle(Arc<AtomicBool>);
+
+impl CancelHandle {
+    pub fn new() -> CancelHandle {
+        CancelHandle::default()
+    }
+
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// How the command's shell ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+}
+
+/// Why the run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// The shell exited on its own.
+    Exited,
+    /// The timeout passed and the group was killed.
+    TimedOut,
+    /// Stop was asked for and the group was killed.
+    Cancelled,
+}
+
+/// What a command did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandOutcome {
+    pub command: String,
+    pub exit: Exit,
+    pub ending: Ending,
+    pub timeout: Duration,
+    /// The first [`OUTPUT_HEAD_BYTES`] of the output.
+    pub head: Vec<u8>,
+    /// The last [`OUTPUT_TAIL_BYTES`] after the head (empty if the output fit in the head).
+    pub tail: Vec<u8>,
+    /// Bytes of output in all (head, tail and what was cut between them).
+    pub output_bytes: u64,
+    /// Whether output was still arriving from processes that left the group when the run
+    /// stopped reading.
+    pub output_abandoned: bool,
+    /// Why the log stopped receiving output, if writing to it failed; the command ran on.
+    pub log_error: Option<String>,
+}
+
+impl CommandOutcome {
+    /// Bytes cut between the head and the tail.
+    pub fn cut_bytes(&self) -> u64 {
+        self.output_bytes - self.head.len() as u64 - self.tail.len() as u64
+    }
+
+    /// The text sent to the model: the output's head and tail, then how it ended.
+    pub fn render(&self) -> String {
+        let mut out = String::from_utf8_lossy(&self.head).into_owned();
+        let cut = self.cut_bytes();
+        if cut > 0 {
+            out.push_str(&format!("\n[… {cut} bytes of output cut …]\n"));
+        }
+        out.push_str(&String::from_utf8_lossy(&self.tail));
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        let ended = match (self.ending, self.exit) {
+            (Ending::TimedOut, _) => {
+                format!("[timed out after {} s; the command was killed]", self.timeout.as_secs())
+            }
+            (Ending::Cancelled, _) => "[stopped by the person; the command was killed]".to_owned(),
+            (Ending::Exited, Exit::Code(code)) => format!("[exit code {code}]"),
+            (Ending::Exited, Exit::Signal(signal)) => format!("[killed by signal {signal}]"),
+        };
+        out.push_str(&ended);
+        if self.output_abandoned {
+            out.push_str("\n[processes that left the command's group still held its output; they were not waited for]");
+        }
+        out
+    }
+
+    /// A command may read or change any file; what it touched is not known.
+    pub fn touched(&self) -> Touched {
+        Touched::Unknown
+    }
+}
+
+/// Keeps the head and the tail of a stream of output, counting the rest.
+#[derive(Debug, Default)]
+struct HeadTail {
+    head: Vec<u8>,
+    tail: std::collections::VecDeque<u8>,
+    total: u64,
+}
+
+impl HeadTail {
+    fn push(&mut self, mut bytes: &[u8]) {
+        self.total += bytes.len() as u64;
+        let room = OUTPUT_HEAD_BYTES - self.head.len();
+        if room > 0 {
+            let taken = room.min(bytes.len());
+            self.head.extend_from_slice(&bytes[..taken]);
+            bytes = &bytes[taken..];
+        }
+        if bytes.len() >= OUTPUT_TAIL_BYTES {
+            self.tail.clear();
+            self.tail.extend(&bytes[bytes.len() - OUTPUT_TAIL_BYTES..]);
+            return;
+        }
+        let overflow = (self.tail.len() + bytes.len()).saturating_sub(OUTPUT_TAIL_BYTES);
+        self.tail.drain(..overflow);
+        self.tail.extend(bytes);
+    }
+
+    /// Bytes held.
+    fn held(&self) -> usize {
+        self.head.len() + self.tail.len()
+    }
+}
+
+/// Kills the process group when dropped, so an abandoned run (a panic, an early return) leaves
+/// nothing behind.
+#[derive(Debug)]
+struct GroupGuard {
+    group: Pid,
+    killed: bool,
+}
+
+impl GroupGuard {
+    /// SIGTERM to the group, SIGKILL after [`TERMINATE_GRACE`] if any of it is left. The shell
+    /// (our child) is reaped meanwhile, so it does not count as left.
+    fn kill(&mut self, child: &mut Child) {
+        if self.killed {
+            return;
+        }
+        self.killed = true;
+        if killpg(self.group, Signal::SIGTERM) == Err(Errno::ESRCH) {
+            return;
+        }
+        let start = Instant::now();
+        while start.elapsed() < TERMINATE_GRACE {
+            let _ = child.try_wait();
+            if killpg(self.group, None) == Err(Errno::ESRCH) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = killpg(self.group, Signal::SIGKILL);
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if !self.killed {
+            let _ = killpg(self.group, Signal::SIGKILL);
+        }
+    }
+}
+
+enum Chunk {
+    Data(Vec<u8>),
+    End,
+}
+
+impl Workspace {
+    /// Runs `request.command` with `bash -c` in the workspace folder with `environment`
+    /// scrubbed (see [`is_scrubbed_variable`]), until it exits, its timeout passes or `cancel`
+    /// is cancelled; then its process group is killed. The whole output is written to `log`
+    /// as it arrives.
+    pub fn run_command(
+        &self,
+        request: &CommandRequest,
+        environment: &Environment,
+        cancel: &CancelHandle,
+        log: &mut dyn Write,
+    ) -> Result<CommandOutcome, WorkspaceError> {
+        if request.command.trim().is_empty() {
+            return Err(WorkspaceError::EmptyCommand);
+        }
+        let timeout = request.timeout.unwrap_or(DEFAULT_COMMAND_TIMEOUT);
+        if timeout > MAX_COMMAND_TIMEOUT {
+            return Err(WorkspaceError::TimeoutTooLong {
+                asked_secs: timeout.as_secs(),
+                limit_secs: MAX_COMMAND_TIMEOUT.as_secs(),
+            });
+        }
+        if timeout < Duration::from_secs(1) {
+            return Err(WorkspaceError::TimeoutZero);
+        }
+        let io = |action: &'static str| move |e| WorkspaceError::io(action, "the command", e);
+
+        let (reader, writer) = std::io::pipe().map_err(io("make a pipe for"))?;
+        let mut command = Command::new("bash");
+        command
+            .arg("-c")
+            .arg(&request.command)
+            .current_dir(self.root())
+            .env_clear()
+            .envs(environment.scrubbed().map(|(name, value)| (name, value)))
+            .stdin(Stdio::null())
+            .stdout(writer.try_clone().map_err(io("make a pipe for"))?)
+            .stderr(writer)
+            .process_group(0);
+        let mut child = command.spawn().map_err(io("start"))?;
+        // Dropping the command drops our copies of the pipe's writing end, so the reader sees
+        // the end of output once the group's processes have closed theirs.
+        drop(command);
+        let mut guard = GroupGuard { group: Pid::from_raw(child.id() as i32), killed: false };
+        let chunks = spawn_reader(reader);
+
+        let deadline = Instant::now() + timeout;
+        let mut kept = HeadTail::default();
+        let mut log_error = None;
+        let mut ending = None;
+        let mut status: Option<ExitStatus> = None;
+        let mut drain_until: Option<Instant> = None;
+        let mut output_abandoned = false;
+        loop {
+            match chunks.recv_timeout(POLL_INTERVAL) {
+                Ok(Chunk::Data(data)) => {
+                    kept.push(&data);
+                    if log_error.is_none()
+                        && let Err(e) = log.write_all(&data)
+                    {
+                        log_error = Some(e.to_string());
+                    }
+                }
+                Ok(Chunk::End) | Err(RecvTimeoutError::Disconnected) => {
+                    if status.is_none() {
+                        status = Some(child.wait().map_err(io("wait for"))?);
+                    }
+                    break;
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+            if status.is_none() {
+                status = child.try_wait().map_err(io("wait for"))?;
+            }
+            if ending.is_none() {
+                if status.is_some() {
+                    ending = Some(Ending::Exited);
+                } else if cancel.is_cancelled() {
+                    ending = Some(Ending::Cancelled);
+                } else if Instant::now() >= deadline {
+                    ending = Some(Ending::TimedOut);
+                }
+                if ending.is_some() {
+                    // Background jobs of an exited shell go with it, as on Stop and timeout.
+                    guard.kill(&mut child);
+                    drain_until = Some(Instant::now() + DRAIN_GRACE);
+                }
+            }
+            if drain_until.is_some_and(|until| Instant::now() >= until) {
+                output_abandoned = true;
+                if status.is_none() {
+                    status = Some(child.wait().map_err(io("wait for"))?);
+                }
+                break;
+            }
+        }
+        guard.kill(&mut child);
+        let _ = log.flush();
+        debug_assert!(kept.held() <= OUTPUT_HEAD_BYTES + OUTPUT_TAIL_BYTES);
+
+        let status = status.unwrap_or_else(|| ExitStatus::from_raw(0));
+        let exit = match (status.code(), status.signal()) {
+            (Some(code), _) => Exit::Code(code),
+            (None, Some(signal)) => Exit::Signal(signal),
+            (None, None) => Exit::Code(-1),
+        };
+        Ok(CommandOutcome {
+            command: request.command.clone(),
+            exit,
+            ending: ending.unwrap_or(Ending::Exited),
+            timeout,
+            head: kept.head,
+            tail: kept.tail.into(),
+            output_bytes: kept.total,
+            output_abandoned,
+            log_error,
+        })
+    }
+}
+
+/// Reads the pipe on a thread of its own, so the caller can watch the deadline and Stop while
+/// waiting for output. The channel is bounded: a command that writes faster than the log takes
+/// is held back by the pipe, not buffered here.
+fn spawn_reader(mut reader: std::io::PipeReader) -> Receiver<Chunk> {
+    let (sender, receiver) = sync_channel(PIPE_CHUNKS_IN_FLIGHT);
+    std::thread::spawn(move || {
+        let mut buffer = vec![0u8; PIPE_CHUNK_BYTES];
+        loop {
+            match reader.read(&mut buffer) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Ok(0) | Err(_) => break,
+                Ok(read) => {
+                    if sender.send(Chunk::Data(buffer[..read].to_vec())).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+        let _ = sender.send(Chunk::End);
+    });
+    receiver
+}

@@ -1,0 +1,41 @@
+//! The agent's hands in a workspace folder: read a file's lines, list files, search contents,
+//! write and edit files, and run commands — with every path confined to the folder, writes
+//! atomic, replies bounded, commands' process groups killed and their environment scrubbed of
+//! keys. No Tauri, no network, no store: the agent offers these tools, asks for approval by
+//! [`ToolKind`] and records the [`Touched`] files in its trail.
+//!
+//! Changes come in two steps — [`Workspace::prepare_write`] / [`Workspace::prepare_edit`] give
+//! the diff for the approval prompt, [`Workspace::apply`] writes it — or one
+//! ([`Workspace::write_file`], [`Workspace::edit_file`]).
+
+mod change;
+mod command;
+mod confine;
+mod error;
+mod list;
+mod read;
+mod search;
+mod tools;
+
+pub use change::{
+    AppliedChange, MAX_DIFF_BYTES, MAX_DIFF_INPUT_BYTES, MAX_EDIT_FILE_BYTES, PreparedChange,
+};
+pub use command::{
+    CancelHandle, CommandOutcome, CommandRequest, DEFAULT_COMMAND_TIMEOUT, Ending, Environment,
+    Exit, MAX_COMMAND_TIMEOUT, OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES, is_scrubbed_variable,
+};
+pub use confine::{ResolvedPath, Workspace};
+pub use error::WorkspaceError;
+pub use list::{FileList, MAX_LISTED_FILES};
+pub use read::{
+    BINARY_SNIFF_BYTES, FileRead, LineRange, MAX_LINE_BYTES, MAX_LINE_COUNT_SCAN_BYTES,
+    MAX_READ_BYTES, Remaining,
+};
+pub use search::{
+    ContextLine, MAX_CONTEXT_LINES, MAX_HIT_LINE_BYTES, MAX_SEARCH_HITS,
+    MAX_SEARCH_LINE_BUFFER_BYTES, MAX_SEARCH_OUTPUT_BYTES, SearchHit, SearchQuery, SearchResult,
+};
+pub use tools::{
+    ArgumentsError, EditFileArgs, ListFilesArgs, ReadFileArgs, RunCommandArgs, SearchArgs,
+    ToolKind, Touched, WorkspaceCall, WorkspaceToolSpec, WriteFileArgs, tool_specs,
+};
