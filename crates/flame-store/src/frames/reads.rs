@@ -1,0 +1,263 @@
+//! Reads: frames, trees, messages and events, the path context assembly reads, and the
+//! bookkeeping of logs that lag behind.
+
+use flame_model::{
+    Event, Frame, FrameError, FrameId, FrameOutline, Message, MessageId, Status, Tree, TreeId,
+};
+use rusqlite::{OptionalExtension, params};
+
+use crate::rows::{self, FRAME_COLUMNS, TREE_COLUMNS};
+use crate::{Store, StoreError};
+
+use super::TreeSummary;
+
+impl Store {
+    /// One frame.
+    pub fn frame(&self, id: &FrameId) -> Result<Frame, StoreError> {
+        read_frame(&self.conn, id)
+    }
+
+    /// One tree.
+    pub fn tree(&self, id: &TreeId) -> Result<Tree, StoreError> {
+        read_tree(&self.conn, id)
+    }
+
+    /// Every tree, oldest first.
+    pub fn trees(&self) -> Result<Vec<TreeSummary>, StoreError> {
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT {TREE_COLUMNS}, (SELECT status FROM frames WHERE id = trees.root_id),
+                    (SELECT count(*) FROM frames WHERE tree_id = trees.id)
+             FROM trees ORDER BY created_at, id"
+        ))?;
+        let summaries = stmt.query_map([], |row| {
+            let status: String = row.get(5)?;
+            Ok(TreeSummary {
+                tree: rows::tree(row)?,
+                root_status: Status::parse(&status).unwrap_or(Status::Invalidated),
+                frame_count: row.get::<_, i64>(6)? as u64,
+            })
+        })?;
+        Ok(summaries.collect::<Result<_, _>>()?)
+    }
+
+    /// The tree last created or focused, if any.
+    pub fn current_tree(&self) -> Result<Option<TreeId>, StoreError> {
+        let id: Option<String> = self
+            .conn
+            .query_row("SELECT value FROM store_meta WHERE key = 'current_tree'", [], |row| {
+                row.get(0)
+            })
+            .optional()?;
+        Ok(id.map(TreeId::from_trusted))
+    }
+
+    /// Every frame of a tree, in no particular order.
+    pub fn frames_of_tree(&self, tree: &TreeId) -> Result<Vec<Frame>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!("SELECT {FRAME_COLUMNS} FROM frames WHERE tree_id = ?1"))?;
+        let frames = stmt.query_map([tree.as_str()], rows::frame)?;
+        Ok(frames.collect::<Result<_, _>>()?)
+    }
+
+    /// Every frame of a tree in the narrow form drawing needs, in no particular order: the
+    /// flame graph's load.
+    pub fn outline_of_tree(&self, tree: &TreeId) -> Result<Vec<FrameOutline>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {} FROM frames WHERE tree_id = ?1",
+            rows::OUTLINE_COLUMNS
+        ))?;
+        let frames = stmt.query_map([tree.as_str()], rows::outline)?;
+        Ok(frames.collect::<Result<_, _>>()?)
+    }
+
+    /// `id`'s children in position order.
+    pub fn children(&self, id: &FrameId) -> Result<Vec<Frame>, StoreError> {
+        read_children(&self.conn, id)
+    }
+
+    /// A frame's messages, oldest first.
+    pub fn messages(&self, frame: &FrameId) -> Result<Vec<Message>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {} FROM messages WHERE frame_id = ?1 ORDER BY id",
+            rows::MESSAGE_COLUMNS
+        ))?;
+        let messages = stmt.query_map([frame.as_str()], rows::message)?;
+        Ok(messages.collect::<Result<_, _>>()?)
+    }
+
+    /// The messages with the given ids, in id order.
+    pub fn messages_by_id(&self, ids: &[MessageId]) -> Result<Vec<Message>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {} FROM messages WHERE id = ?1",
+            rows::MESSAGE_COLUMNS
+        ))?;
+        let mut found = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(message) = stmt.query_row([id.0], rows::message).optional()? {
+                found.push(message);
+            }
+        }
+        Ok(found)
+    }
+
+    /// A frame's messages with ids from `first` to `last`, oldest first.
+    pub fn messages_between(
+        &self,
+        frame: &FrameId,
+        first: MessageId,
+        last: MessageId,
+    ) -> Result<Vec<Message>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {} FROM messages WHERE frame_id = ?1 AND id BETWEEN ?2 AND ?3 ORDER BY id",
+            rows::MESSAGE_COLUMNS
+        ))?;
+        let messages = stmt.query_map(params![frame.as_str(), first.0, last.0], rows::message)?;
+        Ok(messages.collect::<Result<_, _>>()?)
+    }
+
+    /// A frame's events after `after_seq`, oldest first.
+    pub fn frame_events(&self, frame: &FrameId, after_seq: i64) -> Result<Vec<Event>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {} FROM events WHERE frame_id = ?1 AND seq > ?2 ORDER BY seq",
+            rows::EVENT_COLUMNS
+        ))?;
+        let events = stmt.query_map(params![frame.as_str(), after_seq], rows::event)?;
+        Ok(events.collect::<Result<_, _>>()?)
+    }
+
+    /// The tokens of every message in a tree.
+    pub fn tree_message_tokens(&self, tree: &TreeId) -> Result<u64, StoreError> {
+        let tokens: i64 = self
+            .conn
+            .prepare_cached("SELECT message_tokens FROM trees WHERE id = ?1")?
+            .query_row([tree.as_str()], |r| r.get(0))
+            .optional()?
+            .ok_or_else(|| FrameError::NoSuchTree(tree.clone()))?;
+        Ok(tokens as u64)
+    }
+
+    /// The newest event's seq, or 0 when there are none.
+    pub fn latest_event_seq(&self) -> Result<i64, StoreError> {
+        Ok(self.conn.query_row("SELECT coalesce(max(seq), 0) FROM events", [], |r| r.get(0))?)
+    }
+
+    /// Every event after `after_seq`, oldest first, at most `limit` of them: how other
+    /// processes' changes are followed.
+    pub fn events_since(&self, after_seq: i64, limit: u32) -> Result<Vec<Event>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {} FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+            rows::EVENT_COLUMNS
+        ))?;
+        let events = stmt.query_map(params![after_seq, limit], rows::event)?;
+        Ok(events.collect::<Result<_, _>>()?)
+    }
+
+    /// The frames on the path from the root to `id`, and every child of each of them: what
+    /// context assembly reads. Written so that SQLite walks the parent index (see the
+    /// `EXPLAIN QUERY PLAN` test) instead of scanning every frame.
+    pub fn path_with_children(&self, id: &FrameId) -> Result<Vec<Frame>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(PATH_WITH_CHILDREN)?;
+        let frames = stmt.query_map([id.as_str()], rows::frame)?;
+        let frames: Vec<Frame> = frames.collect::<Result<_, _>>()?;
+        if frames.is_empty() {
+            return Err(FrameError::NoSuchFrame(id.clone()).into());
+        }
+        Ok(frames)
+    }
+
+    /// Frames whose log files lag behind, with the event they must reach.
+    pub fn pending_logs(&self) -> Result<Vec<(TreeId, FrameId, i64)>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT e.tree_id, p.frame_id, p.through_seq FROM log_pending p
+             JOIN events e ON e.seq = p.through_seq ORDER BY p.through_seq",
+        )?;
+        let pending = stmt.query_map([], |row| {
+            Ok((TreeId::from_trusted(row.get(0)?), FrameId::from_trusted(row.get(1)?), row.get(2)?))
+        })?;
+        Ok(pending.collect::<Result<_, _>>()?)
+    }
+
+    /// Records that `frame`'s log has every event up to `through_seq`.
+    pub fn log_written(&mut self, frame: &FrameId, through_seq: i64) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached("DELETE FROM log_pending WHERE frame_id = ?1 AND through_seq <= ?2")?
+            .execute(params![frame.as_str(), through_seq])?;
+        Ok(())
+    }
+}
+
+/// Ancestors of ?1 (itself included), then all their children. The `IN (SELECT …)` form is what
+/// lets SQLite search `frames_by_parent` once per ancestor.
+pub(crate) const PATH_WITH_CHILDREN: &str = "
+    WITH RECURSIVE path(id, parent_id) AS (
+        SELECT id, parent_id FROM frames WHERE id = ?1
+        UNION ALL
+        SELECT f.id, f.parent_id FROM frames f JOIN path ON f.id = path.parent_id
+    )
+    SELECT id, tree_id, parent_id, position, title, success_criteria, success_criteria_compacted,
+           status, status_reason, results, results_compacted, artifacts, decisions, retry_of,
+           created_at, started_at, ended_at, message_count, tokens
+    FROM frames WHERE id IN (SELECT id FROM path)
+    UNION ALL
+    SELECT id, tree_id, parent_id, position, title, success_criteria, success_criteria_compacted,
+           status, status_reason, results, results_compacted, artifacts, decisions, retry_of,
+           created_at, started_at, ended_at, message_count, tokens
+    FROM frames WHERE parent_id IN (SELECT id FROM path) AND id NOT IN (SELECT id FROM path)";
+
+pub(super) fn read_frame(conn: &rusqlite::Connection, id: &FrameId) -> Result<Frame, StoreError> {
+    conn.prepare_cached(&format!("SELECT {FRAME_COLUMNS} FROM frames WHERE id = ?1"))?
+        .query_row([id.as_str()], rows::frame)
+        .optional()?
+        .ok_or_else(|| FrameError::NoSuchFrame(id.clone()).into())
+}
+
+pub(super) fn read_message(
+    conn: &rusqlite::Connection,
+    id: MessageId,
+) -> Result<Message, StoreError> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {} FROM messages WHERE id = ?1", rows::MESSAGE_COLUMNS))?
+        .query_row([id.0], rows::message)?)
+}
+
+pub(super) fn read_tree(conn: &rusqlite::Connection, id: &TreeId) -> Result<Tree, StoreError> {
+    conn.prepare_cached(&format!("SELECT {TREE_COLUMNS} FROM trees WHERE id = ?1"))?
+        .query_row([id.as_str()], rows::tree)
+        .optional()?
+        .ok_or_else(|| FrameError::NoSuchTree(id.clone()).into())
+}
+
+pub(super) fn read_children(
+    conn: &rusqlite::Connection,
+    id: &FrameId,
+) -> Result<Vec<Frame>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {FRAME_COLUMNS} FROM frames WHERE parent_id = ?1 ORDER BY position"
+    ))?;
+    let children = stmt.query_map([id.as_str()], rows::frame)?;
+    Ok(children.collect::<Result<_, _>>()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SQLite scans every frame for the ancestors-and-children query unless it is written to
+    /// search the parent index (measured: 7.7–10.7 ms against 16–251 µs on 100k frames).
+    #[test]
+    fn path_with_children_searches_the_parent_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("flame.db")).unwrap();
+        let mut stmt =
+            store.conn.prepare(&format!("EXPLAIN QUERY PLAN {PATH_WITH_CHILDREN}")).unwrap();
+        let plan: Vec<String> = stmt
+            .query_map(["f0000000000"], |row| row.get(3))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let plan = plan.join("\n");
+        assert!(plan.contains("frames_by_parent (parent_id=?)"), "{plan}");
+        assert!(!plan.contains("SCAN frames"), "a full scan of frames:\n{plan}");
+    }
+}

@@ -1,0 +1,154 @@
+//! Whole trees: creating one, deleting one (the one operation that removes history), which
+//! tree is current and which frame it focuses, and the first start's question.
+
+use flame_model::lifecycle;
+use flame_model::{EventKind, Frame, FrameError, FrameId, Status, Tree, TreeId};
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use serde_json::json;
+
+use crate::{Store, StoreError};
+
+use super::Change;
+
+/// A tree as the tree list shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeSummary {
+    pub tree: Tree,
+    pub root_status: Status,
+    pub frame_count: u64,
+}
+
+/// What deleting a tree removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeletedTree {
+    pub frames: u64,
+    pub messages: u64,
+}
+
+impl Store {
+    /// Creates a tree whose root frame starts `in_progress` and focused, and makes it current.
+    pub fn create_tree(
+        &mut self,
+        change: Change,
+        id: &TreeId,
+        root: &FrameId,
+        title: &str,
+        criteria: &str,
+    ) -> Result<Tree, StoreError> {
+        lifecycle::check_identity(title, criteria)?;
+        self.write(change, |w| {
+            w.tx.execute(
+                "INSERT INTO trees (id, title, root_id, focus_id, created_at) VALUES (?1, ?2, ?3, ?3, ?4)",
+                params![id.as_str(), title, root.as_str(), change.at],
+            )
+            .map_err(|e| StoreError::taken_or(e, id.as_str()))?;
+            w.insert_frame(root, id, None, 0, title, criteria, Status::InProgress, None)?;
+            w.event(id, root, EventKind::TreeCreated, json!({ "title": title, "success_criteria": criteria }))?;
+            w.set_current_tree(id)?;
+            w.tree(id)
+        })
+    }
+
+    /// Deletes a tree with its frames, messages, events and pending logs. It is the one
+    /// operation that removes history, so only a person asks for it, explicitly (the window
+    /// confirms first; neither the agent's tools nor the command line offer it). Refused while a
+    /// reply is being written into one of its frames. One `tree_deleted` event, naming the gone
+    /// root, tells other processes. When it was the current tree, the newest remaining tree
+    /// becomes current.
+    pub fn delete_tree(&mut self, change: Change, id: &TreeId) -> Result<DeletedTree, StoreError> {
+        self.write(change, |w| {
+            let tree = w.tree(id)?;
+            let streaming: Option<String> = w
+                .tx
+                .query_row(
+                    "SELECT m.frame_id FROM messages m JOIN frames f ON f.id = m.frame_id
+                     WHERE f.tree_id = ?1 AND m.open = 1 LIMIT 1",
+                    [id.as_str()],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            if let Some(frame) = streaming {
+                return Err(FrameError::Invalid(format!(
+                    "cannot delete the tree {id} \"{}\" while a reply is being written in its frame {frame}; stop the reply first",
+                    tree.title
+                ))
+                .into());
+            }
+            let in_tree = "SELECT id FROM frames WHERE tree_id = ?1";
+            let messages = w.tx.execute(
+                &format!("DELETE FROM messages WHERE frame_id IN ({in_tree})"),
+                [id.as_str()],
+            )?;
+            w.tx.execute(
+                &format!("DELETE FROM log_pending WHERE frame_id IN ({in_tree})"),
+                [id.as_str()],
+            )?;
+            // One statement, so the frames' references to each other (parent, retry) are
+            // checked only once they are all gone.
+            let frames = w.tx.execute("DELETE FROM frames WHERE tree_id = ?1", [id.as_str()])?;
+            w.tx.execute("DELETE FROM events WHERE tree_id = ?1", [id.as_str()])?;
+            w.tx.execute("DELETE FROM trees WHERE id = ?1", [id.as_str()])?;
+            // Not `event`: there is no frame left whose log could record it.
+            w.tx.execute(
+                "INSERT INTO events (tree_id, frame_id, kind, actor, at, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    id.as_str(),
+                    tree.root.as_str(),
+                    EventKind::TreeDeleted.as_str(),
+                    w.change.actor.as_str(),
+                    w.change.at,
+                    json!({ "title": tree.title, "frames": frames, "messages": messages }).to_string()
+                ],
+            )?;
+            let current: Option<String> = w
+                .tx
+                .query_row("SELECT value FROM store_meta WHERE key = 'current_tree'", [], |row| {
+                    row.get(0)
+                })
+                .optional()?;
+            if current.as_deref() == Some(id.as_str()) {
+                let newest: Option<String> = w
+                    .tx
+                    .query_row(
+                        "SELECT id FROM trees ORDER BY created_at DESC, id DESC LIMIT 1",
+                        [],
+                        |row| row.get(0),
+                    )
+                    .optional()?;
+                match newest {
+                    Some(newest) => w.set_current_tree(&TreeId::from_trusted(newest))?,
+                    None => {
+                        w.tx.execute("DELETE FROM store_meta WHERE key = 'current_tree'", [])?;
+                    }
+                }
+            }
+            Ok(DeletedTree { frames: frames as u64, messages: messages as u64 })
+        })
+    }
+
+    /// Whether the sample tree should be made: true the first time this is asked of a store
+    /// that holds no tree, and never again (it is remembered in `store_meta`), so the sample
+    /// appears on a new data directory's first start and does not come back once deleted.
+    pub fn claim_first_start(&mut self) -> Result<bool, StoreError> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let inserted = tx.execute(
+            "INSERT INTO store_meta (key, value) VALUES ('first_start_done', '1')
+             ON CONFLICT (key) DO NOTHING",
+            [],
+        )?;
+        let empty: bool =
+            tx.query_row("SELECT NOT EXISTS (SELECT 1 FROM trees)", [], |row| row.get(0))?;
+        tx.commit()?;
+        Ok(inserted == 1 && empty)
+    }
+
+    /// Makes `id` the focused frame of its tree, and its tree the current one.
+    pub fn focus(&mut self, change: Change, id: &FrameId) -> Result<Frame, StoreError> {
+        self.write(change, |w| {
+            let frame = w.frame(id)?;
+            w.set_focus(&frame.tree, id)?;
+            w.set_current_tree(&frame.tree)?;
+            Ok(frame)
+        })
+    }
+}
