@@ -2,7 +2,7 @@
 //! goes to stdout as it arrives; tool calls, frame moves and notices go to stderr in brackets, so
 //! the reply can be piped on its own.
 
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::sync::Arc;
 
 use flame_agent::{Agent, ChatEvent, Settings, SettingsFile, Stopped};
@@ -11,6 +11,7 @@ use flame_model::{Actor, FrameId};
 use flame_models::{CancellationToken, ProviderKind, RetryPolicy};
 
 use crate::args::ProviderArg;
+use crate::terminal::escape_controls;
 
 pub fn run(
     flame: &Arc<Flame>,
@@ -51,15 +52,28 @@ pub fn run(
         .map_err(|e| ApiError::internal("start the network runtime", e))?;
     let cancel = CancellationToken::new();
     let mut stdout = std::io::stdout();
+    // The model's text is outside input: on a terminal its control characters are shown escaped,
+    // as titles and logs are, so a reply cannot drive the terminal; piped, it is kept as sent.
+    let on_terminal = stdout.is_terminal();
+    let mut reader_gone = false;
     let mut print = |event: ChatEvent| match event {
         ChatEvent::Text { text, .. } => {
-            print!("{text}");
-            let _ = stdout.flush();
+            if reader_gone {
+                return;
+            }
+            let shown = if on_terminal { escape_controls(&text) } else { text.as_str().into() };
+            if stdout.write_all(shown.as_bytes()).and_then(|()| stdout.flush()).is_err() {
+                // The reader went away (`flame chat … | head`): stop the model; what streamed
+                // is kept, marked interrupted, as after any stop.
+                reader_gone = true;
+                cancel.cancel();
+            }
         }
-        ChatEvent::ToolCall { name, .. } => eprintln!("\n[calling {name}]"),
+        ChatEvent::ToolCall { name, .. } => eprintln!("\n[calling {}]", escape_controls(&name)),
         ChatEvent::ToolResult { name, content, is_error, .. } => {
             let first = content.lines().next().unwrap_or_default();
-            eprintln!("[{name} {}: {first}]", if is_error { "refused" } else { "done" });
+            let verdict = if is_error { "refused" } else { "done" };
+            eprintln!("[{} {verdict}: {}]", escape_controls(&name), escape_controls(first));
         }
         ChatEvent::Moved { to, .. } => eprintln!("[now in frame {to}]"),
         ChatEvent::Notice { text } => eprintln!("[{text}]"),
@@ -70,7 +84,10 @@ pub fn run(
     };
     let outcome =
         runtime.block_on(agent.send(Actor::Cli, Some(frame), text, model, &cancel, &mut print));
-    println!();
+    // A closed reader is the end of a pipeline, not a failure.
+    if reader_gone || writeln!(std::io::stdout()).is_err() {
+        return Ok(());
+    }
     let outcome = outcome?;
     match outcome.stopped {
         Stopped::Finished => {}

@@ -496,6 +496,57 @@ async fn a_failed_chat_exits_non_zero_with_the_reason() {
     assert!(!err.contains("SENTINEL"));
 }
 
+/// `flame chat … | head -c 100`: the reader goes away while the reply streams. The command stops
+/// the model and ends with status 0 and no panic; what streamed is kept.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_chat_whose_reader_goes_away_stops_quietly() {
+    let delta = |text: &str| {
+        format!(
+            "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"text_delta\",\"text\":\"{text}\"}}}}\n\n"
+        )
+    };
+    let text = wire("anthropic-text.sse");
+    let (head, tail) = text.split_once("event: content_block_delta").unwrap();
+    // Far more than a pipe's buffer, so the command is still writing when the reader leaves.
+    let body = format!(
+        "{head}{}event: content_block_delta{tail}",
+        delta(&"0123456789 ".repeat(90)).repeat(400)
+    );
+    let home = Home::new();
+    let ids = home.spec_tree();
+    let server = flame_models::replay::ReplayServer::start().await.unwrap();
+    server.push([flame_models::replay::Reply::stream(body)]);
+    let config = home.path().join("config");
+    std::fs::create_dir_all(config.join("flame")).unwrap();
+    std::fs::write(config.join("flame/settings.json"), r#"{"default_model": "claude-sonnet-4-5"}"#)
+        .unwrap();
+    let (path, base) = (home.path().to_path_buf(), server.base_url.clone());
+    let crud = ids["CRUD Endpoints"].clone();
+    let out = tokio::task::spawn_blocking(move || {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_flame"))
+            .args(["chat", &crud, "Write a lot"])
+            .env("FLAME_HOME", &path)
+            .env("XDG_CONFIG_HOME", path.join("config"))
+            .env("ANTHROPIC_API_KEY", "sk-ant-cli-SENTINEL-0123456789")
+            .env("ANTHROPIC_BASE_URL", base)
+            .env_remove("FLAME_LOG")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = [0u8; 100];
+        std::io::Read::read_exact(&mut child.stdout.take().unwrap(), &mut first).unwrap();
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let log = home.ok(&["log", home.json(&["status"])["focus"].as_str().unwrap()]);
+    assert!(log.contains("0123456789"), "what streamed is kept: {log}");
+}
+
 fn shared_session(name: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../tests/fixtures/claude-code")
