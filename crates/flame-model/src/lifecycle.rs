@@ -14,6 +14,17 @@
 //!
 //! `completed` and `invalidated` are terminal. Together these keep one invariant that the
 //! rest of Flame relies on: every `in_progress` frame's parent is `in_progress` too.
+//!
+//! The functions here decide by a frame's status alone; those that also read its parent, its
+//! children or its planned ancestors (pop, start, push, resume, retry, and [`allowed_actions`],
+//! which answers them all for a front end) are in [`neighbours`], re-exported here.
+
+mod neighbours;
+
+pub use neighbours::{
+    FrameActions, OpenAncestors, allowed_actions, check_pop, check_push, check_resume, check_retry,
+    check_start, start_order, start_target,
+};
 
 use crate::{FrameError, FrameId, Status};
 
