@@ -60,6 +60,32 @@ pub struct FrameEntry {
     pub log_path: String,
 }
 
+/// A frame as the window shows it, with the part of its conversation the window does not hold
+/// yet: what [`Flame::frame_view`] returns.
+///
+/// The window keeps the messages it holds with ids up to `kept_through` (none when it is
+/// `None`), drops the rest, and puts `messages` after them. Next time it passes
+/// `settled_through` as `after`. A message is *settled* once its content can no longer change:
+/// every message is, except a reply still open (being streamed, or left by a writer that has
+/// not been found gone yet), whose content grows and is finished in place under the same id.
+/// So `settled_through` stops before the frame's first open reply, and the next view returns
+/// that reply again, finished or grown.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct FrameView {
+    pub frame: FrameEntry,
+    /// The newest event in the data directory when the view was read: a change announced with
+    /// this seq or an older one is already in the view.
+    pub seq: i64,
+    /// The held messages to keep: those with ids up to this one; `None` means none, so
+    /// `messages` is the whole conversation (the first read, or a reset).
+    pub kept_through: Option<MessageId>,
+    /// The messages after `kept_through`, oldest first.
+    pub messages: Vec<Message>,
+    /// What to pass as `after` next time: the last message before the frame's first open
+    /// reply, or its last message if none is open; `None` when there is no such message.
+    pub settled_through: Option<MessageId>,
+}
+
 /// A tree as the tree list shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
 pub struct TreeListEntry {
@@ -204,6 +230,68 @@ impl Flame {
     /// One frame.
     pub fn frame(&self, id: &FrameId) -> Result<FrameEntry, ApiError> {
         Ok(self.entry(self.store().frame(id)?))
+    }
+
+    /// Frame `id` and its messages after `after` (all of them when `after` is `None`), as the
+    /// window shows them; see [`FrameView`] for how the window combines views.
+    ///
+    /// The view starts over, returning every message with `kept_through` `None`, when `after`
+    /// is not one of the frame's messages (the window's copy belongs to something else) or a
+    /// reply at or before `after` is open (the window holds an unfinished copy of it). Since
+    /// ids only grow and a closed message never changes, a window that passes back the
+    /// `settled_through` it was given holds exactly what the frame has up to there.
+    pub fn frame_view(
+        &self,
+        id: &FrameId,
+        after: Option<MessageId>,
+    ) -> Result<FrameView, ApiError> {
+        let store = self.store();
+        // The seq is read first, so a change made while the view is read is announced again
+        // with a newer seq rather than taken for one the view already holds.
+        let seq = store.latest_event_seq()?;
+        let frame = self.entry(store.frame(id)?);
+        let mut from = after;
+        let (rows, open, kept_through) = loop {
+            let mut rows =
+                store.messages_between(id, from.unwrap_or(MessageId(0)), MessageId(i64::MAX))?;
+            // Read after the messages: a reply open when its row was read is either still open
+            // here, or closed with its final content, which the re-read below picks up.
+            let open: Vec<MessageId> = store
+                .open_replies()?
+                .into_iter()
+                .filter(|reply| &reply.frame == id)
+                .map(|reply| reply.id)
+                .collect();
+            match from {
+                None => break (rows, open, None),
+                Some(after)
+                    if rows.first().is_some_and(|m| m.id == after)
+                        && open.iter().all(|open| *open > after) =>
+                {
+                    rows.remove(0);
+                    break (rows, open, Some(after));
+                }
+                Some(_) => from = None,
+            }
+        };
+        let first_open = open.iter().min().copied();
+        let mut messages = Vec::with_capacity(rows.len());
+        let mut settled_through = kept_through;
+        for row in rows {
+            // An open reply's row is stored as interrupted until it is finished, so only such a
+            // row can have been read unfinished. One that is not open now has its final content
+            // since: read it again.
+            let row = if row.interrupted && !open.contains(&row.id) {
+                store.messages_by_id(&[row.id])?.pop().unwrap_or(row)
+            } else {
+                row
+            };
+            if first_open.is_none_or(|open| row.id < open) {
+                settled_through = Some(row.id);
+            }
+            messages.push(row);
+        }
+        Ok(FrameView { frame, seq, kept_through, messages, settled_through })
     }
 
     /// Pushes an in-progress child under `parent` (default: the focused frame of the current

@@ -4,6 +4,7 @@ mod contention;
 mod context;
 mod crash;
 mod export;
+mod frame_view;
 mod frames;
 mod import;
 mod live_reply;
