@@ -10,6 +10,7 @@ use crate::rows;
 use crate::{Store, StoreError};
 
 use super::Change;
+use super::reads::read_open_ancestors;
 use super::writer::Writer;
 
 /// What a pop records.
@@ -37,10 +38,8 @@ impl Store {
         lifecycle::check_identity(title, criteria)?;
         self.write(change, |w| {
             let parent = w.frame(parent)?;
-            lifecycle::check_parent("push under", lifecycle::PUSH_PARENT, &parent.id, &parent.title, parent.status)?;
-            if parent.status == Status::Planned {
-                w.start_with_ancestors(&parent)?;
-            }
+            let ancestors = w.open_ancestors(&parent)?;
+            w.start_frames(&lifecycle::check_push(&parent, &ancestors)?)?;
             let position = w.child_count(&parent.id)?;
             w.insert_frame(id, &parent.tree, Some(&parent.id), position, title, criteria, Status::InProgress, None)?;
             w.event(&parent.tree, id, EventKind::Pushed, json!({
@@ -55,8 +54,8 @@ impl Store {
     pub fn start(&mut self, change: Change, id: &FrameId) -> Result<Frame, StoreError> {
         self.write(change, |w| {
             let frame = w.frame(id)?;
-            lifecycle::check(Operation::Start, &frame.id, &frame.title, frame.status)?;
-            w.start_with_ancestors(&frame)?;
+            let ancestors = w.open_ancestors(&frame)?;
+            w.start_frames(&lifecycle::check_start(&frame, &ancestors)?)?;
             w.set_focus(&frame.tree, id)?;
             w.frame(id)
         })
@@ -105,8 +104,7 @@ impl Store {
     pub fn resume(&mut self, change: Change, id: &FrameId) -> Result<Frame, StoreError> {
         self.write(change, |w| {
             let frame = w.frame(id)?;
-            lifecycle::check(Operation::Resume, &frame.id, &frame.title, frame.status)?;
-            w.require_in_progress_parent(&frame, "resume")?;
+            lifecycle::check_resume(&frame, w.parent(&frame)?.as_ref())?;
             w.tx.execute(
                 "UPDATE frames SET status = 'in_progress', status_reason = NULL, ended_at = NULL WHERE id = ?1",
                 [id.as_str()],
@@ -127,10 +125,8 @@ impl Store {
     ) -> Result<Frame, StoreError> {
         self.write(change, |w| {
             let failed = w.frame(id)?;
-            lifecycle::check(Operation::Retry, &failed.id, &failed.title, failed.status)?;
-            let parent = w.require_in_progress_parent(&failed, "retry")?.ok_or_else(|| {
-                FrameError::Invalid(format!("{id} is the root frame; start a new tree to try the whole piece of work again"))
-            })?;
+            let parent = w.parent(&failed)?;
+            let parent = lifecycle::check_retry(&failed, parent.as_ref())?.id.clone();
             w.shift_positions(&parent, failed.position + 1, 1)?;
             w.insert_frame(new_id, &failed.tree, Some(&parent), failed.position + 1, &failed.title, &failed.success_criteria, Status::InProgress, Some(id))?;
             w.tx.execute(
@@ -214,21 +210,8 @@ impl Writer<'_> {
     /// Pops `id` (see [`Store::pop`]) inside the caller's transaction.
     fn pop(&self, id: &FrameId, pop: &Pop) -> Result<Frame, StoreError> {
         let frame = self.frame(id)?;
-        lifecycle::check(Operation::Pop, &frame.id, &frame.title, frame.status)?;
-        if let Some(child) = self.children(id)?.into_iter().find(|c| c.status == Status::InProgress)
-        {
-            return Err(FrameError::Refused {
-                op: "pop",
-                frame: frame.id.clone(),
-                title: frame.title.clone(),
-                status: frame.status,
-                allowed: format!(
-                    "its child {} \"{}\" is still in_progress; pop that first",
-                    child.id, child.title
-                ),
-            }
-            .into());
-        }
+        let children = self.children(id)?;
+        lifecycle::check_pop(&frame, &children)?;
         let status = pop.status.status();
         self.tx.execute(
             "UPDATE frames SET status = ?2, results = ?3, results_compacted = ?4, artifacts = ?5,
@@ -280,37 +263,9 @@ impl Writer<'_> {
         Ok(invalidated)
     }
 
-    /// Starts `frame` and its planned ancestors, top down. Every ancestor must be planned or
-    /// in progress, so that no in-progress frame ends up under a frame that is not.
-    fn start_with_ancestors(&self, frame: &Frame) -> Result<(), StoreError> {
-        let mut to_start = vec![frame.clone()];
-        let mut next = frame.parent.clone();
-        while let Some(id) = next {
-            let ancestor = self.frame(&id)?;
-            match ancestor.status {
-                Status::InProgress => break,
-                Status::Planned => {
-                    next = ancestor.parent.clone();
-                    to_start.push(ancestor);
-                }
-                other => {
-                    return Err(FrameError::Refused {
-                        op: "start",
-                        frame: frame.id.clone(),
-                        title: frame.title.clone(),
-                        status: frame.status,
-                        allowed: format!(
-                            "its ancestor {} \"{}\" is {other}, and a frame starts only under planned or in_progress ancestors{}",
-                            ancestor.id,
-                            ancestor.title,
-                            if other == Status::Blocked { " (resume that ancestor first)" } else { "" }
-                        ),
-                    }
-                    .into());
-                }
-            }
-        }
-        for f in to_start.iter().rev() {
+    /// Starts `frames` (as `lifecycle::start_order` gives them: top down) and records it.
+    fn start_frames(&self, frames: &[&Frame]) -> Result<(), StoreError> {
+        for f in frames {
             self.tx
                 .prepare_cached(
                     "UPDATE frames SET status = 'in_progress', started_at = ?2 WHERE id = ?1",
@@ -321,29 +276,14 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// For resume and retry: the frame's parent must be in progress. Returns the parent, or
-    /// `None` for a root frame.
-    fn require_in_progress_parent(
-        &self,
-        frame: &Frame,
-        op: &'static str,
-    ) -> Result<Option<FrameId>, StoreError> {
-        let Some(parent_id) = &frame.parent else { return Ok(None) };
-        let parent = self.frame(parent_id)?;
-        if parent.status != Status::InProgress {
-            return Err(FrameError::Refused {
-                op,
-                frame: frame.id.clone(),
-                title: frame.title.clone(),
-                status: frame.status,
-                allowed: format!(
-                    "its parent {} \"{}\" is {}, and only an in_progress parent can take up work again",
-                    parent.id, parent.title, parent.status
-                ),
-            }
-            .into());
-        }
-        Ok(Some(parent.id))
+    /// `frame`'s parent, `None` for a root.
+    fn parent(&self, frame: &Frame) -> Result<Option<Frame>, StoreError> {
+        frame.parent.as_ref().map(|id| self.frame(id)).transpose()
+    }
+
+    /// `frame`'s ancestors as `lifecycle::OpenAncestors` describes them.
+    fn open_ancestors(&self, frame: &Frame) -> Result<Vec<Frame>, StoreError> {
+        read_open_ancestors(self.tx, frame)
     }
 
     /// After `frame` was popped or invalidated: a focus on it or below it moves to its parent.

@@ -1,6 +1,7 @@
 //! Reads: frames, trees, messages and events, the path context assembly reads, and the
 //! bookkeeping of logs that lag behind.
 
+use flame_model::lifecycle::{self, FrameActions};
 use flame_model::{
     Event, Frame, FrameError, FrameId, FrameOutline, Message, MessageId, Status, Tree, TreeId,
 };
@@ -166,6 +167,15 @@ impl Store {
         Ok(frames)
     }
 
+    /// What may be done with frame `id` now, and what `/start` would start in it, as
+    /// `flame_model::lifecycle::allowed_actions` decides from its open ancestors and children.
+    pub fn frame_actions(&self, id: &FrameId) -> Result<FrameActions, StoreError> {
+        let frame = read_frame(&self.conn, id)?;
+        let ancestors = read_open_ancestors(&self.conn, &frame)?;
+        let children = read_children(&self.conn, id)?;
+        Ok(lifecycle::allowed_actions(&frame, &ancestors, &children))
+    }
+
     /// Frames whose log files lag behind, with the event they must reach.
     pub fn pending_logs(&self) -> Result<Vec<(TreeId, FrameId, i64)>, StoreError> {
         let mut stmt = self.conn.prepare_cached(
@@ -226,6 +236,23 @@ pub(super) fn read_tree(conn: &rusqlite::Connection, id: &TreeId) -> Result<Tree
         .query_row([id.as_str()], rows::tree)
         .optional()?
         .ok_or_else(|| FrameError::NoSuchTree(id.clone()).into())
+}
+
+/// `frame`'s ancestors, nearest first, up to and including the first that is not planned (see
+/// `flame_model::lifecycle::OpenAncestors`): what the rules over a start, a push, a resume and
+/// a retry read.
+pub(super) fn read_open_ancestors(
+    conn: &rusqlite::Connection,
+    frame: &Frame,
+) -> Result<Vec<Frame>, StoreError> {
+    let mut ancestors: Vec<Frame> = Vec::new();
+    let mut next = frame.parent.clone();
+    while let Some(id) = next {
+        let ancestor = read_frame(conn, &id)?;
+        next = (ancestor.status == Status::Planned).then(|| ancestor.parent.clone()).flatten();
+        ancestors.push(ancestor);
+    }
+    Ok(ancestors)
 }
 
 pub(super) fn read_children(
