@@ -73,6 +73,55 @@ pub fn export(path: &Path) -> Result<(), String> {
 mod tests {
     use super::*;
 
+    include!("command_names.rs");
+
+    /// The command names the generated bindings call, in snake case.
+    fn bound_commands(bindings: &str) -> Vec<String> {
+        bindings
+            .lines()
+            .filter_map(|line| {
+                // `__TAURI_INVOKE("name"` or, for a typed return, `__TAURI_INVOKE<T>("name"`.
+                let call = line.split_once("__TAURI_INVOKE")?.1;
+                call.split_once("(\"")?.1.split_once('"')
+            })
+            .map(|(name, _)| name.to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn every_registered_command_is_declared_to_tauri() {
+        let fresh = tempfile::NamedTempFile::new().unwrap();
+        export(fresh.path()).unwrap();
+        let mut bound = bound_commands(&std::fs::read_to_string(fresh.path()).unwrap());
+        let mut declared: Vec<String> = COMMAND_NAMES.iter().map(|n| (*n).to_owned()).collect();
+        assert!(bound.len() > 20, "the bindings name too few commands: {bound:?}");
+        bound.sort();
+        declared.sort();
+        assert_eq!(bound, declared, "src/command_names.rs must list every registered command");
+    }
+
+    /// The window's capability grants app commands only by name, and only declared ones; no
+    /// plugin's commands (the save dialog is opened from Rust).
+    #[test]
+    fn the_window_is_granted_named_commands_and_events_only() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("capabilities/default.json");
+        let capability: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let granted = capability["permissions"].as_array().unwrap();
+        for permission in granted {
+            let permission = permission.as_str().unwrap();
+            if permission == "core:event:default" {
+                continue;
+            }
+            let command = permission
+                .strip_prefix("allow-")
+                .unwrap_or_else(|| panic!("{permission} is not an app command's allow-"))
+                .replace('-', "_");
+            assert!(COMMAND_NAMES.contains(&command.as_str()), "{permission} names no command");
+        }
+    }
+
+
     #[test]
     fn bindings_are_fresh() {
         let fresh = tempfile::NamedTempFile::new().unwrap();

@@ -4,7 +4,7 @@
 use flame_agent::{Agent, ChatEvent, ChatOutcome, GeneratedResults, Settings, SettingsFile};
 use flame_api::{
     ApiError, AppInfo, Budget, ContextDoc, DeletedTree, ExportFormat, ExportProgress, ExportScope,
-    ExportSummary, FrameEntry, PlanSpec, PopRequest, TreeListEntry, TreeOutline,
+    ExportSummary, FrameEntry, PlanSpec, PopRequest, TreeListEntry, TreeOutline, window_paths,
 };
 use flame_model::{Actor, Frame, FrameId, Message, Tree, TreeId};
 use flame_models::{RetryPolicy, ToolCall};
@@ -341,6 +341,7 @@ pub fn import_session(
     progress: Channel<flame_api::ImportProgress>,
 ) -> Result<flame_api::ImportSummary, ApiError> {
     let path = std::path::PathBuf::from(path.trim());
+    window_paths::check_import_source(&path, &startup.own_folders())?;
     startup.flame()?.import_file(Actor::Person, &path, None, true, None, &mut |p| {
         // A window that went away while the import ran does not stop the import.
         if let Err(err) = progress.send(p) {
@@ -363,6 +364,7 @@ pub fn export_frames(
     progress: Channel<ExportProgress>,
 ) -> Result<ExportSummary, ApiError> {
     let path = flame_api::resolve_export_path(&path, dirs::home_dir().as_deref())?;
+    window_paths::check_export_target(&path, format, &startup.own_folders())?;
     startup.flame()?.export_to_file(id.as_str(), scope, format, &path, &mut |p| {
         // A window that went away while the export ran does not stop the export.
         if let Err(err) = progress.send(p) {
@@ -381,6 +383,7 @@ pub fn export_context(
     path: String,
 ) -> Result<ExportSummary, ApiError> {
     let path = flame_api::resolve_export_path(&path, dirs::home_dir().as_deref())?;
+    window_paths::check_export_target(&path, ExportFormat::Markdown, &startup.own_folders())?;
     startup.flame()?.export_context_to_file(&frame, None, &path)
 }
 

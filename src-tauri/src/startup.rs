@@ -1,6 +1,6 @@
 //! The outcome of opening Flame when the app starts, shared by every command.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -67,6 +67,15 @@ impl Startup {
                 "this system has no configuration folder for Flame's settings",
             )
         })
+    }
+
+    /// Flame's own folders, which paths from the window may not export into or import from:
+    /// the data directory and the folder of the settings (where keys may be kept).
+    pub fn own_folders(&self) -> Vec<PathBuf> {
+        let data = self.flame.as_ref().ok().map(|flame| flame.data_dir().path().to_path_buf());
+        let settings =
+            self.settings_path.as_ref().and_then(|path| path.parent()).map(Path::to_path_buf);
+        data.into_iter().chain(settings).collect()
     }
 
     /// Starts a new answer; it cancels any answer still running.

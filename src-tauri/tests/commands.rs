@@ -376,7 +376,9 @@ fn trees_are_listed_and_one_is_deleted_as_the_person() {
 
 #[test]
 fn export_commands_write_files_and_refuse_a_folder_as_the_path() {
-    let tmp = tempfile::tempdir().unwrap();
+    // The folder's own name must not be hidden (tempfile's default is `.tmp…`): the window does
+    // not export into hidden folders.
+    let tmp = tempfile::Builder::new().prefix("flame-export-").tempdir().unwrap();
     let home = tmp.path().join("home");
     let (_app, window) = window_on(&home);
     let root = new_tree(&window);
@@ -394,10 +396,12 @@ fn export_commands_write_files_and_refuse_a_folder_as_the_path() {
     assert_eq!(written["format"], "flame-export");
     assert_eq!(written["frames"][0]["id"], root.as_str());
 
+    let folder = tmp.path().join("notes.md");
+    std::fs::create_dir(&folder).unwrap();
     let err = invoke_with(
         &window,
         "export_frames",
-        json!({"id": root, "scope": "frame", "format": "markdown", "path": tmp.path(), "progress": "__CHANNEL__:2"}),
+        json!({"id": root, "scope": "frame", "format": "markdown", "path": folder, "progress": "__CHANNEL__:2"}),
     )
     .unwrap_err();
     assert_eq!(err["code"], "invalid");
@@ -407,4 +411,42 @@ fn export_commands_write_files_and_refuse_a_folder_as_the_path() {
     invoke_with(&window, "export_context", json!({"frame": root, "path": context}))
         .expect("export_context succeeds");
     assert!(std::fs::read_to_string(&context).unwrap().contains("<stack-context"));
+}
+
+/// Paths from the window are checked in Rust: an export writes only a file with its format's
+/// extension outside hidden folders and Flame's own folders; an import never reads Flame's own
+/// folders (where the settings and keys are).
+#[test]
+fn the_window_cannot_export_or_import_outside_what_a_person_would_name() {
+    let tmp = tempfile::Builder::new().prefix("flame-paths-").tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let (_app, window) = window_on(&home);
+    let root = new_tree(&window);
+    let export = |path: &Path, format: &str| {
+        invoke_with(
+            &window,
+            "export_frames",
+            json!({"id": root, "scope": "tree", "format": format, "path": path, "progress": "__CHANNEL__:1"}),
+        )
+    };
+    let dotfile = tmp.path().join(".bashrc");
+    let err = export(&dotfile, "markdown").unwrap_err();
+    assert!(err["message"].as_str().unwrap().contains(".md file"), "{err}");
+    let hidden = tmp.path().join(".ssh/notes.md");
+    std::fs::create_dir_all(hidden.parent().unwrap()).unwrap();
+    let err = export(&hidden, "markdown").unwrap_err();
+    assert!(err["message"].as_str().unwrap().contains("hidden"), "{err}");
+    let own = home.join("logs/tree.json");
+    let err = export(&own, "json").unwrap_err();
+    assert!(err["message"].as_str().unwrap().contains("Flame's own folder"), "{err}");
+    for path in [&dotfile, &hidden, &own] {
+        assert!(!path.exists(), "{} was written", path.display());
+    }
+    let err = invoke_with(
+        &window,
+        "import_session",
+        json!({"path": home.join("flame.db"), "progress": "__CHANNEL__:2"}),
+    )
+    .unwrap_err();
+    assert!(err["message"].as_str().unwrap().contains("Flame's own folder"), "{err}");
 }

@@ -4,6 +4,7 @@ import { join } from "node:path";
 
 import { describe, expect, it } from "vitest";
 
+import { flame, type Status } from "./flame-cli";
 import { withApp } from "./harness";
 
 describe("the Flame window", () => {
@@ -70,5 +71,38 @@ describe("the Flame window", () => {
         },
       },
     );
+  });
+
+  it("refuses commands the window is not granted, and paths outside what a person exports to", async () => {
+    await withApp("the IPC allowlist", async (app) => {
+      await app.find("[data-testid=graph-pane]");
+      // A script in the page calls the IPC directly, as injected code would.
+      const call = (cmd: string, args: object): Promise<string> =>
+        app.driver.executeAsyncScript<string>(
+          `const done = arguments[arguments.length - 1];
+           window.__TAURI_INTERNALS__.invoke(arguments[0], arguments[1]).then(
+             (value) => done("ok " + JSON.stringify(value)),
+             (error) => done("refused " + JSON.stringify(error)));`,
+          cmd,
+          args,
+        );
+      // Declared but not granted: the window never updates partial results itself.
+      expect(await call("update_results", { id: "f0000000000", results: "x" })).toMatch(
+        /^refused .*not allowed/,
+      );
+      // A plugin's command is not granted either: dialogs are opened from Rust.
+      expect(await call("plugin:dialog|save", { options: {} })).toMatch(/^refused .*not allowed/);
+      // Granted, but the path is checked in Rust: no dotfile, no hidden folder.
+      const status = flame(app.home, "status") as Status;
+      const bashrc = await call("export_frames", {
+        id: status.focus,
+        scope: "frame",
+        format: "markdown",
+        path: join(app.home, ".bashrc"),
+        progress: "__CHANNEL__:0",
+      });
+      expect(bashrc).toMatch(/^refused .*\.md file/);
+      expect(existsSync(join(app.home, ".bashrc"))).toBe(false);
+    });
   });
 });

@@ -15,6 +15,7 @@ mod import;
 pub mod logging;
 mod process;
 mod sample;
+pub mod window_paths;
 
 use std::sync::{Mutex, MutexGuard};
 

@@ -1,0 +1,40 @@
+// Every command the shell registers, by name. `build.rs` includes this file and declares the list
+// to Tauri (`AppManifest::commands`), which makes every app command refused unless a capability
+// grants it (`capabilities/default.json` grants the window only those it uses). Without the
+// declaration Tauri lets the window call every command whatever the capabilities say. A test in
+// `bindings.rs` checks this list against the registered commands, so none is forgotten.
+pub const COMMAND_NAMES: &[&str] = &[
+    "app_info",
+    "outline",
+    "frame_detail",
+    "frame_messages",
+    "frame_view",
+    "update_results",
+    "frame_context",
+    "send_message",
+    "answer_request",
+    "answer_again",
+    "waiting_request",
+    "cancel_answer",
+    "generate_results",
+    "get_settings",
+    "save_settings",
+    "create_tree",
+    "list_trees",
+    "delete_tree",
+    "focus_frame",
+    "push_frame",
+    "plan_frames",
+    "move_frame",
+    "start_frame",
+    "pop_frame",
+    "resume_frame",
+    "retry_frame",
+    "invalidate_frame",
+    "edit_frame",
+    "delete_frame",
+    "import_session",
+    "export_frames",
+    "export_context",
+    "choose_save_path",
+];
