@@ -2,7 +2,7 @@
 //! with a fresh id in the rare case a random id is taken), then brings the touched frames'
 //! logs up to date.
 
-use flame_model::lifecycle::PopStatus;
+use flame_model::lifecycle::{FrameActions, PopStatus};
 use flame_model::{
     Actor, Event, Frame, FrameError, FrameId, FrameOutline, FrameTree, Message, MessageId,
     NewMessage, Role, Status, Tree, TreeId,
@@ -49,6 +49,15 @@ pub struct TreeOutline {
     pub frames: Vec<FrameOutline>,
     /// The newest event in the data directory when the outline was read.
     pub seq: i64,
+}
+
+/// A frame as the window's chat pane reads it: its entry, and what may be done with it now, as
+/// the lifecycle rules decide (the window shows these and checks no rule itself).
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct FrameDetail {
+    #[serde(flatten)]
+    pub entry: FrameEntry,
+    pub actions: FrameActions,
 }
 
 /// A frame and where its log is.
@@ -556,6 +565,13 @@ impl Flame {
         let path = frame_log::log_path(self.data_dir.path(), &frame.tree, id);
         std::fs::read_to_string(&path)
             .map_err(|e| ApiError::internal(&format!("read {}", path.display()), e))
+    }
+
+    /// One frame with what may be done with it now: what the window's chat pane reads.
+    pub fn frame_detail(&self, id: &FrameId) -> Result<FrameDetail, ApiError> {
+        let store = self.store();
+        let entry = self.entry(store.frame(id)?);
+        Ok(FrameDetail { entry, actions: store.frame_actions(id)? })
     }
 
     fn entry(&self, frame: Frame) -> FrameEntry {

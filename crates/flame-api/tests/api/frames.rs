@@ -422,3 +422,24 @@ fn two_clients_popping_the_focus_complete_only_the_frame_they_named() {
     // Unnamed, the second pop would have taken the root.
     assert_eq!(s.flame.status(None).unwrap().focus, tree.root);
 }
+
+#[test]
+fn a_frame_detail_says_what_may_be_done_and_what_start_would_start() {
+    let s = Scratch::new(41);
+    let tree = s.flame.create_tree(A, "Root", "r").unwrap();
+    let planned = s.flame.plan(A, None, None, &[spec("B", vec![]), spec("C", vec![])]).unwrap();
+    let root = s.flame.frame_detail(&tree.root).unwrap();
+    assert_eq!(root.entry.frame.id, tree.root);
+    assert!(root.actions.chat && root.actions.pop && root.actions.push && root.actions.plan);
+    assert!(!root.actions.start && !root.actions.move_frame && !root.actions.delete);
+    assert_eq!(root.actions.start_target.as_ref(), Some(&planned[0].id));
+
+    let b = s.flame.frame_detail(&planned[0].id).unwrap().actions;
+    assert!(b.start && b.edit && b.move_frame && b.delete && !b.chat && !b.pop);
+
+    // A child in progress holds its parent open: the root's pop is no longer offered.
+    s.flame.start(A, &planned[0].id).unwrap();
+    let root = s.flame.frame_detail(&tree.root).unwrap().actions;
+    assert!(!root.pop && root.chat);
+    assert_eq!(root.start_target.as_ref(), Some(&planned[1].id));
+}

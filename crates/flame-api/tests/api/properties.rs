@@ -1,7 +1,8 @@
 //! Random sequences of operations, checking after each one what must always hold: each tree has
 //! one root and no cycles, positions are dense, terminal frames stay terminal, no in-progress
 //! frame sits under one that is not in progress, the focus is a frame of the tree, cascades are
-//! complete — and a refused operation changes nothing.
+//! complete — and a refused operation changes nothing. The allowed actions a front end is shown
+//! agree with what the operations then do.
 
 use std::collections::HashMap;
 
@@ -119,6 +120,56 @@ proptest! {
                         "{} went from {} to {} after {:?}", entry.frame.id, old, entry.frame.status, op);
                 }
             }
+            for entry in &after.frames {
+                if !known.contains(&entry.frame.id) {
+                    known.push(entry.frame.id.clone());
+                }
+            }
+            known.retain(|id| after.frames.iter().any(|e| &e.frame.id == id));
+        }
+    }
+
+    /// What `frame_detail` says may be done is what the operation then does: an action shown
+    /// as not allowed is refused, and one shown as allowed is carried out wherever the actions
+    /// see everything the operation checks (a move's target place and a delete's messages
+    /// below are not, nor is a plan at a given position).
+    #[test]
+    fn allowed_actions_say_what_the_operations_do(ops in prop::collection::vec(op(), 1..40)) {
+        let s = Scratch::new(98);
+        s.flame.create_tree(Actor::Person, "Root", "r").unwrap();
+        let mut known: Vec<FrameId> = frames(&s.flame).into_iter().map(|f| f.id).collect();
+        for op in &ops {
+            let pick = |i: usize| &known[i % known.len()];
+            let target = match op {
+                Op::Push(f) | Op::Start(f) | Op::Resume(f) | Op::Retry(f) | Op::Invalidate(f)
+                | Op::Delete(f) | Op::Edit(f) | Op::Focus(f) | Op::Append(f) => pick(*f),
+                Op::Plan { parent: f, .. } | Op::Pop { frame: f, .. } | Op::Move { frame: f, .. } => {
+                    pick(*f)
+                }
+            };
+            let actions = s.flame.frame_detail(target).unwrap().actions;
+            let shown = match op {
+                Op::Push(_) => Some(actions.push),
+                Op::Start(_) => Some(actions.start),
+                Op::Pop { .. } => Some(actions.pop),
+                Op::Resume(_) => Some(actions.resume),
+                Op::Retry(_) => Some(actions.retry),
+                Op::Invalidate(_) => Some(actions.invalidate),
+                Op::Edit(_) => Some(actions.edit),
+                Op::Plan { position: None, .. } => Some(actions.plan),
+                Op::Plan { .. } => (!actions.plan).then_some(false),
+                Op::Move { .. } => (!actions.move_frame).then_some(false),
+                Op::Delete(_) => (!actions.delete).then_some(false),
+                Op::Focus(_) | Op::Append(_) => None,
+            };
+            let result = apply(&s.flame, &known, op);
+            if let Some(shown) = shown {
+                prop_assert_eq!(
+                    result.is_ok(), shown,
+                    "{:?} on a frame whose actions are {:?}: {:?}", op, actions, result.as_ref().err().map(|e| &e.message)
+                );
+            }
+            let after = s.flame.status(None).unwrap();
             for entry in &after.frames {
                 if !known.contains(&entry.frame.id) {
                     known.push(entry.frame.id.clone());
