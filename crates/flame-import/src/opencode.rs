@@ -13,7 +13,7 @@
 //! and tool calls become one assistant message, each tool's output a `tool` message after it,
 //! and the step's recorded tokens (input plus cache reads and writes) the call's context size.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use flame_model::{NewMessage, Role, Status, Timestamp};
@@ -262,6 +262,9 @@ pub fn from_rows(
     // current when it started.
     let mut queue: Vec<(String, Vec<(usize, Timestamp)>)> =
         vec![(root.id.clone(), frames_of_thread)];
+    // Each session is placed once: a session listed as its own ancestor (a loop of `parentID`s,
+    // or two rows with one id) would otherwise be placed again and again until memory ran out.
+    let mut placed_sessions: HashSet<&str> = HashSet::from([root.id.as_str()]);
     while let Some((parent_id, parent_frames)) = queue.pop() {
         let mut children: Vec<&SessionRow> = sessions
             .iter()
@@ -269,6 +272,13 @@ pub fn from_rows(
             .collect();
         children.sort_by_key(|s| s.time_created);
         for child in children {
+            if !placed_sessions.insert(child.id.as_str()) {
+                draft.report.problem(format!(
+                    "session {} is listed as a descendant of itself (its parentID leads back to it); it is imported once",
+                    child.id
+                ));
+                continue;
+            }
             let call = task_calls.remove(&child.id);
             let parent = parent_frames
                 .iter()

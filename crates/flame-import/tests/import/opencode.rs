@@ -76,3 +76,31 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+/// A session listed as its own ancestor (found by fuzzing: it made the import place the session
+/// again and again until memory ran out) is imported once, and the loop is reported.
+#[test]
+fn a_session_that_is_its_own_ancestor_is_imported_once() {
+    use flame_import::opencode::{Rows, SessionRow, from_rows};
+    let session = |id: &str, parent: Option<&str>| SessionRow {
+        id: id.to_owned(),
+        parent_id: parent.map(str::to_owned),
+        title: "loop".to_owned(),
+        directory: None,
+        time_created: 1,
+    };
+    for (sessions, named) in [
+        (vec![session("a", Some("a"))], Some("a")),
+        (vec![session("r", None), session("r", Some("r"))], None),
+    ] {
+        let rows = Rows { sessions, ..Rows::default() };
+        let draft = from_rows(rows, named, &ImportOptions::default()).unwrap();
+        assert_eq!(draft.frames.len(), 1, "{:?}", draft.frames);
+        assert!(
+            draft.report.problem_lines().iter().any(|p| p.contains("descendant of itself")),
+            "{:?}",
+            draft.report.problem_lines()
+        );
+        draft.materialise(&mut IdSource::seeded(1)).unwrap();
+    }
+}
