@@ -254,6 +254,9 @@ impl GroupGuard {
             std::thread::sleep(Duration::from_millis(10));
         }
         let _ = killpg(self.group, Signal::SIGKILL);
+        // The shell leads the group, so this is the same signal again; it is sent on its own
+        // too so that waiting for the shell can never hang should the group signal fail.
+        let _ = child.kill();
     }
 }
 

@@ -42,7 +42,7 @@ fn main() {
             .expect("the writer says it is writing");
         assert_eq!(ready, "writing\n");
         // Varied moments, so kills land at different points of a write; no timing is asserted.
-        std::thread::sleep(Duration::from_millis(kill * 37 % 200));
+        std::thread::sleep(Duration::from_millis(kill * 37 % 300));
         child.kill().expect("SIGKILL");
         child.wait().expect("reaped");
 
@@ -55,10 +55,19 @@ fn main() {
             panic!("after kill {kill} the file is neither content whole ({} bytes)", on_disk.len());
         }
     }
+    // A kill in the middle of a write leaves its temporary file behind; counting them shows
+    // how many kills landed mid-write (it varies with the machine's speed, so it is reported,
+    // not asserted).
+    let interrupted = std::fs::read_dir(folder.path())
+        .expect("read dir")
+        .filter(|entry| {
+            entry.as_ref().is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        })
+        .count();
     let mut out = std::io::stdout();
     writeln!(
         out,
-        "kill_write: {KILLS} kills; the file was whole each time (old {}, new {})",
+        "kill_write: {KILLS} kills, {interrupted} in the middle of a write; the file was whole each time (old {}, new {})",
         seen[0], seen[1]
     )
     .expect("stdout");
@@ -68,14 +77,14 @@ fn main() {
 fn write_for_ever(folder: &Path) -> ! {
     let workspace = Workspace::open(folder).expect("open");
     let both = contents();
-    let mut announced = false;
     for turn in 0usize.. {
-        if !announced {
+        workspace.write_file(TARGET, both[(turn + 1) % 2].clone()).expect("write");
+        // Announced after the first write, so the file is already the new content and a kill
+        // lands in a later write (or between two).
+        if turn == 0 {
             let mut out = std::io::stdout();
             out.write_all(b"writing\n").and_then(|()| out.flush()).expect("stdout");
-            announced = true;
         }
-        workspace.write_file(TARGET, both[(turn + 1) % 2].clone()).expect("write");
     }
     unreachable!("the writer is killed")
 }

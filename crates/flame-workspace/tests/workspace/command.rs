@@ -279,3 +279,15 @@ fn bad_timeouts_and_empty_commands_are_refused() {
     assert!(matches!(run(zero, &mut log), Err(WorkspaceError::TimeoutZero)));
     assert!(matches!(run(request("  ", None), &mut log), Err(WorkspaceError::EmptyCommand)));
 }
+
+#[test]
+fn the_shell_leads_a_process_group_of_its_own() {
+    let f = Fixture::new();
+    // Field 5 of /proc/PID/stat is the process group (bash's name has no spaces).
+    let (outcome, _) =
+        run(&f, "echo $$; cut -d' ' -f5 /proc/$$/stat; ps -o pgid= $PPID || true", None);
+    let text = String::from_utf8_lossy(&outcome.head).into_owned();
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    assert_eq!(lines[0], lines[1], "{text}");
+    assert_ne!(lines[0], std::process::id().to_string());
+}

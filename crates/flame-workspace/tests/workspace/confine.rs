@@ -127,6 +127,10 @@ fn nothing_inside_git_is_written_or_read_in_a_real_repository() {
     symlink(".git", f.root().join("g")).expect("symlink");
     let error = f.workspace.write_file("g/hooks/pre-commit", "x".into()).expect_err("alias");
     assert!(matches!(error, WorkspaceError::GitDirectory { .. }), "{error:?}");
+    let error = f.workspace.read_file("g/config", None).expect_err("read through the alias");
+    assert!(matches!(error, WorkspaceError::GitDirectory { .. }), "{error:?}");
+    let error = f.workspace.prepare_write("g/config", "x".into()).expect_err("prepare");
+    assert!(matches!(error, WorkspaceError::GitDirectory { .. }), "{error:?}");
     let error =
         f.workspace.edit_file("g/config", "[core]", "[evil]", false).expect_err("edit alias");
     assert!(matches!(error, WorkspaceError::GitDirectory { .. }), "{error:?}");
