@@ -9,6 +9,7 @@ mod frames;
 mod import;
 mod migrations;
 mod rows;
+#[cfg(feature = "synthetic")]
 pub mod synthetic;
 
 use std::path::{Path, PathBuf};
