@@ -25,6 +25,7 @@ pub fn builder<R: Runtime>() -> Builder<R> {
             commands::outline,
             commands::frame_detail,
             commands::frame_messages,
+            commands::frame_view,
             commands::update_results,
             commands::frame_context,
             commands::send_message,

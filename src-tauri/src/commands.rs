@@ -4,10 +4,12 @@
 use flame_agent::{Agent, ChatEvent, ChatOutcome, GeneratedResults, Settings, SettingsFile};
 use flame_api::{
     ApiError, AppInfo, Budget, ContextDoc, DeletedTree, ExportFormat, ExportProgress, ExportScope,
-    ExportSummary, FrameEntry, PlanSpec, PopRequest, TreeListEntry, TreeOutline, window_paths,
+    ExportSummary, FrameEntry, FrameView, PlanSpec, PopRequest, TreeListEntry, TreeOutline,
+    window_paths,
 };
-use flame_model::{Actor, Frame, FrameId, Message, Tree, TreeId};
+use flame_model::{Actor, Frame, FrameId, Message, MessageId, Tree, TreeId};
 use flame_models::{RetryPolicy, ToolCall};
+use serde::Serialize;
 use tauri::State;
 use tauri::ipc::Channel;
 
@@ -33,6 +35,32 @@ pub fn outline(startup: State<'_, Startup>, tree: Option<TreeId>) -> Result<Tree
 #[specta::specta]
 pub fn frame_detail(startup: State<'_, Startup>, id: FrameId) -> Result<FrameEntry, ApiError> {
     startup.flame()?.frame(&id)
+}
+
+/// What the chat pane shows of a frame, read in one call each time the window hears of a change:
+/// the frame view (see [`FrameView`] for how the window combines them) and the push or pop the
+/// agent waits on there for the person.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct ChatView {
+    #[serde(flatten)]
+    pub view: FrameView,
+    /// The push or pop the agent waits on in the frame, if any.
+    pub waiting_request: Option<ToolCall>,
+}
+
+/// Frame `id` with its messages after `after` (null: all of them) and the request the agent
+/// waits on there: the chat pane's one read, in place of `frame_detail`, `frame_messages` and
+/// `waiting_request`.
+#[tauri::command]
+#[specta::specta]
+pub fn frame_view(
+    startup: State<'_, Startup>,
+    id: FrameId,
+    after: Option<MessageId>,
+) -> Result<ChatView, ApiError> {
+    let flame = startup.flame()?;
+    let view = flame.frame_view(&id, after)?;
+    Ok(ChatView { view, waiting_request: flame_agent::waiting_request(flame, &id)? })
 }
 
 /// Merges `text` into section `section` of an in-progress frame's partial results.

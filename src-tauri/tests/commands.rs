@@ -450,3 +450,48 @@ fn the_window_cannot_export_or_import_outside_what_a_person_would_name() {
     .unwrap_err();
     assert!(err["message"].as_str().unwrap().contains("Flame's own folder"), "{err}");
 }
+
+#[test]
+fn frame_view_returns_the_frame_and_only_the_messages_after_the_ones_held() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let (_app, window) = window_on(&home);
+    let root = new_tree(&window);
+    let flame = open_flame(&home);
+    let frame = flame_model::FrameId::parse(&root).unwrap();
+    let said = |text: &str| {
+        flame.append(Actor::Person, &frame, flame_model::Role::User, text).unwrap().id.0
+    };
+    said("one");
+    let second = said("two");
+
+    let view = invoke_with(&window, "frame_view", json!({"id": root, "after": null})).unwrap();
+    assert_eq!(view["frame"]["id"], root.as_str());
+    assert!(view["frame"]["log_path"].as_str().unwrap().ends_with(".md"));
+    assert_eq!(view["frame"]["message_count"], 2);
+    assert_eq!(view["kept_through"], Value::Null);
+    let texts = |view: &Value| -> Vec<String> {
+        view["messages"].as_array().unwrap().iter().map(|m| m["content"].to_string()).collect()
+    };
+    assert_eq!(texts(&view), ["\"one\"", "\"two\""]);
+    assert_eq!(view["settled_through"], second);
+    assert_eq!(view["waiting_request"], Value::Null);
+    assert_eq!(view["seq"], flame.latest_seq().unwrap());
+
+    let third = said("three");
+    let next = invoke_with(&window, "frame_view", json!({"id": root, "after": second})).unwrap();
+    assert_eq!(next["kept_through"], second);
+    assert_eq!(texts(&next), ["\"three\""]);
+    assert_eq!(next["settled_through"], third);
+    // A message the frame does not have: every message again.
+    let other = flame.push(Actor::Person, Some(&frame), "Other", "x").unwrap().id;
+    let elsewhere =
+        flame.append(Actor::Person, &other, flame_model::Role::User, "elsewhere").unwrap().id.0;
+    let reset = invoke_with(&window, "frame_view", json!({"id": root, "after": elsewhere})).unwrap();
+    assert_eq!(reset["kept_through"], Value::Null);
+    assert_eq!(texts(&reset).len(), 3);
+
+    let err = invoke_with(&window, "frame_view", json!({"id": "fzzzzzzzzzz", "after": null}))
+        .unwrap_err();
+    assert_eq!(err["code"], "not_found");
+}

@@ -15,6 +15,12 @@ export const commands = {
 	frameDetail: (id: FrameId) => typedError<FrameEntry_Serialize, ApiError>(__TAURI_INVOKE("frame_detail", { id })),
 	/**  A frame's messages, oldest first. */
 	frameMessages: (id: FrameId) => typedError<Message_Serialize[], ApiError>(__TAURI_INVOKE("frame_messages", { id })),
+	/**
+	 *  Frame `id` with its messages after `after` (null: all of them) and the request the agent
+	 *  waits on there: the chat pane's one read, in place of `frame_detail`, `frame_messages` and
+	 *  `waiting_request`.
+	 */
+	frameView: (id: FrameId, after: MessageId | null) => typedError<ChatView_Serialize, ApiError>(__TAURI_INVOKE("frame_view", { id, after })),
 	/**  Merges `text` into section `section` of an in-progress frame's partial results. */
 	updateResults: (id: FrameId, section: string, text: string) => typedError<Frame_Serialize, ApiError>(__TAURI_INVOKE("update_results", { id, section, text })),
 	/**
@@ -177,6 +183,33 @@ export type ChatOutcome = {
 	usage: Usage,
 };
 
+/**
+ *  What the chat pane shows of a frame, read in one call each time the window hears of a change:
+ *  the frame view (see [`FrameView`] for how the window combines them) and the push or pop the
+ *  agent waits on there for the person.
+ */
+export type ChatView = ChatView_Serialize | ChatView_Deserialize;
+
+/**
+ *  What the chat pane shows of a frame, read in one call each time the window hears of a change:
+ *  the frame view (see [`FrameView`] for how the window combines them) and the push or pop the
+ *  agent waits on there for the person.
+ */
+export type ChatView_Deserialize = {
+	/**  The push or pop the agent waits on in the frame, if any. */
+	waiting_request?: ToolCall | null,
+} & FrameView_Deserialize;
+
+/**
+ *  What the chat pane shows of a frame, read in one call each time the window hears of a change:
+ *  the frame view (see [`FrameView`] for how the window combines them) and the push or pop the
+ *  agent waits on there for the person.
+ */
+export type ChatView_Serialize = {
+	/**  The push or pop the agent waits on in the frame, if any. */
+	waiting_request: ToolCall | null,
+} & FrameView_Serialize;
+
 /**  The assembled context. */
 export type ContextDoc = ContextDoc_Serialize | ContextDoc_Deserialize;
 
@@ -327,6 +360,92 @@ export type ExportSummary = {
 /**  A frame: a subtask with an identity, a status, and (once finished) its hand-off. */
 export type Frame = Frame_Serialize | Frame_Deserialize;
 
+/**
+ *  What may be done with a frame now, as the lifecycle rules decide (those over its status and
+ *  those over its neighbours), so that a front end shows only what the backend would accept. An
+ *  operation may still be refused for what this does not see: a delete whose planned subtree
+ *  holds messages, a move to a particular place, or a change another process made in between.
+ */
+export type FrameActions = FrameActions_Serialize | FrameActions_Deserialize;
+
+/**
+ *  What may be done with a frame now, as the lifecycle rules decide (those over its status and
+ *  those over its neighbours), so that a front end shows only what the backend would accept. An
+ *  operation may still be refused for what this does not see: a delete whose planned subtree
+ *  holds messages, a move to a particular place, or a change another process made in between.
+ */
+export type FrameActions_Deserialize = {
+	/**  Push a new in-progress child under it. */
+	push: boolean,
+	/**  Plan new children under it. */
+	plan: boolean,
+	pop: boolean,
+	start: boolean,
+	resume: boolean,
+	retry: boolean,
+	invalidate: boolean,
+	edit: boolean,
+	move: boolean,
+	delete: boolean,
+	/**
+	 *  Chat in it: the person writes and a model answers. Only in an `in_progress` frame (a
+	 *  planned one is started first), though the store also adds messages to planned frames.
+	 */
+	chat: boolean,
+	/**  What `/start` with no frame named would start here (see [`start_target`]). */
+	start_target?: FrameId | null,
+};
+
+/**
+ *  What may be done with a frame now, as the lifecycle rules decide (those over its status and
+ *  those over its neighbours), so that a front end shows only what the backend would accept. An
+ *  operation may still be refused for what this does not see: a delete whose planned subtree
+ *  holds messages, a move to a particular place, or a change another process made in between.
+ */
+export type FrameActions_Serialize = {
+	/**  Push a new in-progress child under it. */
+	push: boolean,
+	/**  Plan new children under it. */
+	plan: boolean,
+	pop: boolean,
+	start: boolean,
+	resume: boolean,
+	retry: boolean,
+	invalidate: boolean,
+	edit: boolean,
+	move: boolean,
+	delete: boolean,
+	/**
+	 *  Chat in it: the person writes and a model answers. Only in an `in_progress` frame (a
+	 *  planned one is started first), though the store also adds messages to planned frames.
+	 */
+	chat: boolean,
+	/**  What `/start` with no frame named would start here (see [`start_target`]). */
+	start_target: FrameId | null,
+};
+
+/**
+ *  A frame as the window's chat pane reads it: its entry, and what may be done with it now, as
+ *  the lifecycle rules decide (the window shows these and checks no rule itself).
+ */
+export type FrameDetail = FrameDetail_Serialize | FrameDetail_Deserialize;
+
+/**
+ *  A frame as the window's chat pane reads it: its entry, and what may be done with it now, as
+ *  the lifecycle rules decide (the window shows these and checks no rule itself).
+ */
+export type FrameDetail_Deserialize = {
+	actions: FrameActions_Deserialize,
+} & FrameEntry_Deserialize;
+
+/**
+ *  A frame as the window's chat pane reads it: its entry, and what may be done with it now, as
+ *  the lifecycle rules decide (the window shows these and checks no rule itself).
+ */
+export type FrameDetail_Serialize = {
+	actions: FrameActions_Serialize,
+} & FrameEntry_Serialize;
+
 /**  A frame and where its log is. */
 export type FrameEntry = FrameEntry_Serialize | FrameEntry_Deserialize;
 
@@ -386,6 +505,88 @@ export type FrameOutline_Serialize = {
 	ended_at: number | null,
 	message_count: number,
 	tokens: number,
+};
+
+/**
+ *  A frame as the window shows it, with the part of its conversation the window does not hold
+ *  yet: what [`Flame::frame_view`] returns.
+ * 
+ *  The window keeps the messages it holds with ids up to `kept_through` (none when it is
+ *  `None`), drops the rest, and puts `messages` after them. Next time it passes
+ *  `settled_through` as `after`. A message is *settled* once its content can no longer change:
+ *  every message is, except a reply still open (being streamed, or left by a writer that has
+ *  not been found gone yet), whose content grows and is finished in place under the same id.
+ *  So `settled_through` stops before the frame's first open reply, and the next view returns
+ *  that reply again, finished or grown.
+ */
+export type FrameView = FrameView_Serialize | FrameView_Deserialize;
+
+/**
+ *  A frame as the window shows it, with the part of its conversation the window does not hold
+ *  yet: what [`Flame::frame_view`] returns.
+ * 
+ *  The window keeps the messages it holds with ids up to `kept_through` (none when it is
+ *  `None`), drops the rest, and puts `messages` after them. Next time it passes
+ *  `settled_through` as `after`. A message is *settled* once its content can no longer change:
+ *  every message is, except a reply still open (being streamed, or left by a writer that has
+ *  not been found gone yet), whose content grows and is finished in place under the same id.
+ *  So `settled_through` stops before the frame's first open reply, and the next view returns
+ *  that reply again, finished or grown.
+ */
+export type FrameView_Deserialize = {
+	/**  The frame, with what may be done with it now. */
+	frame: FrameDetail_Deserialize,
+	/**
+	 *  The newest event in the data directory when the view was read: a change announced with
+	 *  this seq or an older one is already in the view.
+	 */
+	seq: number,
+	/**
+	 *  The held messages to keep: those with ids up to this one; `None` means none, so
+	 *  `messages` is the whole conversation (the first read, or a reset).
+	 */
+	kept_through?: MessageId | null,
+	/**  The messages after `kept_through`, oldest first. */
+	messages: Message_Deserialize[],
+	/**
+	 *  What to pass as `after` next time: the last message before the frame's first open
+	 *  reply, or its last message if none is open; `None` when there is no such message.
+	 */
+	settled_through?: MessageId | null,
+};
+
+/**
+ *  A frame as the window shows it, with the part of its conversation the window does not hold
+ *  yet: what [`Flame::frame_view`] returns.
+ * 
+ *  The window keeps the messages it holds with ids up to `kept_through` (none when it is
+ *  `None`), drops the rest, and puts `messages` after them. Next time it passes
+ *  `settled_through` as `after`. A message is *settled* once its content can no longer change:
+ *  every message is, except a reply still open (being streamed, or left by a writer that has
+ *  not been found gone yet), whose content grows and is finished in place under the same id.
+ *  So `settled_through` stops before the frame's first open reply, and the next view returns
+ *  that reply again, finished or grown.
+ */
+export type FrameView_Serialize = {
+	/**  The frame, with what may be done with it now. */
+	frame: FrameDetail_Serialize,
+	/**
+	 *  The newest event in the data directory when the view was read: a change announced with
+	 *  this seq or an older one is already in the view.
+	 */
+	seq: number,
+	/**
+	 *  The held messages to keep: those with ids up to this one; `None` means none, so
+	 *  `messages` is the whole conversation (the first read, or a reset).
+	 */
+	kept_through: MessageId | null,
+	/**  The messages after `kept_through`, oldest first. */
+	messages: Message_Serialize[],
+	/**
+	 *  What to pass as `after` next time: the last message before the frame's first open
+	 *  reply, or its last message if none is open; `None` when there is no such message.
+	 */
+	settled_through: MessageId | null,
 };
 
 /**  A frame: a subtask with an identity, a status, and (once finished) its hand-off. */

@@ -4,7 +4,12 @@ import type { Backend } from "./backend";
 import type {
   ApiError,
   AppInfo,
+  ChatView_Serialize as ChatView,
+  FrameActions_Serialize as FrameActions,
+  FrameDetail_Serialize as FrameDetail,
   FrameOutline_Serialize as FrameOutline,
+  Message_Serialize as Message,
+  ToolCall,
   TreeOutline_Serialize,
 } from "./bindings";
 
@@ -51,8 +56,7 @@ export function fakeBackend(parts: Partial<Backend>): Backend {
     invalidateFrame: refuse,
     editFrame: refuse,
     deleteFrame: refuse,
-    frameDetail: refuse,
-    frameMessages: refuse,
+    frameView: refuse,
     frameContext: refuse,
     cancelAnswer: () => Promise.resolve(false),
     generateResults: refuse,
@@ -61,7 +65,6 @@ export function fakeBackend(parts: Partial<Backend>): Backend {
     sendMessage: refuse,
     answerRequest: refuse,
     answerAgain: refuse,
-    waitingRequest: () => answer(null),
     importFile: refuse,
     exportFrames: refuse,
     exportContext: refuse,
@@ -69,6 +72,76 @@ export function fakeBackend(parts: Partial<Backend>): Backend {
     onTreeChanged: () => Promise.resolve(() => undefined),
     ...parts,
   };
+}
+
+/** What may be done with an in-progress frame that has no children and a parent. */
+export const IN_PROGRESS_ACTIONS: FrameActions = {
+  push: true,
+  plan: true,
+  pop: true,
+  start: false,
+  resume: false,
+  retry: false,
+  invalidate: true,
+  edit: false,
+  move: false,
+  delete: false,
+  chat: true,
+  start_target: null,
+};
+
+/** A frame as the fake `frameView` reads it. */
+export interface StoredFrame {
+  frame: FrameDetail;
+  /** Its stored messages, oldest first. */
+  messages: Message[];
+  /** The ids of its replies still open, whose content may still change. */
+  open: number[];
+  waiting: ToolCall | null;
+  /** The newest event seq. */
+  seq: number;
+}
+
+/**
+ * The `frameView` command over `stored()`, read on every call so a test can change it, answered
+ * by the backend's rule (see `FrameView` in bindings.ts): the messages after `after`, or all of
+ * them when `after` is not one of them or an open reply is not after it; settled up to the
+ * first open reply.
+ */
+export function frameViewOf(stored: () => StoredFrame): Backend["frameView"] {
+  return (_id, after) => {
+    const { frame, messages, open, waiting, seq } = stored();
+    const firstOpen = Math.min(Infinity, ...open);
+    const kept =
+      after !== null && messages.some((m) => m.id === after) && firstOpen > after ? after : null;
+    const fresh = messages.filter((m) => kept === null || m.id > kept);
+    const settled = fresh.filter((m) => m.id < firstOpen).map((m) => m.id);
+    return answer<ChatView>({
+      frame,
+      seq,
+      kept_through: kept,
+      messages: fresh,
+      settled_through: settled.length > 0 ? Math.max(...settled) : kept,
+      waiting_request: waiting,
+    });
+  };
+}
+
+/** Calls made to a backend, by name, in the order they were made. */
+export type CallLog = string[];
+
+/** `backend` with every call written to the returned log, so a test can count IPC reads. */
+export function countingBackend(backend: Backend): { backend: Backend; calls: CallLog } {
+  const calls: CallLog = [];
+  const counted = { ...backend } as Record<string, unknown>;
+  for (const [name, method] of Object.entries(backend)) {
+    if (typeof method !== "function") continue;
+    counted[name] = (...args: unknown[]): unknown => {
+      calls.push(name);
+      return (method as (...a: unknown[]) => unknown)(...args);
+    };
+  }
+  return { backend: counted as Backend, calls };
 }
 
 /** Lets every pending promise of the fake backend, and the renders they cause, run. */

@@ -81,7 +81,8 @@ pub struct FrameEntry {
 /// that reply again, finished or grown.
 #[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
 pub struct FrameView {
-    pub frame: FrameEntry,
+    /// The frame, with what may be done with it now.
+    pub frame: FrameDetail,
     /// The newest event in the data directory when the view was read: a change announced with
     /// this seq or an older one is already in the view.
     pub seq: i64,
@@ -258,7 +259,8 @@ impl Flame {
         // The seq is read first, so a change made while the view is read is announced again
         // with a newer seq rather than taken for one the view already holds.
         let seq = store.latest_event_seq()?;
-        let frame = self.entry(store.frame(id)?);
+        let frame =
+            FrameDetail { entry: self.entry(store.frame(id)?), actions: store.frame_actions(id)? };
         let mut from = after;
         let (rows, open, kept_through) = loop {
             let mut rows =

@@ -17,7 +17,14 @@ import type {
 } from "../bindings";
 import type { RunCommand } from "../frame-actions";
 import { SettingsDialog } from "../settings-dialog";
-import { answer, fakeBackend, outlineFrame, settle } from "../test-backend";
+import {
+  IN_PROGRESS_ACTIONS,
+  answer,
+  fakeBackend,
+  frameViewOf,
+  outlineFrame,
+  settle,
+} from "../test-backend";
 import { ChatPane } from "./chat-pane";
 import { useModelChoice } from "./model-picker";
 
@@ -57,6 +64,27 @@ function entry(status: Status): FrameEntry {
     decisions: [],
     log_path: "/tmp/log.md",
   };
+}
+
+/**
+ * The `frameView` command over a frame in `status` whose stored messages are `messages()`, the
+ * request the agent waits on `waiting()` and the ids of the replies still open `open()`, each
+ * read on every call so a test can store more; answered by the backend's rule (see `FrameView`
+ * in bindings.ts).
+ */
+function views(
+  status: Status,
+  messages: () => Message[] = () => [],
+  waiting: () => ToolCall | null = () => null,
+  open: () => number[] = () => [],
+): Backend["frameView"] {
+  return frameViewOf(() => ({
+    frame: { ...entry(status), actions: IN_PROGRESS_ACTIONS },
+    messages: messages(),
+    open: open(),
+    waiting: waiting(),
+    seq: 1,
+  }));
 }
 
 function message(
@@ -183,19 +211,17 @@ describe("the chat pane", () => {
   it("shows the header, criteria, breadcrumb and the conversation as cards", async () => {
     const root = await mount(
       fakeBackend({
-        frameDetail: () => answer(entry("in_progress")),
-        frameMessages: () =>
-          answer([
-            message(1, "user", "Plan it"),
-            message(2, "assistant", "Pushing", {
-              tool_calls: [{ id: "c1", name: "push_frame", arguments: { title: "Sketch" } }],
-              interrupted: true,
-            }),
-            message(3, "tool", "pushed f0000000003", {
-              tool_result: { tool_call_id: "c1", name: "push_frame", is_error: false },
-            }),
-            message(4, "note", "Moved here after a pop"),
-          ]),
+        frameView: views("in_progress", () => [
+          message(1, "user", "Plan it"),
+          message(2, "assistant", "Pushing", {
+            tool_calls: [{ id: "c1", name: "push_frame", arguments: { title: "Sketch" } }],
+            interrupted: true,
+          }),
+          message(3, "tool", "pushed f0000000003", {
+            tool_result: { tool_call_id: "c1", name: "push_frame", is_error: false },
+          }),
+          message(4, "note", "Moved here after a pop"),
+        ]),
       }),
     );
     expect(root.querySelector("[data-testid=frame-criteria]")?.textContent).toContain(
@@ -220,8 +246,7 @@ describe("the chat pane", () => {
     let finish: (outcome: ChatOutcome) => void = () => undefined;
     const root = await mount(
       fakeBackend({
-        frameDetail: () => answer(entry("in_progress")),
-        frameMessages: () => answer<Message[]>([]),
+        frameView: views("in_progress"),
         sendMessage: (_frame, text, _model, onEvent) => {
           sent.push(text);
           listener = onEvent;
@@ -255,10 +280,15 @@ describe("the chat pane", () => {
     let listener: ChatListener = () => undefined;
     let finish: (outcome: ChatOutcome) => void = () => undefined;
     let history: Message[] = [];
+    let open: number[] = [];
     const root = await mount(
       fakeBackend({
-        frameDetail: () => answer(entry("in_progress")),
-        frameMessages: () => answer(history),
+        frameView: views(
+          "in_progress",
+          () => history,
+          () => null,
+          () => open,
+        ),
         sendMessage: (_frame, _text, _model, onEvent) => {
           listener = onEvent;
           return new Promise((resolve) => (finish = (data) => resolve({ status: "ok", data })));
@@ -268,6 +298,7 @@ describe("the chat pane", () => {
     await pressEnter(await type(root, "hello"));
     // The store now holds the person's message and the open reply, saved as far as it went.
     history = [message(1, "user", "hello"), message(2, "assistant", "Hi", { interrupted: true })];
+    open = [2];
     await act(async () => {
       listener({ kind: "saved", frame: FRAME, message: 1 });
       await settle();
@@ -281,6 +312,7 @@ describe("the chat pane", () => {
     expect(roles()).toEqual(["user"]);
     expect(root.querySelector("[data-testid=streaming-reply]")?.textContent).toContain("Hi there");
     history = [message(1, "user", "hello"), message(2, "assistant", "Hi there")];
+    open = [];
     await act(async () => {
       listener({ kind: "saved", frame: FRAME, message: 2 });
       finish(FINISHED);
@@ -297,8 +329,7 @@ describe("the chat pane", () => {
     let finish: (outcome: ChatOutcome) => void = () => undefined;
     const root = await mount(
       fakeBackend({
-        frameDetail: () => answer(entry("in_progress")),
-        frameMessages: () => answer<Message[]>([]),
+        frameView: views("in_progress"),
         sendMessage: (_frame, _text, _model, onEvent) => {
           listener = onEvent;
           return new Promise((resolve) => (finish = (data) => resolve({ status: "ok", data })));
@@ -346,8 +377,7 @@ describe("the chat pane", () => {
     let attempts = 0;
     const root = await mount(
       fakeBackend({
-        frameDetail: () => answer(entry("in_progress")),
-        frameMessages: () => answer<Message[]>([]),
+        frameView: views("in_progress"),
         sendMessage: () => {
           attempts++;
           return answer<ChatOutcome>(attempts === 1 ? noModel : FINISHED);
@@ -374,8 +404,7 @@ describe("the chat pane", () => {
     const answeredIn: string[] = [];
     const root = await mount(
       fakeBackend({
-        frameDetail: () => answer(entry("in_progress")),
-        frameMessages: () => answer<Message[]>([]),
+        frameView: views("in_progress"),
         sendMessage: (_frame, _text, _model, listener: ChatListener) => {
           sent++;
           listener({ kind: "saved", frame: FRAME, message: 7 });
@@ -402,8 +431,7 @@ describe("the chat pane", () => {
     const pushed: string[][] = [];
     const root = await mount(
       fakeBackend({
-        frameDetail: () => answer(entry("in_progress")),
-        frameMessages: () => answer<Message[]>([]),
+        frameView: views("in_progress"),
         pushFrame: (parent, title, criteria) => {
           pushed.push([String(parent), title, criteria]);
           return answer<never>({ code: "refused", message: "Design is not in progress" });
@@ -428,8 +456,7 @@ describe("the chat pane", () => {
     const started: string[] = [];
     const root = await mount(
       fakeBackend({
-        frameDetail: () => answer(entry("in_progress")),
-        frameMessages: () => answer<Message[]>([]),
+        frameView: views("in_progress"),
         startFrame: (id) => {
           started.push(id);
           return answer<never>({ code: "refused", message: "no" });
@@ -444,8 +471,7 @@ describe("the chat pane", () => {
     const resumed: string[] = [];
     const root = await mount(
       fakeBackend({
-        frameDetail: () => answer(entry("blocked")),
-        frameMessages: () => answer<Message[]>([]),
+        frameView: views("blocked"),
         resumeFrame: (id) => {
           resumed.push(id);
           return answer<never>({ code: "refused", message: "cannot resume" });
@@ -467,8 +493,7 @@ describe("the chat pane", () => {
   it("shows a completed frame's results, escaped", async () => {
     const root = await mount(
       fakeBackend({
-        frameDetail: () => answer(entry("completed")),
-        frameMessages: () => answer<Message[]>([]),
+        frameView: views("completed"),
       }),
       "completed",
     );
@@ -480,8 +505,7 @@ describe("the chat pane", () => {
     const answers: boolean[] = [];
     const root = await mount(
       fakeBackend({
-        frameDetail: () => answer(entry("in_progress")),
-        frameMessages: () => answer<Message[]>([]),
+        frameView: views("in_progress"),
         sendMessage: () =>
           answer<ChatOutcome>({
             ...FINISHED,
@@ -515,9 +539,11 @@ describe("the chat pane", () => {
     let waiting: ToolCall | null = { id: "c9", name: "push_frame", arguments: { title: "Auth" } };
     const root = await mount(
       fakeBackend({
-        frameDetail: () => answer(entry("in_progress")),
-        frameMessages: () => answer<Message[]>([]),
-        waitingRequest: () => answer(waiting),
+        frameView: views(
+          "in_progress",
+          () => [],
+          () => waiting,
+        ),
         answerRequest: (frame, accept) => {
           answered.push([frame, accept]);
           waiting = null;
@@ -544,8 +570,7 @@ describe("the chat pane", () => {
     const pops: unknown[] = [];
     const root = await mount(
       fakeBackend({
-        frameDetail: () => answer(entry("in_progress")),
-        frameMessages: () => answer<Message[]>([]),
+        frameView: views("in_progress"),
         generateResults: () =>
           answer<never>({ code: "invalid", message: "no model is configured." }),
         popFrame: (_id, request) => {
@@ -586,8 +611,7 @@ describe("the chat pane", () => {
 /** A backend with an in-progress frame and no conversation, plus `parts`. */
 function composerBackend(parts: Partial<Backend> = {}): Backend {
   return fakeBackend({
-    frameDetail: () => answer(entry("in_progress")),
-    frameMessages: () => answer<Message[]>([]),
+    frameView: views("in_progress"),
     ...parts,
   });
 }

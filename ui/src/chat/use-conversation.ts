@@ -1,8 +1,14 @@
-// The focused frame's conversation as the chat pane shows it: the frame and its stored messages
-// (read again whenever the tree's seq moves or a message is stored), the reply streaming in,
-// what the agent waits on, and how the last answer ended. Sending, answering an approval, Stop
-// and Retry all go through `converse`, one small state machine: idle → streaming → idle, failed
-// (with a retry) or stopped (with an answer-again).
+// The focused frame's conversation as the chat pane shows it: the frame and its stored messages,
+// the reply streaming in, what the agent waits on, and how the last answer ended. Sending,
+// answering an approval, Stop and Retry all go through `converse`, one small state machine:
+// idle → streaming → idle, failed (with a retry) or stopped (with an answer-again).
+//
+// The frame is read with one `frameView` call, which returns only the messages after those the
+// pane holds (see `FrameView` in bindings.ts for how views combine). A stored message is heard
+// of twice — the reply's `saved` event and the tree's change seq — and both ask for a read
+// through `ask`: reads never overlap, asks made while one runs are served by one more read, and
+// an ask the held view already answers (a seq it was read at, a message it holds settled) is
+// dropped.
 
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 
@@ -11,12 +17,63 @@ import type {
   ApiError,
   ChatEvent,
   ChatOutcome,
-  FrameEntry_Serialize as FrameEntry,
+  ChatView_Serialize as ChatView,
+  FrameDetail_Serialize as FrameDetail,
   Message_Serialize as Message,
   Suggestion,
   SuggestionKind,
   ToolCall,
 } from "../bindings";
+
+/** The frame's messages as the pane holds them, with what the last view said of them. */
+interface Held {
+  frame: string;
+  messages: Message[];
+  /** The push or pop the agent waits on there (from the store, so it is asked again after a restart). */
+  waiting: ToolCall | null;
+  /** The id to read after next time: the last message that can no longer change. */
+  settled: number | null;
+  /** The event seq the view was read at. */
+  seq: number;
+}
+
+const NOTHING_HELD: Held = { frame: "", messages: [], waiting: null, settled: null, seq: -1 };
+
+/** Why the pane wants the frame read again. */
+type Need =
+  /** The focused frame changed, or an answer ended: read whatever is held. */
+  | { kind: "always" }
+  /** The data directory changed up to `seq`. */
+  | { kind: "seq"; seq: number }
+  /** Message `message` was stored in `frame`. */
+  | { kind: "message"; frame: string; message: number };
+
+/** Whether `held`, the view of `frame`, already answers `need`. */
+function answered(need: Need, held: Held, frame: string): boolean {
+  if (held.frame !== frame) return false;
+  switch (need.kind) {
+    case "always":
+      return false;
+    case "seq":
+      return need.seq <= held.seq;
+    case "message":
+      return need.frame === frame && held.settled !== null && need.message <= held.settled;
+  }
+}
+
+/** What the pane holds after `view` of `frame`: the kept messages, then the view's. */
+export function applyView(held: Held, frame: string, view: ChatView): Held {
+  const keep = view.kept_through;
+  const kept =
+    keep === null || held.frame !== frame ? [] : held.messages.filter((m) => m.id <= keep);
+  return {
+    frame,
+    messages: [...kept, ...view.messages],
+    waiting: view.waiting_request,
+    settled: view.settled_through,
+    seq: view.seq,
+  };
+}
 
 /** A reply on its way: the text since the last stored message, and the tools it ran. */
 export interface Streaming {
@@ -34,10 +91,10 @@ export type Reply =
 
 export interface Conversation {
   /**
-   * The frame as `frameDetail` last read it: null until the first read, and the previous
+   * The frame as `frameView` last read it: null until the first read, and the previous
    * frame's until the newly focused one's has been read (compare its id).
    */
-  detail: FrameEntry | null;
+  detail: FrameDetail | null;
   /** Why the frame or its messages could not be read, if they could not. */
   loadError: ApiError | null;
   /** The stored messages, without the open reply while its live draft stands in for it. */
@@ -69,52 +126,70 @@ export function useConversation(
   seq: number,
   model: string | null,
 ): Conversation {
-  const [detail, setDetail] = useState<FrameEntry | null>(null);
+  const [detail, setDetail] = useState<FrameDetail | null>(null);
   // The messages with the frame they belong to, so a newly focused frame never shows the
-  // previous frame's conversation while its own is read.
-  // With them, the push or pop the agent waits on there for the person (from the store, so it
-  // is asked again after a restart).
-  const [loaded, setLoaded] = useState<{
-    frame: string;
-    messages: Message[];
-    waiting: ToolCall | null;
-  }>({ frame: "", messages: [], waiting: null });
+  // previous frame's conversation while its own is read. The ref is what the reads extend; the
+  // state is what is drawn.
+  const [loaded, setLoaded] = useState<Held>(NOTHING_HELD);
+  const held = useRef<Held>(NOTHING_HELD);
   const [loadError, setLoadError] = useState<ApiError | null>(null);
   const [reply, setReply] = useState<Reply>({ state: "idle" });
   const [outcome, setOutcome] = useState<ChatOutcome | null>(null);
   const [notices, setNotices] = useState<string[]>([]);
   const [suggestions, setSuggestions] = useState<Suggestion[]>([]);
-  // Bumped when a message is stored mid-reply, so the conversation is read again without
-  // waiting for the tree's change event.
-  const [savedCount, setSavedCount] = useState(0);
   // Set by Stop, so the answer's cancellation error reads as what the person asked for.
   const stopRequested = useRef(false);
   // Read when a call is made, so a retry uses the model picked since the failure.
   const chosenModel = useRef(model);
   chosenModel.current = model;
+  // What the reads use: the frame and backend of the latest render.
+  const target = useRef({ backend, frame });
+  target.current = { backend, frame };
+  // Asks not yet served by a read, and whether a read is running; refs, so an event handler
+  // registered earlier sees the current values.
+  const needs = useRef<Need[]>([]);
+  const reading = useRef(false);
+  const mounted = useRef(true);
+
+  /** Reads the frame until every ask made before a read started is served, one read at a time. */
+  const serve = async () => {
+    reading.current = true;
+    while (needs.current.length > 0 && mounted.current) {
+      needs.current = [];
+      const { backend, frame } = target.current;
+      const mine = held.current.frame === frame ? held.current : NOTHING_HELD;
+      const view = await backend.frameView(frame, mine.settled);
+      // A frame focused meanwhile asked for its own read, which the loop makes next.
+      if (!mounted.current || target.current.frame !== frame) continue;
+      if (view.status === "error") {
+        setLoadError(view.error);
+      } else {
+        setLoadError(null);
+        setDetail(view.data.frame);
+        held.current = applyView(mine, frame, view.data);
+        setLoaded(held.current);
+      }
+      // Asks made during the read that it already answers need no read of their own.
+      needs.current = needs.current.filter((n) => !answered(n, held.current, target.current.frame));
+    }
+    reading.current = false;
+  };
+
+  /** Asks for the frame to be read again, unless what is held already answers `need`. */
+  const ask = (need: Need) => {
+    if (answered(need, held.current, target.current.frame)) return;
+    needs.current.push(need);
+    if (!reading.current) void serve();
+  };
 
   useEffect(() => {
-    let live = true;
-    void Promise.all([
-      backend.frameDetail(frame),
-      backend.frameMessages(frame),
-      backend.waitingRequest(frame),
-    ]).then(([entry, history, request]) => {
-      if (!live) return;
-      if (entry.status === "error") return setLoadError(entry.error);
-      if (history.status === "error") return setLoadError(history.error);
-      setLoadError(null);
-      setDetail(entry.data);
-      setLoaded({
-        frame,
-        messages: history.data,
-        waiting: request.status === "ok" ? request.data : null,
-      });
-    });
+    mounted.current = true;
     return () => {
-      live = false;
+      mounted.current = false;
     };
-  }, [backend, frame, seq, savedCount]);
+  }, []);
+  useEffect(() => ask({ kind: "always" }), [backend, frame]);
+  useEffect(() => ask({ kind: "seq", seq }), [seq]);
 
   // A new frame in focus starts with no stale prompt.
   useEffect(() => {
@@ -148,7 +223,7 @@ export function useConversation(
       case "saved":
         // What streamed so far is now a stored message; the stored copy replaces the draft.
         setReply((r) => (r.state === "streaming" ? { ...r, draft: "", tools: [] } : r));
-        return setSavedCount((n) => n + 1);
+        return ask({ kind: "message", frame: event.frame, message: event.message });
       case "moved":
         return setReply((r) => (r.state === "streaming" ? { ...r, draft: "", tools: [] } : r));
       case "notice":
@@ -183,7 +258,7 @@ export function useConversation(
       }
       onEvent(event);
     });
-    setSavedCount((n) => n + 1);
+    ask({ kind: "always" });
     if (answer.status === "ok") {
       setReply({ state: "idle" });
       setOutcome(answer.data);

@@ -35,7 +35,7 @@ fn a_view_after_a_message_returns_only_the_newer_ones() {
     let s = Scratch::new(1);
     let (frame, ids) = tree_with(&s, &["one", "two", "three"]);
     let first = s.flame.frame_view(&frame, None).unwrap();
-    assert_eq!(first.frame.frame.id, frame);
+    assert_eq!(first.frame.entry.frame.id, frame);
     assert_eq!(first.kept_through, None);
     assert_eq!(texts(&first.messages), ["one", "two", "three"]);
     assert_eq!(first.settled_through, Some(ids[2]));
