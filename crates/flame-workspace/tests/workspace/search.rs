@@ -1,6 +1,7 @@
 use flame_workspace::{
-    ContextLine, MAX_HIT_LINE_BYTES, MAX_SEARCH_HITS, MAX_SEARCH_LINE_BUFFER_BYTES,
-    MAX_SEARCH_OUTPUT_BYTES, SearchHit, SearchQuery, Touched, WorkspaceError,
+    ContextLine, MAX_CONTEXT_LINES, MAX_HIT_LINE_BYTES, MAX_SEARCH_HITS,
+    MAX_SEARCH_LINE_BUFFER_BYTES, MAX_SEARCH_OUTPUT_BYTES, SearchHit, SearchQuery, Touched,
+    WorkspaceError,
 };
 
 use crate::Fixture;
@@ -145,4 +146,20 @@ fn an_invalid_regex_is_a_clear_error() {
     let error = f.workspace.search(&query("fn (")).expect_err("invalid");
     assert!(matches!(error, WorkspaceError::InvalidRegex { .. }), "{error:?}");
     assert!(error.to_string().contains("fn ("), "{error}");
+}
+
+#[test]
+fn context_past_its_cap_is_cut_to_the_cap() {
+    let f = Fixture::new();
+    let lines: Vec<String> = (1..=40).map(|n| format!("line {n}")).collect();
+    f.put("a.txt", lines.join("\n").replace("line 20", "needle"));
+    let result = f
+        .workspace
+        .search(&SearchQuery { context_lines: MAX_CONTEXT_LINES + 5, ..query("needle") })
+        .expect("search");
+    assert_eq!(result.query.context_lines, MAX_CONTEXT_LINES);
+    let hit = &result.hits[0];
+    assert_eq!(hit.before.len(), MAX_CONTEXT_LINES);
+    assert_eq!(hit.after.len(), MAX_CONTEXT_LINES);
+    assert_eq!(hit.before[0].line_number, 20 - MAX_CONTEXT_LINES as u64);
 }
