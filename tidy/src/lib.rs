@@ -1,6 +1,9 @@
 //! Reads the workspace so that `tests/tidy.rs` can check the repository's own rules, in the
 //! manner of rust-analyzer's tidy tests.
 
+pub mod public_api;
+pub mod rust_source;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,12 +24,20 @@ pub struct Member {
     pub description: Option<String>,
 }
 
+/// One edge of the resolved dependency graph.
+#[derive(Debug, Clone)]
+struct Edge {
+    to: String,
+    /// Whether the edge is only a dev-dependency (tests, benches, examples).
+    dev_only: bool,
+}
+
 /// The workspace as `cargo metadata` resolves it.
 #[derive(Debug)]
 pub struct Workspace {
     pub members: Vec<Member>,
-    /// Package id → the ids it depends on, of every kind (normal, build and dev).
-    deps: BTreeMap<String, Vec<String>>,
+    /// Package id → the packages it depends on, of every kind (normal, build and dev).
+    deps: BTreeMap<String, Vec<Edge>>,
     /// Package id → package name.
     names: BTreeMap<String, String>,
     member_ids: BTreeMap<String, String>,
@@ -80,7 +91,13 @@ impl Workspace {
                 .as_array()
                 .expect("node deps")
                 .iter()
-                .filter_map(|dep| dep["pkg"].as_str().map(str::to_owned))
+                .filter_map(|dep| {
+                    let to = dep["pkg"].as_str()?.to_owned();
+                    let dev_only = dep["dep_kinds"]
+                        .as_array()
+                        .is_some_and(|kinds| kinds.iter().all(|k| k["kind"] == "dev"));
+                    Some(Edge { to, dev_only })
+                })
                 .collect();
             deps.insert(id, targets);
         }
@@ -90,7 +107,7 @@ impl Workspace {
     /// The names of the packages `member` depends on directly, through any kind of dependency.
     pub fn direct_dependencies(&self, member: &str) -> BTreeSet<String> {
         let id = &self.member_ids[member];
-        self.deps.get(id).into_iter().flatten().map(|dep| self.names[dep].clone()).collect()
+        self.deps.get(id).into_iter().flatten().map(|dep| self.names[&dep.to].clone()).collect()
     }
 
     /// The names of every package `member` depends on, directly or not, through any kind of
@@ -100,12 +117,43 @@ impl Workspace {
         let mut stack = vec![self.member_ids[member].clone()];
         while let Some(id) = stack.pop() {
             for dep in self.deps.get(&id).into_iter().flatten() {
-                if seen.insert(dep.clone()) {
-                    stack.push(dep.clone());
+                if seen.insert(dep.to.clone()) {
+                    stack.push(dep.to.clone());
                 }
             }
         }
         seen.iter().map(|id| self.names[id].clone()).collect()
+    }
+
+    /// Every package `member` reaches without passing through a package named in `through`,
+    /// each with one chain that reaches it (`member -> a -> b`). `member`'s own
+    /// dev-dependencies count when `with_dev` (its tests and benches then count as part of it);
+    /// those of the packages it depends on never do, since cargo never builds them for it.
+    pub fn reachable_avoiding(
+        &self,
+        member: &str,
+        through: &[&str],
+        with_dev: bool,
+    ) -> BTreeMap<String, String> {
+        let start = &self.member_ids[member];
+        let mut chains: BTreeMap<String, String> = BTreeMap::new();
+        let mut seen = BTreeSet::from([start.clone()]);
+        let mut stack = vec![(start.clone(), member.to_owned())];
+        while let Some((id, chain)) = stack.pop() {
+            for dep in self.deps.get(&id).into_iter().flatten() {
+                let name = &self.names[&dep.to];
+                if (dep.dev_only && (id != *start || !with_dev)) || through.contains(&name.as_str())
+                {
+                    continue;
+                }
+                if seen.insert(dep.to.clone()) {
+                    let chain = format!("{chain} -> {name}");
+                    chains.entry(name.clone()).or_insert_with(|| chain.clone());
+                    stack.push((dep.to.clone(), chain));
+                }
+            }
+        }
+        chains
     }
 }
 

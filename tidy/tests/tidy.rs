@@ -1,9 +1,46 @@
 //! The repository's own rules, checked on every `make test`.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use tidy::public_api::untyped_json_in_public_types;
+use tidy::rust_source::{code_outside_tests, is_test_file, std_group_members};
 use tidy::{Workspace, files_with_extension, repo_root};
+
+/// Crates that speak HTTP: clients and the protocol stacks under them.
+const HTTP_CRATES: [&str; 9] =
+    ["reqwest", "hyper", "hyper-util", "h2", "ureq", "isahc", "surf", "attohttpc", "curl"];
+
+/// Crates whose only purpose is I/O: files, sockets, processes, async runtimes, databases.
+const IO_CRATES: [&str; 15] = [
+    "tokio",
+    "mio",
+    "async-std",
+    "smol",
+    "socket2",
+    "reqwest",
+    "hyper",
+    "ureq",
+    "rusqlite",
+    "libsqlite3-sys",
+    "tempfile",
+    "dirs",
+    "walkdir",
+    "ignore",
+    "notify",
+];
+
+/// The crates ARCHITECTURE.md says do no I/O.
+const PURE_CRATES: [&str; 3] = ["flame-model", "flame-context", "flame-tokens"];
+
+/// The crates ARCHITECTURE.md says stay synchronous and offline (the store, the facade and
+/// everything under them).
+const OFFLINE_CRATES: [&str; 6] =
+    ["flame-store", "flame-api", "flame-import", "flame-model", "flame-context", "flame-tokens"];
+
+fn relative(path: &Path) -> PathBuf {
+    path.strip_prefix(repo_root()).unwrap_or(path).to_path_buf()
+}
 
 #[test]
 fn no_crate_under_crates_depends_on_tauri() {
@@ -27,15 +64,216 @@ fn no_crate_under_crates_depends_on_tauri() {
 #[test]
 fn only_the_store_talks_to_sqlite() {
     let workspace = Workspace::load();
+    let mut offences = Vec::new();
     for member in &workspace.members {
-        if member.name != "flame-store" {
-            assert!(
-                !workspace.direct_dependencies(&member.name).contains("rusqlite"),
-                "{} depends on rusqlite; only flame-store may write SQL",
-                member.name
-            );
+        if member.name == "flame-store" {
+            continue;
+        }
+        // Through flame-store is the one allowed way, tests and benches included.
+        let reached = workspace.reachable_avoiding(&member.name, &["flame-store"], true);
+        for sqlite in ["rusqlite", "libsqlite3-sys"] {
+            if let Some(chain) = reached.get(sqlite) {
+                offences.push(format!("{}/Cargo.toml: {chain}", member.dir.display()));
+            }
         }
     }
+    assert!(
+        offences.is_empty(),
+        "only flame-store may link SQLite; these reach it another way:\n{}",
+        offences.join("\n")
+    );
+}
+
+#[test]
+fn only_flame_models_speaks_http() {
+    let workspace = Workspace::load();
+    assert!(workspace.members.iter().any(|m| m.name == "flame-models"), "flame-models is gone");
+    let mut offences = Vec::new();
+    for member in &workspace.members {
+        if member.name == "flame-models" {
+            continue;
+        }
+        // Through flame-models is the one allowed way. The shell also reaches reqwest through
+        // tauri itself, which it does not use to make requests; any other way is an offence,
+        // tests and benches included.
+        let through: &[&str] = if member.dir.starts_with("src-tauri") {
+            &["flame-models", "tauri"]
+        } else {
+            &["flame-models"]
+        };
+        let reached = workspace.reachable_avoiding(&member.name, through, true);
+        for http in HTTP_CRATES {
+            if let Some(chain) = reached.get(http) {
+                offences.push(format!("{}/Cargo.toml: {chain}", member.dir.display()));
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "only flame-models may speak HTTP; these reach an HTTP crate another way:\n{}",
+        offences.join("\n")
+    );
+}
+
+#[test]
+fn the_store_and_the_facade_stay_synchronous_and_offline() {
+    let workspace = Workspace::load();
+    let mut offences = Vec::new();
+    for name in OFFLINE_CRATES {
+        let member = workspace.members.iter().find(|m| m.name == name);
+        let member = member.unwrap_or_else(|| panic!("{name} is not a workspace member"));
+        let reached = workspace.reachable_avoiding(name, &[], true);
+        for banned in HTTP_CRATES.iter().chain(&["tokio", "async-std", "smol", "flame-models"]) {
+            if let Some(chain) = reached.get(*banned) {
+                offences.push(format!("{}/Cargo.toml: {chain}", member.dir.display()));
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "the store, the facade and the crates under them are synchronous and offline:\n{}",
+        offences.join("\n")
+    );
+}
+
+#[test]
+fn model_context_and_tokens_do_no_io() {
+    let workspace = Workspace::load();
+    let mut offences = Vec::new();
+    for name in PURE_CRATES {
+        let member = workspace.members.iter().find(|m| m.name == name);
+        let member = member.unwrap_or_else(|| panic!("{name} is not a workspace member"));
+        // What the crate ships with; its tests may use temporary files.
+        let reached = workspace.reachable_avoiding(name, &[], false);
+        for io in IO_CRATES {
+            if let Some(chain) = reached.get(io) {
+                offences.push(format!("{}/Cargo.toml: {chain}", member.dir.display()));
+            }
+        }
+        for file in files_with_extension(&member.dir.join("src"), "rs") {
+            if is_test_file(&relative(&file)) {
+                continue;
+            }
+            let code = code_outside_tests(&fs::read_to_string(&file).unwrap());
+            for (number, line) in code.lines().enumerate() {
+                for what in io_in(line) {
+                    offences.push(format!("{}:{}: {what}", relative(&file).display(), number + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "flame-model, flame-context and flame-tokens do no I/O and read no clock:\n{}",
+        offences.join("\n")
+    );
+}
+
+/// The I/O a line of code (comments and literals blanked) names.
+fn io_in(line: &str) -> Vec<String> {
+    const PATHS: [&str; 8] = [
+        "std::fs",
+        "std::net",
+        "std::process",
+        "std::env",
+        "std::io::stdin",
+        "std::io::stdout",
+        "std::io::stderr",
+        "std::os",
+    ];
+    const NAMES: [&str; 9] = [
+        "tokio",
+        "reqwest",
+        "println!",
+        "print!",
+        "eprintln!",
+        "eprint!",
+        "SystemTime",
+        "Instant",
+        "thread::sleep",
+    ];
+    let mut found: Vec<String> = PATHS
+        .iter()
+        .chain(&NAMES)
+        .filter(|word| contains_word(line, word))
+        .map(|word| (*word).to_owned())
+        .collect();
+    for member in std_group_members(line) {
+        if ["fs", "net", "process", "env", "os"].contains(&member.as_str()) {
+            found.push(format!("std::{member} (in a `std::{{…}}` group)"));
+        }
+    }
+    found
+}
+
+/// Whether `word` occurs in `line` not as part of a longer name.
+fn contains_word(line: &str, word: &str) -> bool {
+    let is_name = |c: char| c.is_alphanumeric() || c == '_';
+    line.match_indices(word).any(|(at, _)| {
+        let before = line[..at].chars().next_back();
+        let after = line[at + word.len()..].chars().next();
+        let joined_before = before.is_some_and(is_name);
+        let joined_after = word.ends_with(is_name) && after.is_some_and(is_name);
+        !joined_before && !joined_after
+    })
+}
+
+#[test]
+fn the_ui_never_parses_text_as_html() {
+    const SINKS: [&str; 6] = [
+        "innerHTML",
+        "outerHTML",
+        "dangerouslySetInnerHTML",
+        "insertAdjacentHTML",
+        "document.write",
+        "createContextualFragment",
+    ];
+    let mut offences = Vec::new();
+    let mut files = Vec::new();
+    for extension in ["ts", "tsx", "js", "jsx", "mjs"] {
+        files.extend(files_with_extension(Path::new("ui/src"), extension));
+    }
+    assert!(!files.is_empty(), "no UI sources found under ui/src");
+    for file in files {
+        let text = fs::read_to_string(&file).unwrap();
+        for (number, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            // A comment may name what it warns against.
+            if code.starts_with("//") || code.starts_with('*') || code.starts_with("/*") {
+                continue;
+            }
+            for sink in SINKS.iter().filter(|sink| line.contains(*sink)) {
+                offences.push(format!("{}:{}: {sink}", relative(&file).display(), number + 1));
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "message text is untrusted and never parsed as HTML; these use an HTML sink:\n{}",
+        offences.join("\n")
+    );
+}
+
+#[test]
+#[ignore = "fails until the typed message payloads land (issue 14 §1)"]
+fn no_untyped_json_in_the_public_types_of_model_and_store() {
+    let mut offences = Vec::new();
+    for dir in ["crates/flame-model", "crates/flame-store"] {
+        for offence in untyped_json_in_public_types(&repo_root().join(dir).join("src/lib.rs")) {
+            offences.push(format!(
+                "{}:{}: {}",
+                relative(&offence.file).display(),
+                offence.line,
+                offence.place
+            ));
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "public types of flame-model and flame-store carry serde_json's untyped JSON; give \
+         them a type:\n{}",
+        offences.join("\n")
+    );
 }
 
 #[test]
