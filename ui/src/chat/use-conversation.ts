@@ -154,25 +154,31 @@ export function useConversation(
   /** Reads the frame until every ask made before a read started is served, one read at a time. */
   const serve = async () => {
     reading.current = true;
-    while (needs.current.length > 0 && mounted.current) {
-      needs.current = [];
-      const { backend, frame } = target.current;
-      const mine = held.current.frame === frame ? held.current : NOTHING_HELD;
-      const view = await backend.frameView(frame, mine.settled);
-      // A frame focused meanwhile asked for its own read, which the loop makes next.
-      if (!mounted.current || target.current.frame !== frame) continue;
-      if (view.status === "error") {
-        setLoadError(view.error);
-      } else {
-        setLoadError(null);
-        setDetail(view.data.frame);
-        held.current = applyView(mine, frame, view.data);
-        setLoaded(held.current);
+    try {
+      while (needs.current.length > 0 && mounted.current) {
+        needs.current = [];
+        const { backend, frame } = target.current;
+        const mine = held.current.frame === frame ? held.current : NOTHING_HELD;
+        const view = await backend.frameView(frame, mine.settled);
+        // A frame focused meanwhile asked for its own read, which the loop makes next.
+        if (!mounted.current || target.current.frame !== frame) continue;
+        if (view.status === "error") {
+          setLoadError(view.error);
+        } else {
+          setLoadError(null);
+          setDetail(view.data.frame);
+          held.current = applyView(mine, frame, view.data);
+          setLoaded(held.current);
+        }
+        // Asks made during the read that it already answers need no read of their own.
+        needs.current = needs.current.filter(
+          (n) => !answered(n, held.current, target.current.frame),
+        );
       }
-      // Asks made during the read that it already answers need no read of their own.
-      needs.current = needs.current.filter((n) => !answered(n, held.current, target.current.frame));
+    } finally {
+      // A read that threw (the IPC itself failed) leaves the next ask free to read again.
+      reading.current = false;
     }
-    reading.current = false;
   };
 
   /** Asks for the frame to be read again, unless what is held already answers `need`. */
