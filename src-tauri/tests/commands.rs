@@ -487,7 +487,8 @@ fn frame_view_returns_the_frame_and_only_the_messages_after_the_ones_held() {
     let other = flame.push(Actor::Person, Some(&frame), "Other", "x").unwrap().id;
     let elsewhere =
         flame.append(Actor::Person, &other, flame_model::Role::User, "elsewhere").unwrap().id.0;
-    let reset = invoke_with(&window, "frame_view", json!({"id": root, "after": elsewhere})).unwrap();
+    let reset =
+        invoke_with(&window, "frame_view", json!({"id": root, "after": elsewhere})).unwrap();
     assert_eq!(reset["kept_through"], Value::Null);
     assert_eq!(texts(&reset).len(), 3);
 
