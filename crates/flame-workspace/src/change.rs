@@ -274,6 +274,33 @@ pub(crate) fn unified_diff(path: &str, old: Option<&str>, new: &str) -> String {
     diff
 }
 
+/// Removes the temporary files that writes of `file_name` by processes no longer running left
+/// in `parent` (a write killed before its rename), so they do not pile up in the person's
+/// folder or show in `git status`. A temporary file of a running process is left alone.
+fn remove_stale_temporaries(parent: &Path, file_name: &str) {
+    let prefix = format!(".{file_name}.flame-");
+    let Ok(entries) = std::fs::read_dir(parent) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|name| name.strip_prefix(&prefix)) else {
+            continue;
+        };
+        let Some(pid) = rest
+            .strip_suffix(".tmp")
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let running = pid as u32 == std::process::id()
+            || nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
+                != Err(nix::errno::Errno::ESRCH);
+        if !running {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Tells temporary files of one process apart without randomness.
 static TEMPORARY_COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -302,6 +329,7 @@ pub(crate) fn write_atomically(
 
     let file_name =
         target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    remove_stale_temporaries(parent, &file_name);
     let (temporary, mut file) = loop {
         let number = TEMPORARY_COUNTER.fetch_add(1, Ordering::Relaxed);
         let candidate =

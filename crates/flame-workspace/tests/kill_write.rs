@@ -30,6 +30,7 @@ fn main() {
     workspace.write_file(TARGET, old.clone()).expect("the first write");
 
     let mut seen = [0u64; 2];
+    let mut interrupted = 0u64;
     for kill in 0..KILLS {
         let mut child = Command::new(std::env::current_exe().expect("this binary"))
             .env(CHILD_VARIABLE, folder.path())
@@ -46,6 +47,16 @@ fn main() {
         child.kill().expect("SIGKILL");
         child.wait().expect("reaped");
 
+        // A kill in the middle of a write leaves its temporary file behind (the next write
+        // removes it); counting them shows how many kills landed mid-write. That varies with
+        // the machine's speed, so it is reported, not asserted.
+        let left = std::fs::read_dir(folder.path())
+            .expect("read dir")
+            .filter(|entry| {
+                entry.as_ref().is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            })
+            .count();
+        interrupted += u64::from(left > 0);
         let on_disk = std::fs::read(folder.path().join(TARGET)).expect("the file is there");
         if on_disk == old.as_bytes() {
             seen[0] += 1;
@@ -55,15 +66,6 @@ fn main() {
             panic!("after kill {kill} the file is neither content whole ({} bytes)", on_disk.len());
         }
     }
-    // A kill in the middle of a write leaves its temporary file behind; counting them shows
-    // how many kills landed mid-write (it varies with the machine's speed, so it is reported,
-    // not asserted).
-    let interrupted = std::fs::read_dir(folder.path())
-        .expect("read dir")
-        .filter(|entry| {
-            entry.as_ref().is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
-        })
-        .count();
     let mut out = std::io::stdout();
     writeln!(
         out,

@@ -147,3 +147,22 @@ fn a_prepared_change_is_not_applied_over_a_file_that_changed_since() {
     assert_eq!(f.get("a.txt"), "one, changed by the person\n");
     assert_eq!(f.get("new.txt"), "made meanwhile\n");
 }
+
+#[test]
+fn temporary_files_left_by_killed_writers_are_removed_by_the_next_write() {
+    let f = Fixture::new();
+    // The pid of a process that has finished: its temporary file is stale.
+    let mut finished = std::process::Command::new("true").spawn().expect("spawn");
+    finished.wait().expect("wait");
+    let stale = format!(".a.txt.flame-{}-0.tmp", finished.id());
+    // A temporary file of a running process (this one's parent) and another file's are kept.
+    let running = format!(".a.txt.flame-{}-0.tmp", std::os::unix::process::parent_id());
+    let other = format!(".b.txt.flame-{}-0.tmp", finished.id());
+    for name in [&stale, &running, &other] {
+        f.put(name, "half a write");
+    }
+    f.workspace.write_file("a.txt", "whole\n".into()).expect("write");
+    let mut expected = vec![running, other, "a.txt".to_owned()];
+    expected.sort();
+    assert_eq!(names(&f, "."), expected);
+}
