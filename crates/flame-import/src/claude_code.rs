@@ -15,26 +15,15 @@ use flame_model::{NewMessage, Role, Status, Timestamp};
 use flame_tokens::Encoding;
 use serde_json::{Value, json};
 
-use crate::draft::{Draft, DraftFrame, DraftMessage, FrameKind, ModelCall, title_from};
+use crate::draft::{Draft, DraftFrame, FrameKind, title_from};
 use crate::jsonl::for_each_record;
-use crate::segment::{self, SegmentStart};
+use crate::segment;
+use crate::thread::{RecordedCall, SegmentStart, ThreadMessage, count_message};
 use crate::time::parse_rfc3339;
 use crate::{ImportError, ImportOptions, ImportReport, Progress};
 
 /// The tool that starts a subagent (renamed `Agent` in later versions; both are accepted).
 const SUBAGENT_TOOLS: [&str; 2] = ["Task", "Agent"];
-
-/// One message of a thread with what segmentation and linking need to know about it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ThreadMessage {
-    pub message: NewMessage,
-    pub at: Timestamp,
-    pub tokens: u64,
-    /// A new segment of the main thread begins at this message.
-    pub starts: Option<SegmentStart>,
-    /// The agent closed a work item here, with this reason (`bd close --reason`).
-    pub closes: Option<String>,
-}
 
 /// A `Task` call's result as the parent received it.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,7 +39,7 @@ struct TaskResult {
 pub struct Thread {
     pub messages: Vec<ThreadMessage>,
     /// `(message index, time, input tokens)` of each recorded model call.
-    pub calls: Vec<(usize, Timestamp, u64)>,
+    pub calls: Vec<RecordedCall>,
     pub session_id: Option<String>,
     pub cwd: Option<String>,
     pub model: Option<String>,
@@ -101,105 +90,71 @@ pub fn import(
     root.criteria = root.criteria.trim().to_owned();
     let root = draft.push_frame(root);
 
-    let segments = if options.segment {
-        segment::split(&main.messages)
-    } else {
-        vec![segment::Segment::whole(&main.messages)]
-    };
     let subagent_dir = path.with_extension("").join("subagents");
     let mut used_agents: Vec<String> = Vec::new();
-    let mut segment_frames: Vec<(usize, Timestamp)> = Vec::new();
-    let last_segment = segments.len() - 1;
-    for (s, seg) in segments.iter().enumerate() {
-        let frame = if options.segment {
-            let mut f = DraftFrame::new(
-                Some(root),
-                FrameKind::Segment,
-                &seg.title,
-                &seg.criteria,
-                main.messages[seg.start].at,
-            );
-            if s < last_segment {
-                f.status = Status::Completed;
-                f.results = Some(seg.results.clone());
-                f.ended_at = Some(main.messages[seg.end - 1].at);
-            }
-            draft.push_frame(f)
-        } else {
-            root
-        };
-        segment_frames.push((frame, main.messages[seg.start].at));
-        let first_message = draft.messages.len();
-        for m in &main.messages[seg.start..seg.end] {
-            draft.messages.push(DraftMessage {
-                frame,
-                message: m.message.clone(),
-                tokens: m.tokens,
-                at: m.at,
-            });
-        }
-        for &(index, at, input) in &main.calls {
-            if (seg.start..seg.end).contains(&index) {
-                draft.calls.push(ModelCall {
-                    frame,
-                    message: first_message + index - seg.start,
-                    at,
-                    input_tokens: input,
-                });
-            }
-        }
-        let parent_open = s == last_segment;
-        for (tool_use, index, description, prompt) in &main.tasks {
-            if !(seg.start..seg.end).contains(index) {
-                continue;
-            }
-            let result = main.results.get(tool_use);
-            let agent =
-                main.agents.get(tool_use).cloned().or_else(|| result.and_then(|r| r.agent.clone()));
-            let mut child = DraftFrame::new(
-                Some(frame),
-                FrameKind::Subagent,
-                description,
-                prompt,
-                main.messages[*index].at,
-            );
-            match result {
-                Some(r) if r.is_error => {
-                    child.status = Status::Failed;
-                    child.status_reason = Some(r.text.clone());
-                    child.ended_at = Some(r.at);
+    let segment_frames = segment::place_with(
+        &mut draft,
+        root,
+        &main.messages,
+        &main.calls,
+        options.segment,
+        |draft, frame, seg, parent_open| {
+            for (tool_use, index, description, prompt) in &main.tasks {
+                if !(seg.start..seg.end).contains(index) {
+                    continue;
                 }
-                Some(r) => {
-                    child.status = Status::Completed;
-                    child.results = Some(r.text.clone());
-                    child.ended_at = Some(r.at);
+                let result = main.results.get(tool_use);
+                let agent = main
+                    .agents
+                    .get(tool_use)
+                    .cloned()
+                    .or_else(|| result.and_then(|r| r.agent.clone()));
+                let mut child = DraftFrame::new(
+                    Some(frame),
+                    FrameKind::Subagent,
+                    description,
+                    prompt,
+                    main.messages[*index].at,
+                );
+                match result {
+                    Some(r) if r.is_error => {
+                        child.status = Status::Failed;
+                        child.status_reason = Some(r.text.clone());
+                        child.ended_at = Some(r.at);
+                    }
+                    Some(r) => {
+                        child.status = Status::Completed;
+                        child.results = Some(r.text.clone());
+                        child.ended_at = Some(r.at);
+                    }
+                    None if parent_open => {}
+                    None => {
+                        child.status = Status::Blocked;
+                        child.status_reason =
+                            Some("the transcript records no result of this subagent".to_owned());
+                    }
                 }
-                None if parent_open => {}
-                None => {
-                    child.status = Status::Blocked;
-                    child.status_reason =
-                        Some("the transcript records no result of this subagent".to_owned());
-                }
-            }
-            let child = draft.push_frame(child);
-            if let Some(agent) = agent {
-                let file = subagent_dir.join(format!("agent-{agent}.jsonl"));
-                if file.exists() {
-                    add_thread(&mut draft, child, &file, progress)?;
-                    used_agents.push(agent);
+                let child = draft.push_frame(child);
+                if let Some(agent) = agent {
+                    let file = subagent_dir.join(format!("agent-{agent}.jsonl"));
+                    if file.exists() {
+                        add_thread(draft, child, &file, progress)?;
+                        used_agents.push(agent);
+                    } else {
+                        draft.report.problem(format!(
+                            "subagent {agent} (tool call {tool_use}): {} is missing; its frame has no messages",
+                            file.display()
+                        ));
+                    }
                 } else {
                     draft.report.problem(format!(
-                        "subagent {agent} (tool call {tool_use}): {} is missing; its frame has no messages",
-                        file.display()
+                        "tool call {tool_use} (\"{description}\"): no record names the subagent it started; its frame has no messages"
                     ));
                 }
-            } else {
-                draft.report.problem(format!(
-                    "tool call {tool_use} (\"{description}\"): no record names the subagent it started; its frame has no messages"
-                ));
             }
-        }
-    }
+            Ok::<(), ImportError>(())
+        },
+    )?;
 
     // Transcripts in the subagents folder that no `Task` call named: compaction agents and any
     // other. Each hangs under the segment that was current when it started.
@@ -264,7 +219,7 @@ pub fn import(
         }
         let frame = draft.push_frame(frame);
         merge_report(&mut draft.report, scratch);
-        push_thread(&mut draft, frame, thread);
+        segment::place(&mut draft, frame, &thread.messages, &thread.calls, false);
     }
     draft.focus = segment_frames.last().map(|(f, _)| *f);
     Ok(draft)
@@ -279,18 +234,8 @@ fn add_thread(
     let mut report = ImportReport::default();
     let thread = read_thread(file, &mut report, progress)?;
     merge_report(&mut draft.report, report);
-    push_thread(draft, frame, thread);
+    segment::place(draft, frame, &thread.messages, &thread.calls, false);
     Ok(())
-}
-
-fn push_thread(draft: &mut Draft, frame: usize, thread: Thread) {
-    let first = draft.messages.len();
-    for m in thread.messages {
-        draft.messages.push(DraftMessage { frame, message: m.message, tokens: m.tokens, at: m.at });
-    }
-    for (index, at, input) in thread.calls {
-        draft.calls.push(ModelCall { frame, message: first + index, at, input_tokens: input });
-    }
 }
 
 fn merge_report(into: &mut ImportReport, from: ImportReport) {
@@ -604,15 +549,6 @@ impl ThreadReader {
         }
         self.thread
     }
-}
-
-/// The tokens a message costs: its text and its tool calls as sent.
-pub fn count_message(encoding: Encoding, m: &NewMessage) -> u64 {
-    let mut tokens = flame_tokens::count(encoding, &m.content);
-    if let Some(calls) = &m.tool_calls {
-        tokens = tokens.saturating_add(flame_tokens::count(encoding, &calls.to_string()));
-    }
-    tokens
 }
 
 /// The context a call sent: fresh input plus what was read from and written to the cache.

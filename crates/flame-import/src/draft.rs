@@ -11,7 +11,7 @@ use flame_model::{
 use flame_tokens::Encoding;
 use serde::Serialize;
 
-use crate::claude_code::count_message;
+use crate::thread::count_message;
 
 /// How many problems a report lists by name; the rest are only counted. A file of a million
 /// bad lines then reads as its first few and "and N more", not as one enormous message.

@@ -5,10 +5,10 @@ use std::path::Path;
 use flame_model::{MAX_DEPTH, NewMessage, Role, Status, Timestamp};
 use serde::{Deserialize, Serialize};
 
-use crate::claude_code::count_message;
 use crate::draft::{
     Draft, DraftFrame, DraftMessage, FrameKind, LIVE_ENCODING, fit_title, too_deep,
 };
+use crate::thread::count_message;
 use crate::{ImportError, Progress};
 
 /// The value of `format` in every export.

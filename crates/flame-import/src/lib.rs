@@ -14,16 +14,17 @@ mod jsonl;
 pub mod opencode;
 pub mod replay;
 mod segment;
+mod thread;
 mod time;
 
 use std::path::{Path, PathBuf};
 
-pub use claude_code::count_message;
 pub use draft::{
     Draft, DraftFrame, DraftMessage, FrameKind, ImportReport, LIVE_ENCODING, MAX_LISTED_PROBLEMS,
     Materialised, ModelCall, fit_title, title_from,
 };
-pub use segment::SegmentStart;
+pub use thread::SegmentStart;
+pub use thread::count_message;
 pub use time::parse_rfc3339;
 
 /// A transcript format Flame can read.

@@ -20,9 +20,9 @@ use flame_model::{NewMessage, Role, Status, Timestamp};
 use flame_tokens::Encoding;
 use serde_json::{Value, json};
 
-use crate::claude_code::{ThreadMessage, count_message};
-use crate::draft::{Draft, DraftFrame, DraftMessage, FrameKind, ModelCall, title_from};
-use crate::segment::{self, SegmentStart};
+use crate::draft::{Draft, DraftFrame, FrameKind, title_from};
+use crate::segment;
+use crate::thread::{RecordedCall, SegmentStart, ThreadMessage, count_message};
 use crate::{ImportError, ImportOptions, ImportReport, Progress};
 
 /// A session row or file.
@@ -336,7 +336,7 @@ struct TaskCall {
 
 struct SessionThread {
     messages: Vec<ThreadMessage>,
-    calls: Vec<(usize, Timestamp, u64)>,
+    calls: Vec<RecordedCall>,
     tasks: Vec<(String, TaskCall)>,
     first_request: Option<String>,
 }
@@ -549,56 +549,7 @@ fn place_thread(
     tasks: &mut HashMap<String, TaskCall>,
 ) -> Vec<(usize, Timestamp)> {
     tasks.extend(thread.tasks);
-    if thread.messages.is_empty() {
-        return vec![(frame, draft.frames[frame].created_at)];
-    }
-    let segments = if segment {
-        segment::split(&thread.messages)
-    } else {
-        vec![segment::Segment::whole(&thread.messages)]
-    };
-    let last = segments.len() - 1;
-    let mut placed = Vec::new();
-    for (s, seg) in segments.iter().enumerate() {
-        let target = if segment {
-            let mut f = DraftFrame::new(
-                Some(frame),
-                FrameKind::Segment,
-                &seg.title,
-                &seg.criteria,
-                thread.messages[seg.start].at,
-            );
-            if s < last {
-                f.status = Status::Completed;
-                f.results = Some(seg.results.clone());
-                f.ended_at = Some(thread.messages[seg.end - 1].at);
-            }
-            draft.push_frame(f)
-        } else {
-            frame
-        };
-        placed.push((target, thread.messages[seg.start].at));
-        let first = draft.messages.len();
-        for m in &thread.messages[seg.start..seg.end] {
-            draft.messages.push(DraftMessage {
-                frame: target,
-                message: m.message.clone(),
-                tokens: m.tokens,
-                at: m.at,
-            });
-        }
-        for &(index, at, input) in &thread.calls {
-            if (seg.start..seg.end).contains(&index) {
-                draft.calls.push(ModelCall {
-                    frame: target,
-                    message: first + index - seg.start,
-                    at,
-                    input_tokens: input,
-                });
-            }
-        }
-    }
-    placed
+    segment::place(draft, frame, &thread.messages, &thread.calls, segment)
 }
 
 #[cfg(test)]

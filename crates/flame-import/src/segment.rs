@@ -13,19 +13,14 @@
 //! cut (the segment would be empty of work); it renames the segment instead when it is an item.
 //! Every segment but the last is `completed`; its results are the reason the agent gave when it
 //! closed its item (`bd close --reason`), or else the agent's last text in the segment.
+//!
+//! [`place`] puts a thread into the draft this way for every importer: a segment frame per
+//! segment, each holding its messages and the model calls recorded in it.
 
-use flame_model::Role;
+use flame_model::{Role, Status, Timestamp};
 
-use crate::claude_code::ThreadMessage;
-use crate::draft::title_from;
-
-/// Why a segment begins where it does.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SegmentStart {
-    Request,
-    Compaction,
-    Item { title: String, criteria: String },
-}
+use crate::draft::{Draft, DraftFrame, DraftMessage, FrameKind, ModelCall, title_from};
+use crate::thread::{RecordedCall, SegmentStart, ThreadMessage};
 
 /// A stretch of the main thread: messages `start..end`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,7 +34,7 @@ pub struct Segment {
 
 impl Segment {
     /// The whole thread as one segment, for imports that do not segment.
-    pub fn whole(messages: &[ThreadMessage]) -> Segment {
+    fn whole(messages: &[ThreadMessage]) -> Segment {
         let mut s = Segment {
             start: 0,
             end: messages.len(),
@@ -105,6 +100,86 @@ pub fn split(messages: &[ThreadMessage]) -> Vec<Segment> {
         s.results = results_of(&messages[s.start..s.end]);
     }
     segments
+}
+
+/// Places a thread's messages and recorded calls under `frame` and returns the frames that hold
+/// them, each with the time of its first message (just `frame` and its creation time when the
+/// thread is empty).
+///
+/// With `segmented`, each segment of [`split`] becomes a child of `frame` — every one but the
+/// last `completed` with its results; otherwise `frame` holds the whole thread. After a
+/// segment's messages are in the draft, `after_segment(draft, holder, segment, is_last)` runs,
+/// so that what the segment started (subagents, child sessions) is added beneath it in
+/// transcript order.
+pub fn place_with<E>(
+    draft: &mut Draft,
+    frame: usize,
+    messages: &[ThreadMessage],
+    calls: &[RecordedCall],
+    segmented: bool,
+    mut after_segment: impl FnMut(&mut Draft, usize, &Segment, bool) -> Result<(), E>,
+) -> Result<Vec<(usize, Timestamp)>, E> {
+    if messages.is_empty() {
+        return Ok(vec![(frame, draft.frames[frame].created_at)]);
+    }
+    let segments = if segmented { split(messages) } else { vec![Segment::whole(messages)] };
+    let last = segments.len() - 1;
+    let mut placed = Vec::with_capacity(segments.len());
+    for (s, seg) in segments.iter().enumerate() {
+        let holder = if segmented {
+            let mut f = DraftFrame::new(
+                Some(frame),
+                FrameKind::Segment,
+                &seg.title,
+                &seg.criteria,
+                messages[seg.start].at,
+            );
+            if s < last {
+                f.status = Status::Completed;
+                f.results = Some(seg.results.clone());
+                f.ended_at = Some(messages[seg.end - 1].at);
+            }
+            draft.push_frame(f)
+        } else {
+            frame
+        };
+        placed.push((holder, messages[seg.start].at));
+        let first = draft.messages.len();
+        for m in &messages[seg.start..seg.end] {
+            draft.messages.push(DraftMessage {
+                frame: holder,
+                message: m.message.clone(),
+                tokens: m.tokens,
+                at: m.at,
+            });
+        }
+        for &(index, at, input) in calls {
+            if (seg.start..seg.end).contains(&index) {
+                draft.calls.push(ModelCall {
+                    frame: holder,
+                    message: first + index - seg.start,
+                    at,
+                    input_tokens: input,
+                });
+            }
+        }
+        after_segment(draft, holder, seg, s == last)?;
+    }
+    Ok(placed)
+}
+
+/// [`place_with`] for a thread that starts nothing beneath its segments.
+pub fn place(
+    draft: &mut Draft,
+    frame: usize,
+    messages: &[ThreadMessage],
+    calls: &[RecordedCall],
+    segmented: bool,
+) -> Vec<(usize, Timestamp)> {
+    let Ok(placed) = place_with(draft, frame, messages, calls, segmented, |_, _, _, _| {
+        Ok::<(), std::convert::Infallible>(())
+    });
+    placed
 }
 
 fn results_of(messages: &[ThreadMessage]) -> String {
