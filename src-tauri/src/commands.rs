@@ -4,7 +4,7 @@
 use flame_agent::{Agent, ChatEvent, ChatOutcome, GeneratedResults, Settings, SettingsFile};
 use flame_api::{
     ApiError, AppInfo, Budget, ContextDoc, DeletedTree, ExportFormat, ExportProgress, ExportScope,
-    ExportSummary, FrameEntry, FrameView, PlanSpec, PopRequest, TreeListEntry, TreeOutline,
+    ExportSummary, FrameDetail, FrameView, PlanSpec, PopRequest, TreeListEntry, TreeOutline,
     window_paths,
 };
 use flame_model::{Actor, Frame, FrameId, Message, MessageId, Tree, TreeId};
@@ -30,11 +30,12 @@ pub fn outline(startup: State<'_, Startup>, tree: Option<TreeId>) -> Result<Tree
     startup.flame()?.outline(tree.as_ref())
 }
 
-/// One frame in full (criteria, results, artifacts, decisions, reason) with its log's path.
+/// One frame in full (criteria, results, artifacts, decisions, reason) with its log's path, and
+/// what may be done with it now (the window shows these; it checks no lifecycle rule itself).
 #[tauri::command]
 #[specta::specta]
-pub fn frame_detail(startup: State<'_, Startup>, id: FrameId) -> Result<FrameEntry, ApiError> {
-    startup.flame()?.frame(&id)
+pub fn frame_detail(startup: State<'_, Startup>, id: FrameId) -> Result<FrameDetail, ApiError> {
+    startup.flame()?.frame_detail(&id)
 }
 
 /// What the chat pane shows of a frame, read in one call each time the window hears of a change:

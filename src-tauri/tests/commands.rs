@@ -335,6 +335,11 @@ fn send_message_answers_through_the_command_layer_against_the_replay_server() {
     let detail = invoke_with(&window, "frame_detail", json!({"id": root})).unwrap();
     assert_eq!(detail["message_count"], 2);
     assert!(detail["log_path"].as_str().unwrap().ends_with(".md"));
+    // What the lifecycle allows comes with it: the root is in progress, with nothing planned.
+    assert_eq!(detail["actions"]["chat"], true);
+    assert_eq!(detail["actions"]["pop"], true);
+    assert_eq!(detail["actions"]["move"], false);
+    assert_eq!(detail["actions"]["start_target"], Value::Null);
 
     let shown = invoke(&window, "get_settings").unwrap();
     assert_eq!(shown["anthropic"]["api_key"], "(set)");

@@ -11,8 +11,11 @@ export const commands = {
 	appInfo: () => typedError<AppInfo, ApiError>(__TAURI_INVOKE("app_info")),
 	/**  A tree (the current one when `tree` is null) in the narrow form the flame graph draws. */
 	outline: (tree: TreeId | null) => typedError<TreeOutline_Serialize, ApiError>(__TAURI_INVOKE("outline", { tree })),
-	/**  One frame in full (criteria, results, artifacts, decisions, reason) with its log's path. */
-	frameDetail: (id: FrameId) => typedError<FrameEntry_Serialize, ApiError>(__TAURI_INVOKE("frame_detail", { id })),
+	/**
+	 *  One frame in full (criteria, results, artifacts, decisions, reason) with its log's path, and
+	 *  what may be done with it now (the window shows these; it checks no lifecycle rule itself).
+	 */
+	frameDetail: (id: FrameId) => typedError<FrameDetail_Serialize, ApiError>(__TAURI_INVOKE("frame_detail", { id })),
 	/**  A frame's messages, oldest first. */
 	frameMessages: (id: FrameId) => typedError<Message_Serialize[], ApiError>(__TAURI_INVOKE("frame_messages", { id })),
 	/**

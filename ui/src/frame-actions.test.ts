@@ -2,13 +2,8 @@ import { describe, expect, it } from "vitest";
 
 import type { Backend } from "./backend";
 import type { ApiError, PopRequest_Deserialize as PopRequest } from "./bindings";
-import {
-  firstPlannedChild,
-  frameActions,
-  type FrameAction,
-  type RunCommand,
-} from "./frame-actions";
-import { answer, fakeBackend, outlineFrame } from "./test-backend";
+import { frameActions, type FrameAction, type RunCommand } from "./frame-actions";
+import { answer, fakeBackend } from "./test-backend";
 
 const POP: PopRequest = {
   status: "completed",
@@ -77,20 +72,5 @@ describe("frameActions", () => {
       expect(refusal).toEqual({ code: "refused", message: expected[0] });
     }
     expect(runs).toBe(CASES.length);
-  });
-});
-
-describe("firstPlannedChild", () => {
-  it("is the planned child placed first, and none when the frame has no planned child", () => {
-    const frames = [
-      outlineFrame("a", null),
-      outlineFrame("b", "a", { status: "completed", position: 0 }),
-      outlineFrame("c", "a", { status: "planned", position: 3 }),
-      outlineFrame("d", "a", { status: "planned", position: 1 }),
-      outlineFrame("e", "d", { status: "planned", position: 0 }),
-    ];
-    expect(firstPlannedChild(frames, "a")).toBe("d");
-    expect(firstPlannedChild(frames, "d")).toBe("e");
-    expect(firstPlannedChild(frames, "b")).toBeUndefined();
   });
 });

@@ -4,11 +4,7 @@
 // decides whether it is allowed; the caller shows the refusal.
 
 import type { Answer, Backend } from "./backend";
-import type {
-  ApiError,
-  PopRequest_Deserialize as PopRequest,
-  FrameOutline_Serialize as FrameOutline,
-} from "./bindings";
+import type { ApiError, PopRequest_Deserialize as PopRequest } from "./bindings";
 
 /** Runs a frame operation and reloads the tree; resolves to the refusal, if any. */
 export type RunCommand = <T>(call: Promise<Answer<T>>) => Promise<ApiError | null>;
@@ -66,14 +62,4 @@ export function frameActions(backend: Backend, run: RunCommand): DispatchFrameAc
         return run(backend.deleteFrame(action.id));
     }
   };
-}
-
-/** What `/start` with no id starts: the first planned child of `frame`, if it has one. */
-export function firstPlannedChild(
-  frames: readonly FrameOutline[],
-  frame: string,
-): string | undefined {
-  return frames
-    .filter((f) => f.parent === frame && f.status === "planned")
-    .sort((a, b) => a.position - b.position)[0]?.id;
 }

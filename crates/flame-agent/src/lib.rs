@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use flame_api::{ApiError, ContextDoc, ErrorCode, Flame};
+use flame_model::lifecycle::{self, Operation};
 use flame_model::{Actor, FrameId, MessageId, NewMessage, Role};
 use flame_models::{
     CancellationToken, ChatMessage, ChatRequest, Client, ModelError, RetryPolicy, StreamEvent,
@@ -171,7 +172,7 @@ impl Agent {
     ) -> Result<ChatOutcome, ApiError> {
         let model = self.resolve(model)?;
         let entry = self.flame.frame(frame)?.frame;
-        if !entry.status.accepts_messages() {
+        if lifecycle::check(Operation::AddMessage, &entry.id, &entry.title, entry.status).is_err() {
             return Err(ApiError::new(
                 ErrorCode::Refused,
                 format!(
@@ -342,7 +343,8 @@ impl Agent {
             };
             // A pop finishes the frame the call was made in, which then takes no more messages:
             // its log records the pop itself, and an unanswered call is never sent again.
-            if self.flame.frame(frame)?.frame.status.accepts_messages() {
+            let now = self.flame.frame(frame)?.frame;
+            if lifecycle::check(Operation::AddMessage, &now.id, &now.title, now.status).is_ok() {
                 let mut result = NewMessage::text(Role::Tool, outcome.content.clone());
                 result.tool_result = Some(
                     serde_json::json!({"tool_call_id": call.id, "name": call.name, "is_error": outcome.is_error}),

@@ -55,11 +55,6 @@ impl Status {
         matches!(self, Status::Completed | Status::Invalidated)
     }
 
-    /// Whether messages may be added (see `lifecycle`: in-progress and planned frames).
-    pub fn accepts_messages(self) -> bool {
-        crate::lifecycle::Operation::AddMessage.allowed_from().contains(&self)
-    }
-
     /// Finished frames report to their parent with results or a reason.
     pub fn is_finished(self) -> bool {
         matches!(self, Status::Completed | Status::Failed | Status::Blocked)

@@ -7,7 +7,8 @@ import type { Backend, ChatListener } from "../backend";
 import type {
   ApiError,
   ChatOutcome,
-  FrameEntry_Serialize as FrameEntry,
+  FrameActions_Serialize as FrameActions,
+  FrameDetail_Serialize as FrameDetail,
   FrameOutline_Serialize as FrameOutline,
   Message_Serialize as Message,
   Settings_Serialize as Settings,
@@ -17,14 +18,7 @@ import type {
 } from "../bindings";
 import type { RunCommand } from "../frame-actions";
 import { SettingsDialog } from "../settings-dialog";
-import {
-  IN_PROGRESS_ACTIONS,
-  answer,
-  fakeBackend,
-  frameViewOf,
-  outlineFrame,
-  settle,
-} from "../test-backend";
+import { answer, fakeBackend, frameViewOf, outlineFrame, settle } from "../test-backend";
 import { ChatPane } from "./chat-pane";
 import { useModelChoice } from "./model-picker";
 
@@ -52,7 +46,26 @@ function outline(status: Status): TreeOutline {
   };
 }
 
-function entry(status: Status): FrameEntry {
+/** What the backend allows with the focused frame in `status`, under the in-progress root. */
+function actionsFor(status: Status): FrameActions {
+  const open = status === "planned" || status === "in_progress";
+  return {
+    push: open,
+    plan: open || status === "blocked",
+    pop: status === "in_progress",
+    start: status === "planned",
+    resume: status === "blocked",
+    retry: status === "failed",
+    invalidate: open || status === "blocked" || status === "failed",
+    edit: status === "planned",
+    move: status === "planned",
+    delete: status === "planned",
+    chat: status === "in_progress",
+    start_target: "f0000000003",
+  };
+}
+
+function entry(status: Status): FrameDetail {
   return {
     ...outlineFrameOf(FRAME, ROOT, "Design", status),
     tree: "t0000000001",
@@ -63,6 +76,7 @@ function entry(status: Status): FrameEntry {
     artifacts: [],
     decisions: [],
     log_path: "/tmp/log.md",
+    actions: actionsFor(status),
   };
 }
 
@@ -79,7 +93,7 @@ function views(
   open: () => number[] = () => [],
 ): Backend["frameView"] {
   return frameViewOf(() => ({
-    frame: { ...entry(status), actions: IN_PROGRESS_ACTIONS },
+    frame: entry(status),
     messages: messages(),
     open: open(),
     waiting: waiting(),
@@ -796,6 +810,15 @@ describe("the composer's model picker", () => {
   it("keeps the choice when another frame comes into focus", async () => {
     const backend = composerBackend({
       getSettings: () => answer(SETTINGS),
+      // Each frame is read as itself, so the newly focused root comes with its own actions.
+      frameView: (id, after) =>
+        frameViewOf(() => ({
+          frame: { ...entry("in_progress"), id },
+          messages: [],
+          open: [],
+          waiting: null,
+          seq: 1,
+        }))(id, after),
     });
     const root = await mount(backend);
     await choose(root, "llama3.1:8b");

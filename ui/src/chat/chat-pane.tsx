@@ -69,7 +69,10 @@ export function ChatPane({
     else setText("/push ");
   };
 
-  const writable = frame.status === "in_progress";
+  // What may be done with the frame is the backend's answer, read with the frame; until this
+  // frame's has been read, neither the composer nor the read-only bar is shown.
+  const actions = detail !== null && detail.id === frame.id ? detail.actions : null;
+  const writable = actions?.chat === true;
 
   return (
     <>
@@ -77,7 +80,7 @@ export function ChatPane({
         outline={outline}
         frame={frame}
         detail={detail}
-        writable={writable}
+        canPop={actions?.pop === true}
         inspecting={inspecting}
         onPop={() => setPopping(true)}
         onToggleInspector={() => setInspecting(!inspecting)}
@@ -208,9 +211,8 @@ export function ChatPane({
           </div>
         )}
       </div>
-      {writable ? (
+      {actions === null ? null : actions.chat ? (
         <Composer
-          outline={outline}
           frame={frame}
           text={text}
           onText={setText}
@@ -222,9 +224,10 @@ export function ChatPane({
           onStop={conversation.stop}
           onPop={() => setPopping(true)}
           onStatus={() => setShowStatus(true)}
+          startTarget={actions.start_target}
         />
       ) : (
-        <ReadOnlyBar frame={frame} dispatch={dispatch} />
+        <ReadOnlyBar frame={frame} actions={actions} dispatch={dispatch} />
       )}
       {popping && (
         <PopDialog

@@ -4,19 +4,14 @@
 
 import { useEffect, useRef, useState } from "preact/hooks";
 
-import type {
-  ApiError,
-  FrameOutline_Serialize as FrameOutline,
-  TreeOutline_Serialize as TreeOutline,
-} from "../bindings";
+import type { ApiError, FrameOutline_Serialize as FrameOutline } from "../bindings";
 import { ErrorLine } from "../error-line";
-import { firstPlannedChild, type DispatchFrameAction } from "../frame-actions";
+import type { DispatchFrameAction } from "../frame-actions";
 import { COMPLETION_LIST_ID, CompletionList, optionId, useCompletions } from "./completion-list";
 import { ModelPicker, type ModelChoice } from "./model-picker";
 import { parseComposer, type SlashCommand } from "./slash";
 
 export function Composer({
-  outline,
   frame,
   text,
   onText,
@@ -28,8 +23,8 @@ export function Composer({
   onStop,
   onPop,
   onStatus,
+  startTarget,
 }: {
-  outline: TreeOutline;
   frame: FrameOutline;
   /** What the box holds; the pane keeps it, so a suggestion can start a command in it. */
   text: string;
@@ -43,6 +38,8 @@ export function Composer({
   onStop: () => void;
   onPop: () => void;
   onStatus: () => void;
+  /** What `/start` with no frame named starts, as the backend says; null when nothing. */
+  startTarget: string | null;
 }) {
   const [error, setError] = useState<ApiError | null>(null);
   const box = useRef<HTMLTextAreaElement>(null);
@@ -96,8 +93,8 @@ export function Composer({
         onText("");
         return onStatus();
       case "start": {
-        const target = action.frame ?? firstPlannedChild(outline.frames, frame.id);
-        if (target === undefined) {
+        const target = action.frame ?? startTarget;
+        if (target === null) {
           return setError({
             code: "invalid",
             message: "This frame has no planned child to start; name one: /start FRAME-ID.",

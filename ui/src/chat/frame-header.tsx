@@ -28,7 +28,7 @@ export function FrameHeader({
   outline,
   frame,
   detail,
-  writable,
+  canPop,
   inspecting,
   onPop,
   onToggleInspector,
@@ -39,8 +39,8 @@ export function FrameHeader({
   frame: FrameOutline;
   /** The frame as last read; shown only once it is this frame's. */
   detail: FrameEntry | null;
-  /** Whether the frame takes messages, so Pop… is offered. */
-  writable: boolean;
+  /** Whether the backend would pop the frame now, so Pop… is offered. */
+  canPop: boolean;
   inspecting: boolean;
   onPop: () => void;
   onToggleInspector: () => void;
@@ -59,7 +59,7 @@ export function FrameHeader({
         <span class="focused-title">{frame.title}</span>
         <span class={`status-chip status-${frame.status}`}>{STATUS_STYLE[frame.status].label}</span>
         <span class="header-tools">
-          {writable && (
+          {canPop && (
             <button type="button" data-testid="pop-button" onClick={onPop}>
               Pop…
             </button>

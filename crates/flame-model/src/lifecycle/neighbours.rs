@@ -136,10 +136,10 @@ pub fn start_target(children: &[Frame]) -> Option<&FrameId> {
     children.iter().find(|c| c.status == Status::Planned).map(|c| &c.id)
 }
 
-/// What may be done with a frame now, as the rules above and the single-frame rules decide, so
-/// that a front end shows only what the backend would accept. An operation may still be refused
-/// for what this does not see: a delete whose planned subtree holds messages, a move to a
-/// particular place, or a change another process made in between.
+/// What may be done with a frame now, as the lifecycle rules decide (those over its status and
+/// those over its neighbours), so that a front end shows only what the backend would accept. An
+/// operation may still be refused for what this does not see: a delete whose planned subtree
+/// holds messages, a move to a particular place, or a change another process made in between.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, specta::Type)]
 pub struct FrameActions {
     /// Push a new in-progress child under it.
