@@ -364,18 +364,18 @@ export type ExportSummary = {
 export type Frame = Frame_Serialize | Frame_Deserialize;
 
 /**
- *  What may be done with a frame now, as the rules above and the single-frame rules decide, so
- *  that a front end shows only what the backend would accept. An operation may still be refused
- *  for what this does not see: a delete whose planned subtree holds messages, a move to a
- *  particular place, or a change another process made in between.
+ *  What may be done with a frame now, as the lifecycle rules decide (those over its status and
+ *  those over its neighbours), so that a front end shows only what the backend would accept. An
+ *  operation may still be refused for what this does not see: a delete whose planned subtree
+ *  holds messages, a move to a particular place, or a change another process made in between.
  */
 export type FrameActions = FrameActions_Serialize | FrameActions_Deserialize;
 
 /**
- *  What may be done with a frame now, as the rules above and the single-frame rules decide, so
- *  that a front end shows only what the backend would accept. An operation may still be refused
- *  for what this does not see: a delete whose planned subtree holds messages, a move to a
- *  particular place, or a change another process made in between.
+ *  What may be done with a frame now, as the lifecycle rules decide (those over its status and
+ *  those over its neighbours), so that a front end shows only what the backend would accept. An
+ *  operation may still be refused for what this does not see: a delete whose planned subtree
+ *  holds messages, a move to a particular place, or a change another process made in between.
  */
 export type FrameActions_Deserialize = {
 	/**  Push a new in-progress child under it. */
@@ -400,10 +400,10 @@ export type FrameActions_Deserialize = {
 };
 
 /**
- *  What may be done with a frame now, as the rules above and the single-frame rules decide, so
- *  that a front end shows only what the backend would accept. An operation may still be refused
- *  for what this does not see: a delete whose planned subtree holds messages, a move to a
- *  particular place, or a change another process made in between.
+ *  What may be done with a frame now, as the lifecycle rules decide (those over its status and
+ *  those over its neighbours), so that a front end shows only what the backend would accept. An
+ *  operation may still be refused for what this does not see: a delete whose planned subtree
+ *  holds messages, a move to a particular place, or a change another process made in between.
  */
 export type FrameActions_Serialize = {
 	/**  Push a new in-progress child under it. */
