@@ -676,7 +676,10 @@ export type ImportSummary = {
 	/**  Assistant records merged into the response they continue. */
 	merged_records: number,
 	skipped: SkippedRecords[],
-	/**  What could not be read, by file and line; everything else was imported. */
+	/**
+	 *  What could not be read, by file and line, and what was changed to fit Flame's limits;
+	 *  everything else was imported. The first few are listed, then a last line "and N more".
+	 */
 	problems: string[],
 };
 
@@ -701,15 +704,15 @@ export type Message_Deserialize = {
 	frame: FrameId,
 	role: Role,
 	content: string,
-	/**  Tool calls the assistant made, in the provider-neutral JSON shape. */
-	tool_calls?: Value | null,
-	/**  The result a tool message carries, as JSON. */
-	tool_result?: Value | null,
+	/**  Tool calls the assistant made. */
+	tool_calls?: ToolCall[] | null,
+	/**  The call a tool message answers. */
+	tool_result?: ToolResult_Deserialize | null,
 	/**  The message's tokens, counted once when it was added. */
 	tokens: number,
 	model?: string | null,
 	/**  The provider's usage report for the call that produced this message. */
-	usage?: Value | null,
+	usage?: Usage | null,
 	created_at: number,
 	/**  The reply stopped before it was complete (cancelled, dropped, or the app crashed). */
 	interrupted: boolean,
@@ -721,15 +724,15 @@ export type Message_Serialize = {
 	frame: FrameId,
 	role: Role,
 	content: string,
-	/**  Tool calls the assistant made, in the provider-neutral JSON shape. */
-	tool_calls: Value | null,
-	/**  The result a tool message carries, as JSON. */
-	tool_result: Value | null,
+	/**  Tool calls the assistant made. */
+	tool_calls: ToolCall[] | null,
+	/**  The call a tool message answers. */
+	tool_result: ToolResult_Serialize | null,
 	/**  The message's tokens, counted once when it was added. */
 	tokens: number,
 	model: string | null,
 	/**  The provider's usage report for the call that produced this message. */
-	usage: Value | null,
+	usage: Usage | null,
 	created_at: number,
 	/**  The reply stopped before it was complete (cancelled, dropped, or the app crashed). */
 	interrupted: boolean,
@@ -951,11 +954,57 @@ export type Suggestion = {
 /**  A suggested operation. */
 export type SuggestionKind = "push" | "pop";
 
-/**  A tool call the model made. */
+/**
+ *  A tool call an assistant message made, as every provider's call is kept.
+ * 
+ *  The fields of the payload types are in alphabetical order: serialized, they are then the
+ *  same JSON text as the untyped maps (which sort their keys) stored before the payloads were
+ *  typed, so token counts and frame logs of live messages did not change. What earlier versions
+ *  stored under other names reads through [`crate::stored`].
+ */
 export type ToolCall = {
+	/**
+	 *  The arguments the model wrote: a JSON document meant to match the tool's schema, which
+	 *  Flame checks only when it runs the tool.
+	 */
+	arguments: Value,
+	/**  The provider's id of the call, which its result names. */
 	id: string,
 	name: string,
-	arguments: Value,
+};
+
+/**
+ *  What a tool message answers: the call it is the result of, and whether the tool failed.
+ *  Its text is the message's content.
+ */
+export type ToolResult = ToolResult_Serialize | ToolResult_Deserialize;
+
+/**
+ *  What a tool message answers: the call it is the result of, and whether the tool failed.
+ *  Its text is the message's content.
+ */
+export type ToolResult_Deserialize = {
+	is_error: boolean,
+	/**
+	 *  The tool's name. Flame's agent records it with every result it stores; results imported
+	 *  from other tools' transcripts do not have it.
+	 */
+	name?: string | null,
+	tool_call_id: string,
+};
+
+/**
+ *  What a tool message answers: the call it is the result of, and whether the tool failed.
+ *  Its text is the message's content.
+ */
+export type ToolResult_Serialize = {
+	is_error: boolean,
+	/**
+	 *  The tool's name. Flame's agent records it with every result it stores; results imported
+	 *  from other tools' transcripts do not have it.
+	 */
+	name?: string,
+	tool_call_id: string,
 };
 
 /**  One piece of work with one root frame. */
@@ -1018,12 +1067,12 @@ export type TreeOutline_Serialize = {
 	seq: number,
 };
 
-/**  Tokens the provider reports for one call. */
+/**  Tokens a provider reports for one call. */
 export type Usage = {
-	input_tokens: number,
-	output_tokens: number,
 	cache_read_tokens: number,
 	cache_write_tokens: number,
+	input_tokens: number,
+	output_tokens: number,
 };
 
 export type Value = null | boolean | number | string | Value[] | { [key in string]: Value };

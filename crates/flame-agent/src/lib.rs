@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use flame_api::{ApiError, ContextDoc, ErrorCode, Flame};
 use flame_model::lifecycle::{self, Operation};
-use flame_model::{Actor, FrameId, MessageId, NewMessage, Role};
+use flame_model::{Actor, FrameId, MessageId, NewMessage, Role, ToolResult};
 use flame_models::{
     CancellationToken, ChatMessage, ChatRequest, Client, ModelError, RetryPolicy, StreamEvent,
     ToolCall, Usage,
@@ -299,9 +299,9 @@ impl Agent {
             Ok(turn) => {
                 let mut message = NewMessage::text(Role::Assistant, turn.text.clone());
                 if !turn.tool_calls.is_empty() {
-                    message.tool_calls = serde_json::to_value(&turn.tool_calls).ok();
+                    message.tool_calls = Some(turn.tool_calls.clone());
                 }
-                message.usage = serde_json::to_value(turn.usage).ok();
+                message.usage = Some(turn.usage);
                 (message, Ok(turn))
             }
             Err(err) => {
@@ -346,9 +346,11 @@ impl Agent {
             let now = self.flame.frame(frame)?.frame;
             if lifecycle::check(Operation::AddMessage, &now.id, &now.title, now.status).is_ok() {
                 let mut result = NewMessage::text(Role::Tool, outcome.content.clone());
-                result.tool_result = Some(
-                    serde_json::json!({"tool_call_id": call.id, "name": call.name, "is_error": outcome.is_error}),
-                );
+                result.tool_result = Some(ToolResult {
+                    is_error: outcome.is_error,
+                    name: Some(call.name.clone()),
+                    tool_call_id: call.id.clone(),
+                });
                 let saved = self.flame.add_message(Actor::Agent, frame, &result)?;
                 on_event(ChatEvent::Saved { frame: frame.clone(), message: saved.id });
             }
@@ -410,21 +412,29 @@ pub fn waiting_request(flame: &Flame, frame: &FrameId) -> Result<Option<ToolCall
     Ok(pending.iter().find(|c| tools::needs_approval(c)).or(pending.first()).cloned())
 }
 
-/// The tool calls of `messages`' last assistant message that have no result yet.
+/// The tool calls of `messages`' last assistant message that have no result yet. A message
+/// with no call to one of the agent's own tools was imported from another tool's transcript
+/// (where a call's result often opens the next frame): nothing in it waits for the agent.
 fn pending_calls(messages: &[flame_model::Message]) -> Vec<ToolCall> {
     let Some(last) = messages.iter().rposition(|m| m.role == Role::Assistant) else {
         return Vec::new();
     };
-    let calls: Vec<ToolCall> = messages[last]
-        .tool_calls
-        .clone()
-        .and_then(|v| serde_json::from_value(v).ok())
-        .unwrap_or_default();
+    let calls = messages[last].tool_calls.clone().unwrap_or_default();
+    if !calls.iter().any(|c| tools::is_frame_tool(&c.name)) {
+        return Vec::new();
+    }
     let answered: Vec<&str> = messages[last..]
         .iter()
-        .filter_map(|m| m.tool_result.as_ref()?.get("tool_call_id")?.as_str())
+        .filter_map(|m| Some(m.tool_result.as_ref()?.tool_call_id.as_str()))
         .collect();
     calls.into_iter().filter(|c| !answered.contains(&c.id.as_str())).collect()
+}
+
+/// Whether the agent ran the tool a result answers: it records the tool's name with every
+/// result. Results imported from other tools' transcripts do not name it, and answer calls to
+/// tools the model here does not have, so they are sent as text.
+fn ran_here(result: &ToolResult) -> bool {
+    result.name.is_some()
 }
 
 /// The conversation to send: the frame's included messages as the provider-neutral kind.
@@ -438,7 +448,8 @@ fn conversation(doc: &ContextDoc) -> Vec<ChatMessage> {
     let answered: Vec<&str> = doc
         .messages
         .iter()
-        .filter_map(|m| m.tool_result.as_ref()?.get("tool_call_id")?.as_str())
+        .filter_map(|m| m.tool_result.as_ref().filter(|r| ran_here(r)))
+        .map(|r| r.tool_call_id.as_str())
         .collect();
     let mut called: Vec<String> = Vec::new();
     for m in &doc.messages {
@@ -448,28 +459,23 @@ fn conversation(doc: &ContextDoc) -> Vec<ChatMessage> {
             Role::Assistant => {
                 let calls: Vec<ToolCall> = m
                     .tool_calls
-                    .clone()
-                    .and_then(|v| serde_json::from_value(v).ok())
-                    .unwrap_or_default();
-                let calls: Vec<ToolCall> =
-                    calls.into_iter().filter(|c| answered.contains(&c.id.as_str())).collect();
+                    .iter()
+                    .flatten()
+                    .filter(|c| answered.contains(&c.id.as_str()))
+                    .cloned()
+                    .collect();
                 called.extend(calls.iter().map(|c| c.id.clone()));
                 if !m.content.is_empty() || !calls.is_empty() {
                     out.push(ChatMessage::Assistant { text: m.content.clone(), tool_calls: calls });
                 }
             }
             Role::Tool => {
-                let result = m.tool_result.as_ref();
-                let id = result
-                    .and_then(|r| r.get("tool_call_id")?.as_str())
-                    .unwrap_or_default()
-                    .to_owned();
-                let is_error = result.and_then(|r| r.get("is_error")?.as_bool()).unwrap_or(false);
-                if called.contains(&id) {
+                let result = m.tool_result.as_ref().filter(|r| called.contains(&r.tool_call_id));
+                if let Some(result) = result {
                     out.push(ChatMessage::ToolResult {
-                        call_id: id,
+                        call_id: result.tool_call_id.clone(),
                         content: m.content.clone(),
-                        is_error,
+                        is_error: result.is_error,
                     });
                 } else {
                     out.push(ChatMessage::User(format!("[tool result] {}", m.content)));
@@ -505,4 +511,40 @@ fn model_error(err: &ModelError) -> ApiError {
 /// A store failure met while streaming, carried as a dropped stream so the loop stops cleanly.
 fn to_model_error(err: ApiError) -> ModelError {
     ModelError::Dropped { provider: "Flame", reason: err.message, partial: Box::default() }
+}
+
+#[cfg(test)]
+mod tests {
+    use flame_model::{Message, MessageId, ToolCall};
+
+    use super::*;
+
+    fn message(role: Role, calls: Option<Vec<ToolCall>>, result: Option<ToolResult>) -> Message {
+        Message {
+            id: MessageId(1),
+            frame: FrameId::from_trusted("f0000000001".to_owned()),
+            role,
+            content: String::new(),
+            tool_calls: calls,
+            tool_result: result,
+            tokens: 0,
+            model: None,
+            usage: None,
+            created_at: 0,
+            interrupted: false,
+        }
+    }
+
+    fn call(id: &str, name: &str) -> ToolCall {
+        ToolCall { arguments: serde_json::json!({}), id: id.into(), name: name.into() }
+    }
+
+    #[test]
+    fn an_unanswered_frame_tool_call_waits_and_an_imported_one_does_not() {
+        let live = [message(Role::Assistant, Some(vec![call("c1", "push_frame")]), None)];
+        assert_eq!(pending_calls(&live), vec![call("c1", "push_frame")]);
+        // A Claude Code session cut into segments: the call's result opens the next frame.
+        let imported = [message(Role::Assistant, Some(vec![call("toolu_1", "TodoWrite")]), None)];
+        assert!(pending_calls(&imported).is_empty());
+    }
 }

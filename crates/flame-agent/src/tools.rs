@@ -108,6 +108,11 @@ impl ToolOutcome {
     }
 }
 
+/// Whether `name` is one of the frame tools [`specs`] offers.
+pub fn is_frame_tool(name: &str) -> bool {
+    specs().iter().any(|s| s.name == name)
+}
+
 /// Whether a call changes which frame the agent is in, which the `ask` autonomy makes wait for
 /// the person.
 pub fn needs_approval(call: &ToolCall) -> bool {

@@ -382,7 +382,7 @@ fn markdown(export: &Export) -> String {
                 let _ = writeln!(out, "{}", fence(&m.content));
             }
             if let Some(calls) = &m.tool_calls {
-                let _ = writeln!(out, "\ntool calls: `{calls}`");
+                let _ = writeln!(out, "\ntool calls: `{}`", calls_json(calls));
             }
         }
         out.push('\n');
@@ -443,10 +443,16 @@ fn context_markdown(title: &str, doc: &ContextDoc) -> String {
             let _ = writeln!(out, "{}", fence(&m.content));
         }
         if let Some(calls) = &m.tool_calls {
-            let _ = writeln!(out, "\ntool calls: `{calls}`");
+            let _ = writeln!(out, "\ntool calls: `{}`", calls_json(calls));
         }
     }
     out
+}
+
+/// Tool calls as one line of JSON.
+fn calls_json(calls: &[flame_model::ToolCall]) -> String {
+    // Plain data with string keys always serializes.
+    serde_json::to_string(calls).unwrap_or_default()
 }
 
 fn one_line(text: &str) -> String {

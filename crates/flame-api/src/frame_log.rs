@@ -279,14 +279,21 @@ fn render_message(out: &mut String, when: &str, m: &Message) {
     }
     out.push_str("\n\n");
     push_content(out, &m.content);
-    for (label, value) in
-        [("Tool calls", &m.tool_calls), ("Tool result", &m.tool_result), ("Usage", &m.usage)]
-    {
-        if let Some(value) = value {
-            let pretty = serde_json::to_string_pretty(value).unwrap_or_default();
+    let payloads = [
+        ("Tool calls", m.tool_calls.as_ref().map(pretty_json)),
+        ("Tool result", m.tool_result.as_ref().map(pretty_json)),
+        ("Usage", m.usage.as_ref().map(pretty_json)),
+    ];
+    for (label, pretty) in payloads {
+        if let Some(pretty) = pretty {
             let _ = write!(out, "{label}:\n\n```json\n{pretty}\n```\n\n");
         }
     }
+}
+
+fn pretty_json<T: serde::Serialize>(payload: &T) -> String {
+    // Plain data with string keys always serializes.
+    serde_json::to_string_pretty(payload).unwrap_or_default()
 }
 
 /// Appends text in full, ending in a blank line. A line that looks exactly like a marker gets a

@@ -600,13 +600,9 @@ impl Flame {
     }
 }
 
-/// A message's tokens: its text, and its tool calls or result as the provider will see them.
+/// A message's tokens in the live encoding, by the one rule imports use too.
 pub(crate) fn count_message(message: &NewMessage) -> u64 {
-    let mut tokens = flame_tokens::count(DEFAULT_ENCODING, &message.content);
-    for extra in [&message.tool_calls, &message.tool_result].into_iter().flatten() {
-        tokens += flame_tokens::count(DEFAULT_ENCODING, &extra.to_string());
-    }
-    tokens
+    flame_tokens::count_message(DEFAULT_ENCODING, message)
 }
 
 /// Finishes, as interrupted, every open reply whose writer is gone (`probe` says what the

@@ -11,14 +11,14 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use flame_model::{NewMessage, Role, Status, Timestamp};
-use flame_tokens::Encoding;
-use serde_json::{Value, json};
+use flame_model::{NewMessage, Role, Status, Timestamp, ToolCall, ToolResult, Usage};
+use flame_tokens::{Encoding, count_message};
+use serde_json::Value;
 
 use crate::draft::{Draft, DraftFrame, FrameKind, title_from};
 use crate::jsonl::for_each_record;
 use crate::segment;
-use crate::thread::{RecordedCall, SegmentStart, ThreadMessage, count_message};
+use crate::thread::{RecordedCall, SegmentStart, ThreadMessage};
 use crate::time::parse_rfc3339;
 use crate::{ImportError, ImportOptions, ImportReport, Progress};
 
@@ -415,7 +415,7 @@ impl ThreadReader {
             other => other.to_string(),
         };
         let mut message = NewMessage::text(Role::Tool, text.clone());
-        message.tool_result = Some(json!({ "tool_use_id": id, "is_error": is_error }));
+        message.tool_result = Some(ToolResult { is_error, name: None, tool_call_id: id.clone() });
         let index = self.push(message);
         if self.thread.tasks.iter().any(|t| t.0 == id) {
             let agent = r["toolUseResult"]["agentId"].as_str().map(str::to_owned);
@@ -445,7 +445,7 @@ impl ThreadReader {
             None => {
                 let mut m = NewMessage::text(Role::Assistant, "");
                 m.model = message["model"].as_str().map(str::to_owned);
-                m.usage = message.get("usage").cloned();
+                m.usage = usage(&message["usage"]);
                 let i = self.push(m);
                 if let Some(id) = &id {
                     self.responses.insert(id.clone(), i);
@@ -462,7 +462,7 @@ impl ThreadReader {
                 i
             }
         };
-        let mut calls: Vec<Value> = Vec::new();
+        let mut calls: Vec<ToolCall> = Vec::new();
         let mut text = String::new();
         if let Value::Array(items) = &message["content"] {
             for item in items {
@@ -476,7 +476,7 @@ impl ThreadReader {
                     }
                     Some("tool_use") => {
                         self.tool_use(item, index);
-                        calls.push(json!({ "id": item["id"], "name": item["name"], "input": item["input"] }));
+                        calls.push(tool_call(item, "id", "name", "input"));
                     }
                     _ => text.push_str(&item.to_string()),
                 }
@@ -492,13 +492,10 @@ impl ThreadReader {
             target.content.push_str(&text);
         }
         if !calls.is_empty() {
-            match &mut target.tool_calls {
-                Some(Value::Array(list)) => list.extend(calls),
-                _ => target.tool_calls = Some(Value::Array(calls)),
-            }
+            target.tool_calls.get_or_insert_default().extend(calls);
         }
         if message["usage"].is_object() {
-            target.usage = message.get("usage").cloned();
+            target.usage = usage(&message["usage"]);
         }
         existing.is_some()
     }
@@ -549,6 +546,26 @@ impl ThreadReader {
         }
         self.thread
     }
+}
+
+/// A tool call as a transcript records it, under the key names it uses. An id or name that is
+/// not a string (a broken file) is kept as empty.
+pub(crate) fn tool_call(item: &Value, id: &str, name: &str, arguments: &str) -> ToolCall {
+    let text = |key: &str| item[key].as_str().unwrap_or_default().to_owned();
+    ToolCall { arguments: item[arguments].clone(), id: text(id), name: text(name) }
+}
+
+/// The token counts of an Anthropic usage report, or none when it is not an object. A count
+/// that is not a whole number (a broken file) is taken as zero; what else Anthropic reports
+/// (its service tier, server tool use) Flame does not use.
+fn usage(report: &Value) -> Option<Usage> {
+    let field = |k: &str| report[k].as_u64().unwrap_or(0);
+    report.is_object().then(|| Usage {
+        cache_read_tokens: field("cache_read_input_tokens"),
+        cache_write_tokens: field("cache_creation_input_tokens"),
+        input_tokens: field("input_tokens"),
+        output_tokens: field("output_tokens"),
+    })
 }
 
 /// The context a call sent: fresh input plus what was read from and written to the cache.
@@ -613,6 +630,8 @@ fn beads_closed(command: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]

@@ -8,10 +8,8 @@ use flame_model::{
     Frame, FrameTree, IdSource, MAX_DEPTH, MAX_TITLE_CHARS, NewMessage, Status, Timestamp, Tree,
     lifecycle,
 };
-use flame_tokens::Encoding;
+use flame_tokens::{Encoding, count_message};
 use serde::Serialize;
-
-use crate::thread::count_message;
 
 /// How many problems a report lists by name; the rest are only counted. A file of a million
 /// bad lines then reads as its first few and "and N more", not as one enormous message.

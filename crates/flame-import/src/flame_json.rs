@@ -2,13 +2,15 @@
 
 use std::path::Path;
 
-use flame_model::{MAX_DEPTH, NewMessage, Role, Status, Timestamp};
+use flame_model::{
+    MAX_DEPTH, NewMessage, Role, Status, Timestamp, ToolCall, ToolResult, Usage, stored,
+};
+use flame_tokens::count_message;
 use serde::{Deserialize, Serialize};
 
 use crate::draft::{
     Draft, DraftFrame, DraftMessage, FrameKind, LIVE_ENCODING, fit_title, too_deep,
 };
-use crate::thread::count_message;
 use crate::{ImportError, Progress};
 
 /// The value of `format` in every export.
@@ -63,10 +65,13 @@ pub struct ExportFrame {
 pub struct ExportMessage {
     pub role: Role,
     pub content: String,
-    pub tool_calls: Option<serde_json::Value>,
-    pub tool_result: Option<serde_json::Value>,
+    #[serde(default, deserialize_with = "stored::deserialize_tool_calls")]
+    pub tool_calls: Option<Vec<ToolCall>>,
+    #[serde(default, deserialize_with = "stored::deserialize_tool_result")]
+    pub tool_result: Option<ToolResult>,
     pub model: Option<String>,
-    pub usage: Option<serde_json::Value>,
+    #[serde(default, deserialize_with = "stored::deserialize_usage")]
+    pub usage: Option<Usage>,
     pub tokens: u64,
     pub created_at: Timestamp,
     pub interrupted: bool,
@@ -174,7 +179,7 @@ pub fn to_draft(export: &Export) -> Result<Draft, String> {
                 tool_calls: m.tool_calls.clone(),
                 tool_result: m.tool_result.clone(),
                 model: m.model.clone(),
-                usage: m.usage.clone(),
+                usage: m.usage,
                 interrupted: m.interrupted,
             };
             let tokens = if m.tokens <= most_tokens(&message) {
@@ -211,9 +216,14 @@ const NO_CRITERIA: &str = "(the export states no criteria)";
 /// (an estimate counts fewer), plus a few for the message's framing. A stated count above it
 /// is not a count, and is recounted.
 fn most_tokens(message: &NewMessage) -> u64 {
-    let json = |v: &Option<serde_json::Value>| v.as_ref().map_or(0, |v| v.to_string().len());
-    let bytes = message.content.len() + json(&message.tool_calls) + json(&message.tool_result);
+    let bytes =
+        message.content.len() + json_len(&message.tool_calls) + json_len(&message.tool_result);
     bytes as u64 + 16
+}
+
+fn json_len<T: Serialize>(payload: &Option<T>) -> usize {
+    // Plain data with string keys always serializes.
+    payload.as_ref().map_or(0, |p| serde_json::to_string(p).map_or(0, |text| text.len()))
 }
 
 /// Each frame's depth below the root, computed once per frame. A chain deeper than

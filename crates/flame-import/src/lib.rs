@@ -24,7 +24,6 @@ pub use draft::{
     Materialised, ModelCall, fit_title, title_from,
 };
 pub use thread::SegmentStart;
-pub use thread::count_message;
 pub use time::parse_rfc3339;
 
 /// A transcript format Flame can read.

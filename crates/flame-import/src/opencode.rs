@@ -16,13 +16,13 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use flame_model::{NewMessage, Role, Status, Timestamp};
-use flame_tokens::Encoding;
-use serde_json::{Value, json};
+use flame_model::{NewMessage, Role, Status, Timestamp, ToolCall, ToolResult};
+use flame_tokens::{Encoding, count_message};
+use serde_json::Value;
 
 use crate::draft::{Draft, DraftFrame, FrameKind, title_from};
 use crate::segment;
-use crate::thread::{RecordedCall, SegmentStart, ThreadMessage, count_message};
+use crate::thread::{RecordedCall, SegmentStart, ThreadMessage};
 use crate::{ImportError, ImportOptions, ImportReport, Progress};
 
 /// A session row or file.
@@ -431,8 +431,11 @@ fn read_session(
                 Some("tool") => {
                     let call_id = d["callID"].as_str().unwrap_or_default().to_owned();
                     let state = &d["state"];
-                    step.calls
-                        .push(json!({ "id": call_id, "name": d["tool"], "input": state["input"] }));
+                    step.calls.push(ToolCall {
+                        arguments: state["input"].clone(),
+                        id: call_id.clone(),
+                        name: d["tool"].as_str().unwrap_or_default().to_owned(),
+                    });
                     let is_error = state["status"] == "error";
                     let output =
                         if is_error { state["error"].as_str() } else { state["output"].as_str() }
@@ -496,7 +499,7 @@ fn read_session(
 #[derive(Default)]
 struct Step {
     text: Vec<String>,
-    calls: Vec<Value>,
+    calls: Vec<ToolCall>,
     results: Vec<(String, String, bool)>,
     /// Whether any step of the message recorded its tokens.
     any_call: bool,
@@ -523,7 +526,7 @@ impl Step {
         let mut message = NewMessage::text(Role::Assistant, self.text.join("\n\n"));
         message.model = m.data["modelID"].as_str().map(str::to_owned);
         if !self.calls.is_empty() {
-            message.tool_calls = Some(Value::Array(std::mem::take(&mut self.calls)));
+            message.tool_calls = Some(std::mem::take(&mut self.calls));
         }
         let index = push(t, message, at, start);
         if let Some(input) = input_tokens {
@@ -532,7 +535,7 @@ impl Step {
         }
         for (id, output, is_error) in self.results.drain(..) {
             let mut result = NewMessage::text(Role::Tool, output);
-            result.tool_result = Some(json!({ "tool_use_id": id, "is_error": is_error }));
+            result.tool_result = Some(ToolResult { is_error, name: None, tool_call_id: id });
             push(t, result, at, start);
         }
         self.text.clear();

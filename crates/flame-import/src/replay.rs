@@ -85,7 +85,7 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
                 tool_result: m.message.tool_result.clone(),
                 tokens: m.tokens,
                 model: m.message.model.clone(),
-                usage: m.message.usage.clone(),
+                usage: m.message.usage,
                 created_at: m.at,
                 interrupted: m.message.interrupted,
             },

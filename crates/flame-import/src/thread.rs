@@ -1,12 +1,11 @@
 //! A thread: one transcript's messages in order — a Claude Code file, an OpenCode session —
-//! each with the marks that segmentation reads, and what a message costs in tokens.
+//! each with the marks that segmentation reads.
 //!
 //! The importers read their formats into threads; `segment.rs` cuts a thread where the work
 //! changes and places it in the draft. This module sits below both, so that neither format's
 //! reader and the segmentation depend on each other.
 
 use flame_model::{NewMessage, Timestamp};
-use flame_tokens::Encoding;
 
 /// Why a segment begins where it does.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,12 +29,3 @@ pub struct ThreadMessage {
 
 /// A model call a thread recorded: `(index of the message it produced, time, input tokens)`.
 pub type RecordedCall = (usize, Timestamp, u64);
-
-/// The tokens a message costs: its text and its tool calls as sent.
-pub fn count_message(encoding: Encoding, m: &NewMessage) -> u64 {
-    let mut tokens = flame_tokens::count(encoding, &m.content);
-    if let Some(calls) = &m.tool_calls {
-        tokens = tokens.saturating_add(flame_tokens::count(encoding, &calls.to_string()));
-    }
-    tokens
-}

@@ -11,6 +11,7 @@ mod frame;
 mod ids;
 pub mod lifecycle;
 mod message;
+pub mod stored;
 mod tree;
 
 pub use error::FrameError;
@@ -19,7 +20,7 @@ pub use frame::{
     log_relative_path,
 };
 pub use ids::{FrameId, IdSource, MessageId, TreeId};
-pub use message::{Message, NewMessage, Role};
+pub use message::{Message, NewMessage, Role, ToolCall, ToolResult, Usage};
 pub use tree::FrameTree;
 
 /// Milliseconds since the Unix epoch. Time is always passed in, never read, in the core crates.

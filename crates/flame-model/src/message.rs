@@ -33,6 +33,45 @@ impl Role {
     }
 }
 
+/// A tool call an assistant message made, as every provider's call is kept.
+///
+/// The fields of the payload types are in alphabetical order: serialized, they are then the
+/// same JSON text as the untyped maps (which sort their keys) stored before the payloads were
+/// typed, so token counts and frame logs of live messages did not change. What earlier versions
+/// stored under other names reads through [`crate::stored`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct ToolCall {
+    /// The arguments the model wrote: a JSON document meant to match the tool's schema, which
+    /// Flame checks only when it runs the tool.
+    pub arguments: serde_json::Value,
+    /// The provider's id of the call, which its result names.
+    pub id: String,
+    pub name: String,
+}
+
+/// What a tool message answers: the call it is the result of, and whether the tool failed.
+/// Its text is the message's content.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct ToolResult {
+    pub is_error: bool,
+    /// The tool's name. Flame's agent records it with every result it stores; results imported
+    /// from other tools' transcripts do not have it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub tool_call_id: String,
+}
+
+/// Tokens a provider reports for one call.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type,
+)]
+pub struct Usage {
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
 /// A message as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct Message {
@@ -40,15 +79,15 @@ pub struct Message {
     pub frame: FrameId,
     pub role: Role,
     pub content: String,
-    /// Tool calls the assistant made, in the provider-neutral JSON shape.
-    pub tool_calls: Option<serde_json::Value>,
-    /// The result a tool message carries, as JSON.
-    pub tool_result: Option<serde_json::Value>,
+    /// Tool calls the assistant made.
+    pub tool_calls: Option<Vec<ToolCall>>,
+    /// The call a tool message answers.
+    pub tool_result: Option<ToolResult>,
     /// The message's tokens, counted once when it was added.
     pub tokens: u64,
     pub model: Option<String>,
     /// The provider's usage report for the call that produced this message.
-    pub usage: Option<serde_json::Value>,
+    pub usage: Option<Usage>,
     pub created_at: Timestamp,
     /// The reply stopped before it was complete (cancelled, dropped, or the app crashed).
     pub interrupted: bool,
@@ -59,10 +98,10 @@ pub struct Message {
 pub struct NewMessage {
     pub role: Role,
     pub content: String,
-    pub tool_calls: Option<serde_json::Value>,
-    pub tool_result: Option<serde_json::Value>,
+    pub tool_calls: Option<Vec<ToolCall>>,
+    pub tool_result: Option<ToolResult>,
     pub model: Option<String>,
-    pub usage: Option<serde_json::Value>,
+    pub usage: Option<Usage>,
     pub interrupted: bool,
 }
 

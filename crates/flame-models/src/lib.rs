@@ -25,6 +25,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use decode::decode_stream;
+/// The tool calls and usage a turn brings are the same types a stored message holds.
+pub use flame_model::{ToolCall, Usage};
 pub use http::{Client, RetryPolicy};
 pub use tokio_util::sync::CancellationToken;
 
@@ -118,14 +120,6 @@ pub struct ToolSpec {
     pub schema: serde_json::Value,
 }
 
-/// A tool call the model made.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
-pub struct ToolCall {
-    pub id: String,
-    pub name: String,
-    pub arguments: serde_json::Value,
-}
-
 /// One message of the conversation sent to the model.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ChatMessage {
@@ -149,15 +143,6 @@ pub struct ChatRequest {
 pub enum StreamEvent {
     Text(String),
     ToolCallStarted { id: String, name: String },
-}
-
-/// Tokens the provider reports for one call.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
-pub struct Usage {
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cache_read_tokens: u64,
-    pub cache_write_tokens: u64,
 }
 
 /// Why a turn ended.

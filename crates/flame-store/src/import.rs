@@ -138,17 +138,16 @@ impl Store {
                 "INSERT INTO messages (frame_id, role, content, tool_calls, tool_result, tokens, model, usage, created_at, interrupted)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             )?;
-            let json = |v: &Option<serde_json::Value>| v.as_ref().map(|v| v.to_string());
             for m in messages {
                 insert_message.execute(params![
                     frames[m.frame].id.as_str(),
                     m.message.role.as_str(),
                     m.message.content,
-                    json(&m.message.tool_calls),
-                    json(&m.message.tool_result),
+                    rows::payload_text(&m.message.tool_calls),
+                    rows::payload_text(&m.message.tool_result),
                     m.tokens as i64,
                     m.message.model,
-                    json(&m.message.usage),
+                    rows::payload_text(&m.message.usage),
                     m.at,
                     m.message.interrupted,
                 ])?;

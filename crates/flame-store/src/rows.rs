@@ -1,11 +1,13 @@
 //! Mapping between rows and model types.
 
+use flame_model::stored;
 use flame_model::{
     Actor, Event, EventKind, Frame, FrameId, FrameOutline, Message, MessageId, Role, Status, Tree,
     TreeId,
 };
 use rusqlite::Row;
 use rusqlite::types::{FromSqlError, Type};
+use serde::Serialize;
 
 pub(crate) const FRAME_COLUMNS: &str = "id, tree_id, parent_id, position, title, \
     success_criteria, success_criteria_compacted, status, status_reason, results, \
@@ -34,6 +36,34 @@ fn enum_column<T>(row: &Row, index: usize, parse: fn(&str) -> Option<T>) -> rusq
 fn json_column(row: &Row, index: usize) -> rusqlite::Result<Option<serde_json::Value>> {
     let text: Option<String> = row.get(index)?;
     text.map(|t| serde_json::from_str(&t).map_err(|e| bad(index, e.to_string()))).transpose()
+}
+
+/// A message's tool calls, tool result or usage, read by `parse` (one of [`flame_model::stored`]'s
+/// readers, which accept every shape a version of Flame stored). JSON of another shape, which
+/// only an import of a hand-edited export could have stored, reads as nothing, with a warning,
+/// so that one odd message does not make its whole frame unreadable.
+fn payload_column<T>(
+    row: &Row,
+    index: usize,
+    parse: fn(&str) -> serde_json::Result<T>,
+) -> rusqlite::Result<Option<T>> {
+    let Some(text) = row.get::<_, Option<String>>(index)? else { return Ok(None) };
+    match parse(&text) {
+        Ok(payload) => Ok(Some(payload)),
+        Err(err) => {
+            let id: i64 = row.get(0)?;
+            tracing::warn!(
+                "message {id}: column {index} is not in a shape Flame wrote, ignored: {err}"
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// A payload as the text its column stores.
+pub(crate) fn payload_text<T: Serialize>(payload: &Option<T>) -> Option<String> {
+    // Plain data with string keys always serializes.
+    payload.as_ref().map(|p| serde_json::to_string(p).unwrap_or_default())
 }
 
 fn string_list(row: &Row, index: usize) -> rusqlite::Result<Vec<String>> {
@@ -112,11 +142,11 @@ pub(crate) fn message(row: &Row) -> rusqlite::Result<Message> {
         frame: FrameId::from_trusted(row.get(1)?),
         role: enum_column(row, 2, Role::parse)?,
         content: row.get(3)?,
-        tool_calls: json_column(row, 4)?,
-        tool_result: json_column(row, 5)?,
+        tool_calls: payload_column(row, 4, stored::tool_calls)?,
+        tool_result: payload_column(row, 5, stored::tool_result)?,
         tokens: count(row, 6)?,
         model: row.get(7)?,
-        usage: json_column(row, 8)?,
+        usage: payload_column(row, 8, stored::usage)?,
         created_at: row.get(9)?,
         interrupted: row.get(10)?,
     })

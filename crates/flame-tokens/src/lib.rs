@@ -14,10 +14,14 @@
 //! anyway — are estimated from their characters ([`estimate_run`]), as are runs holding
 //! replacement or control characters (decoded binary data, which tiktoken encodes slowly).
 
+mod message;
+
 use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 use tiktoken_rs::CoreBPE;
+
+pub use message::count_message;
 
 /// The longest run of white space or of other characters that tiktoken itself encodes.
 pub const MAX_ENCODED_RUN: usize = 256;

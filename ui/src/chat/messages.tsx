@@ -2,43 +2,9 @@
 // calls and tool results as compact cards, and the reply still streaming in. Everything a
 // message holds is untrusted and goes through `Markdown` or into text nodes.
 
-import type { Message_Serialize as Message, Value } from "../bindings";
+import type { Message_Serialize as Message, ToolCall } from "../bindings";
 import { Markdown } from "./markdown";
 import type { Streaming } from "./use-conversation";
-
-/** A tool call as an assistant message stores it ({id, name, arguments}), read defensively. */
-export interface ToolCallView {
-  id: string;
-  name: string;
-  arguments: string;
-}
-
-function field(value: Value | undefined, key: string): Value | undefined {
-  return value !== null && typeof value === "object" && !Array.isArray(value)
-    ? value[key]
-    : undefined;
-}
-
-export function toolCallsOf(message: Message): ToolCallView[] {
-  const calls = message.tool_calls;
-  if (!Array.isArray(calls)) return [];
-  return calls.map((call) => {
-    const name = field(call, "name");
-    const id = field(call, "id");
-    const args = field(call, "arguments");
-    return {
-      id: typeof id === "string" ? id : "",
-      name: typeof name === "string" ? name : "(unnamed tool)",
-      arguments: args === undefined ? "" : JSON.stringify(args, null, 2),
-    };
-  });
-}
-
-function toolResultOf(message: Message): { name: string; isError: boolean } {
-  const name = field(message.tool_result ?? undefined, "name");
-  const isError = field(message.tool_result ?? undefined, "is_error");
-  return { name: typeof name === "string" ? name : "tool", isError: isError === true };
-}
 
 /** The first line of a text, cut to `max` characters, for a card's one-line summary. */
 export function firstLine(text: string, max = 100): string {
@@ -46,13 +12,7 @@ export function firstLine(text: string, max = 100): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
-export function ToolCallCard({
-  call,
-  result,
-}: {
-  call: ToolCallView;
-  result?: string | undefined;
-}) {
+export function ToolCallCard({ call, result }: { call: ToolCall; result?: string | undefined }) {
   return (
     <details class="tool-card tool-call" data-testid="tool-call" data-tool={call.name}>
       <summary>
@@ -62,7 +22,7 @@ export function ToolCallCard({
         <strong>{call.name}</strong>
         {result !== undefined && <span class="muted"> — {firstLine(result)}</span>}
       </summary>
-      {call.arguments !== "" && <pre>{call.arguments}</pre>}
+      {call.arguments !== null && <pre>{JSON.stringify(call.arguments, null, 2)}</pre>}
       {result !== undefined && <pre>{result}</pre>}
     </details>
   );
@@ -70,7 +30,8 @@ export function ToolCallCard({
 
 export function MessageView({ message }: { message: Message }) {
   if (message.role === "tool") {
-    const { name, isError } = toolResultOf(message);
+    const name = message.tool_result?.name ?? "tool";
+    const isError = message.tool_result?.is_error === true;
     return (
       <details
         class={`tool-card tool-result${isError ? " tool-error" : ""}`}
@@ -86,7 +47,7 @@ export function MessageView({ message }: { message: Message }) {
       </details>
     );
   }
-  const calls = message.role === "assistant" ? toolCallsOf(message) : [];
+  const calls = message.role === "assistant" ? (message.tool_calls ?? []) : [];
   return (
     <article
       class={`message message-${message.role}`}
@@ -121,7 +82,7 @@ export function StreamingReply({ reply }: { reply: Streaming }) {
       {reply.tools.map((tool) => (
         <ToolCallCard
           key={tool.id}
-          call={{ id: tool.id, name: tool.name, arguments: "" }}
+          call={{ arguments: null, id: tool.id, name: tool.name }}
           result={tool.result}
         />
       ))}

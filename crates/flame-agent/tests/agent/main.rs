@@ -200,7 +200,7 @@ async fn a_refused_tool_call_goes_back_to_the_model_as_an_error() {
     let root = s.flame.status(None).unwrap().tree.root;
     let tool = s.flame.messages(&root).unwrap().into_iter().find(|m| m.role == Role::Tool).unwrap();
     assert!(tool.content.contains("needs its results"), "{}", tool.content);
-    assert_eq!(tool.tool_result.unwrap()["is_error"], true);
+    assert!(tool.tool_result.unwrap().is_error);
     let second = s.server.requests()[1].json();
     let last = second["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["content"][0]["is_error"], true, "{last}");

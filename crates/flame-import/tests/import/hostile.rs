@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use flame_import::{ImportError, ImportOptions, import};
-use flame_model::Role;
+use flame_model::{Role, ToolCall, ToolResult, Usage};
+use flame_tokens::Encoding;
 
 const USER: &str = r#"{"type":"user","sessionId":"s1","timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"Fix the parser"}}"#;
 const ASSISTANT: &str = r#"{"type":"assistant","sessionId":"s1","timestamp":"2026-01-01T00:00:01Z","message":{"id":"m1","model":"claude-opus-4-6","role":"assistant","content":[{"type":"text","text":"Done."}],"usage":{"input_tokens":10,"cache_read_input_tokens":100}}}"#;
@@ -201,4 +202,69 @@ fn an_export_whose_parents_loop_or_nest_too_deep_is_refused() {
     let draft = flame_import::flame_json::to_draft(&export_of(&chain(max))).unwrap();
     assert_eq!(draft.frames.len(), max + 1);
     assert_eq!(draft.frames[max].parent, Some(max - 1), "the leaf comes last, under its parent");
+}
+
+/// A tool call, its result and the usage report read typed, under Flame's names, and a message
+/// weighs what the same message added live weighs: its text, its calls and its result.
+#[test]
+fn tool_calls_results_and_usage_are_typed_and_weighed_by_the_live_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let call = r#"{"type":"assistant","sessionId":"s1","timestamp":"2026-01-01T00:00:02Z","message":{"id":"m2","model":"claude-opus-4-6","role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}],"usage":{"input_tokens":12,"cache_creation_input_tokens":7,"cache_read_input_tokens":"many","output_tokens":3,"service_tier":"standard"}}}"#;
+    let result = r#"{"type":"user","sessionId":"s1","timestamp":"2026-01-01T00:00:03Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","is_error":true,"content":"No such file"}]}}"#;
+    let text = format!("{USER}\n{call}\n{result}\n");
+    let draft = read(&write(dir.path(), "s.jsonl", text.as_bytes())).unwrap();
+    let of = |role| draft.messages.iter().find(|m| m.message.role == role).unwrap();
+    let (assistant, tool) = (of(Role::Assistant), of(Role::Tool));
+    assert_eq!(
+        assistant.message.tool_calls,
+        Some(vec![ToolCall {
+            arguments: serde_json::json!({"command": "ls"}),
+            id: "toolu_1".into(),
+            name: "Bash".into(),
+        }])
+    );
+    // A count that is not a number is taken as zero; what Flame does not model is not kept.
+    assert_eq!(
+        assistant.message.usage,
+        Some(Usage {
+            cache_read_tokens: 0,
+            cache_write_tokens: 7,
+            input_tokens: 12,
+            output_tokens: 3
+        })
+    );
+    assert_eq!(
+        tool.message.tool_result,
+        Some(ToolResult { is_error: true, name: None, tool_call_id: "toolu_1".into() })
+    );
+    let encoding = Encoding::for_model("claude-opus-4-6");
+    let result_json = r#"{"is_error":true,"tool_call_id":"toolu_1"}"#;
+    assert_eq!(
+        tool.tokens,
+        flame_tokens::count(encoding, "No such file") + flame_tokens::count(encoding, result_json),
+        "a tool result weighs its result too, as a live one does"
+    );
+    for m in &draft.messages {
+        assert_eq!(m.tokens, flame_tokens::count_message(encoding, &m.message));
+    }
+}
+
+/// An export an earlier version wrote of an imported tree holds the importers' old shapes,
+/// which read typed.
+#[test]
+fn an_export_holding_the_importers_old_shapes_reads_typed() {
+    let text = r#"{"role":"tool","content":"ok","tool_calls":null,
+        "tool_result":{"is_error":false,"tool_use_id":"toolu_1"},"model":null,
+        "usage":{"cache_read_input_tokens":4,"input_tokens":3,"service_tier":"standard"},
+        "tokens":1,"created_at":5,"interrupted":false}"#;
+    let m: flame_import::flame_json::ExportMessage = serde_json::from_str(text).unwrap();
+    assert_eq!(
+        m.tool_result,
+        Some(ToolResult { is_error: false, name: None, tool_call_id: "toolu_1".into() })
+    );
+    assert_eq!(m.usage, Some(Usage { cache_read_tokens: 4, input_tokens: 3, ..Usage::default() }));
+    let calls = r#"{"role":"assistant","content":"","tool_calls":[{"id":"c","input":{"a":1},"name":"Bash"}],
+        "tool_result":null,"model":null,"usage":null,"tokens":1,"created_at":5,"interrupted":false}"#;
+    let m: flame_import::flame_json::ExportMessage = serde_json::from_str(calls).unwrap();
+    assert_eq!(m.tool_calls.unwrap()[0].arguments, serde_json::json!({"a": 1}));
 }

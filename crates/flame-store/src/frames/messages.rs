@@ -10,6 +10,7 @@ use flame_model::{
 use rusqlite::{OptionalExtension, params};
 use serde_json::json;
 
+use crate::rows::payload_text;
 use crate::{Store, StoreError};
 
 use super::Change;
@@ -86,7 +87,6 @@ impl Store {
             ))
             .into());
         }
-        let json = |v: &Option<serde_json::Value>| v.as_ref().map(|v| v.to_string());
         self.write(change, |w| {
             let target = w.frame(frame)?;
             lifecycle::check(Operation::AddMessage, &target.id, &target.title, target.status)?;
@@ -98,11 +98,11 @@ impl Store {
                 frame.as_str(),
                 message.role.as_str(),
                 message.content,
-                json(&message.tool_calls),
-                json(&message.tool_result),
+                payload_text(&message.tool_calls),
+                payload_text(&message.tool_result),
                 tokens as i64,
                 message.model,
-                json(&message.usage),
+                payload_text(&message.usage),
                 change.at,
                 message.interrupted,
             ])?;
@@ -118,7 +118,7 @@ impl Store {
                 tool_result: message.tool_result.clone(),
                 tokens,
                 model: message.model.clone(),
-                usage: message.usage.clone(),
+                usage: message.usage,
                 created_at: change.at,
                 interrupted: message.interrupted,
             })
@@ -180,7 +180,6 @@ impl Store {
         reply: &NewMessage,
         tokens: u64,
     ) -> Result<Message, StoreError> {
-        let json = |v: &Option<serde_json::Value>| v.as_ref().map(|v| v.to_string());
         self.write(change, |w| {
             let frame: Option<String> = w
                 .tx
@@ -191,7 +190,7 @@ impl Store {
             w.tx.prepare_cached(
                 "UPDATE messages SET content = ?2, tool_calls = ?3, usage = ?4, tokens = ?5, interrupted = ?6, open = 0 WHERE id = ?1",
             )?
-            .execute(params![id.0, fit_reply(&reply.content), json(&reply.tool_calls), json(&reply.usage), tokens as i64, reply.interrupted])?;
+            .execute(params![id.0, fit_reply(&reply.content), payload_text(&reply.tool_calls), payload_text(&reply.usage), tokens as i64, reply.interrupted])?;
             let target = w.frame(&frame)?;
             w.count_message(&target, tokens)?;
             w.event(&target.tree, &frame, EventKind::MessageAdded, json!({ "message": id }))?;

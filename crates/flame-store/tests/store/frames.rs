@@ -3,7 +3,8 @@
 
 use flame_model::lifecycle::PopStatus;
 use flame_model::{
-    Actor, EventKind, FrameError, FrameId, FrameTree, IdSource, NewMessage, Role, Status, TreeId,
+    Actor, EventKind, FrameError, FrameId, FrameTree, IdSource, NewMessage, Role, Status, ToolCall,
+    TreeId, Usage,
 };
 use flame_store::{
     Change, MAX_MESSAGE_BYTES, OpenReply, PlanItem, Pop, ReplyOwner, Store, StoreError, fit_reply,
@@ -555,7 +556,7 @@ fn messages_are_stored_with_their_tokens_and_counted_on_the_frame() {
     let ch = f.change();
     let mut msg = NewMessage::text(Role::Assistant, "hello");
     msg.model = Some("m".into());
-    msg.usage = Some(serde_json::json!({"input_tokens": 3}));
+    msg.usage = Some(Usage { input_tokens: 3, ..Usage::default() });
     msg.interrupted = true;
     let stored = f.store.add_message(ch, &root, &msg, 2).unwrap();
     assert_eq!(f.store.messages(&root).unwrap(), std::slice::from_ref(&stored));
@@ -702,8 +703,11 @@ fn a_reply_streams_into_an_open_message_and_counts_when_finished() {
     );
 
     let mut reply = NewMessage::text(Role::Assistant, "Hello");
-    reply.tool_calls =
-        Some(serde_json::json!([{"id": "c1", "name": "frame_status", "arguments": {}}]));
+    reply.tool_calls = Some(vec![ToolCall {
+        arguments: serde_json::json!({}),
+        id: "c1".into(),
+        name: "frame_status".into(),
+    }]);
     let ch = f.change();
     let done = f.store.finish_reply(ch, id, &reply, 2).unwrap();
     assert_eq!((done.content.as_str(), done.interrupted, done.tokens), ("Hello", false, 2));

@@ -3,3 +3,4 @@
 mod frames;
 mod import;
 mod open;
+mod payloads;

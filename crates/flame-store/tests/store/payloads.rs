@@ -1,0 +1,102 @@
+//! A message's tool calls, tool result and usage read back typed from every shape earlier
+//! versions stored: the live agent's, and the one imports of Claude Code and OpenCode wrote.
+
+use flame_model::{Actor, IdSource, NewMessage, Role, ToolCall, ToolResult, Usage};
+use flame_store::{Change, Store};
+
+fn change(at: i64) -> Change {
+    Change { actor: Actor::Person, at }
+}
+
+/// A store with one message in its root, whose payload columns the test then overwrites with
+/// `(tool_calls, tool_result, usage)` as raw text, the way an earlier version left them.
+fn stored_as(columns: [Option<&str>; 3]) -> flame_model::Message {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("flame.db")).unwrap();
+    let mut ids = IdSource::seeded(1);
+    let (tree, root) = (ids.tree_id(), ids.frame_id());
+    store.create_tree(change(1), &tree, &root, "Build the app", "A working app").unwrap();
+    store.add_message(change(2), &root, &NewMessage::text(Role::Assistant, "x"), 1).unwrap();
+    let conn = rusqlite::Connection::open(store.path()).unwrap();
+    conn.execute(
+        "UPDATE messages SET tool_calls = ?1, tool_result = ?2, usage = ?3",
+        rusqlite::params![columns[0], columns[1], columns[2]],
+    )
+    .unwrap();
+    store.messages(&root).unwrap().remove(0)
+}
+
+#[test]
+fn what_the_live_agent_stored_reads_back_typed() {
+    let m = stored_as([
+        Some(r#"[{"arguments":{"title":"Parser"},"id":"c1","name":"push_frame"}]"#),
+        Some(r#"{"is_error":true,"name":"push_frame","tool_call_id":"c1"}"#),
+        Some(
+            r#"{"cache_read_tokens":5,"cache_write_tokens":6,"input_tokens":7,"output_tokens":8}"#,
+        ),
+    ]);
+    assert_eq!(
+        m.tool_calls,
+        Some(vec![ToolCall {
+            arguments: serde_json::json!({"title": "Parser"}),
+            id: "c1".into(),
+            name: "push_frame".into(),
+        }])
+    );
+    assert_eq!(
+        m.tool_result,
+        Some(ToolResult {
+            is_error: true,
+            name: Some("push_frame".into()),
+            tool_call_id: "c1".into()
+        })
+    );
+    assert_eq!(
+        m.usage,
+        Some(Usage {
+            cache_read_tokens: 5,
+            cache_write_tokens: 6,
+            input_tokens: 7,
+            output_tokens: 8
+        })
+    );
+}
+
+#[test]
+fn what_imports_stored_reads_back_typed() {
+    let m = stored_as([
+        Some(r#"[{"id":"toolu_1","input":{"command":"ls"},"name":"Bash"}]"#),
+        Some(r#"{"is_error":false,"tool_use_id":"toolu_1"}"#),
+        Some(
+            r#"{"cache_creation":{"ephemeral_5m_input_tokens":9},"cache_creation_input_tokens":9,"cache_read_input_tokens":4,"input_tokens":3,"output_tokens":2,"service_tier":"standard"}"#,
+        ),
+    ]);
+    assert_eq!(
+        m.tool_calls,
+        Some(vec![ToolCall {
+            arguments: serde_json::json!({"command": "ls"}),
+            id: "toolu_1".into(),
+            name: "Bash".into(),
+        }])
+    );
+    assert_eq!(
+        m.tool_result,
+        Some(ToolResult { is_error: false, name: None, tool_call_id: "toolu_1".into() })
+    );
+    assert_eq!(
+        m.usage,
+        Some(Usage {
+            cache_read_tokens: 4,
+            cache_write_tokens: 9,
+            input_tokens: 3,
+            output_tokens: 2
+        })
+    );
+}
+
+#[test]
+fn a_payload_of_another_shape_reads_as_none_and_the_message_still_reads() {
+    let m = stored_as([Some(r#"{"not":"a list"}"#), Some("[1, 2]"), Some(r#""many""#)]);
+    assert_eq!((m.tool_calls, m.tool_result, m.usage), (None, None, None));
+    assert_eq!(m.content, "x");
+}
