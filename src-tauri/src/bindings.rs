@@ -122,7 +122,6 @@ mod tests {
         }
     }
 
-
     #[test]
     fn bindings_are_fresh() {
         let fresh = tempfile::NamedTempFile::new().unwrap();
