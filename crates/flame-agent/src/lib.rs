@@ -3,7 +3,7 @@
 //! Sending a message stores it in the frame, assembles the frame's context (`flame-context`),
 //! streams the model's reply into the store as it arrives (a crash keeps what arrived, marked
 //! interrupted) and to the caller as [`ChatEvent`]s, records usage, and runs the frame tools the
-//! model calls ([`tools`]) — up to a limit of tool rounds per message. A push moves the
+//! model calls (`flame-frame-tools`) — up to a limit of tool rounds per message. A push moves the
 //! conversation into the child; a pop moves it back to the parent, whose context now holds the
 //! child's results. With [`Autonomy::Ask`], a push or pop waits for the person
 //! ([`Stopped::AwaitingApproval`], then [`Agent::answer_request`]).
@@ -13,12 +13,12 @@ pub mod key_store;
 mod private_file;
 pub mod settings;
 pub mod suggest;
-pub mod tools;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use flame_api::{ApiError, ContextDoc, ErrorCode, Flame};
+use flame_frame_tools as tools;
 use flame_model::lifecycle::{self, Operation};
 use flame_model::{Actor, FrameId, MessageId, NewMessage, Role, ToolResult};
 use flame_models::{

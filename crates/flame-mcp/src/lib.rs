@@ -2,7 +2,7 @@
 //! Claude Code, OpenCode and any other MCP client can push, plan and pop frames in the tree a
 //! person watches in the app.
 //!
-//! The tools are the agent's own (`flame_agent::tools`: same names, schemas and code paths),
+//! The tools are the agent's own (`flame-frame-tools`: same names, schemas and code paths),
 //! run as `Actor::Agent` on the focused frame of the served tree, plus `frame_context` — the
 //! assembled context of a frame, as the app's inspector shows it. Each frame's log is offered as
 //! a resource, `flame://log/<frame id>`. Refusals come back as tool errors with the same
@@ -11,8 +11,7 @@
 use std::sync::Arc;
 
 use flame_api::{Budget, Flame};
-use flame_model::{FrameId, TreeId};
-use flame_models::ToolCall;
+use flame_model::{FrameId, ToolCall, ToolSpec, TreeId};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
@@ -66,8 +65,8 @@ impl FlameServer {
     }
 
     fn tools() -> Vec<Tool> {
-        let mut specs = flame_agent::tools::specs();
-        specs.push(flame_models::ToolSpec {
+        let mut specs = flame_frame_tools::specs();
+        specs.push(ToolSpec {
             name: "frame_context".to_owned(),
             description: "The context Flame assembles for a frame (the current one by default): the stack-context XML, the frame's messages that fit, and the tokens of every section.".to_owned(),
             schema: json!({"type": "object", "properties": {
@@ -106,8 +105,8 @@ impl FlameServer {
                 .map_err(|e| e.message)?;
             return serde_json::to_string_pretty(&doc).map_err(|e| e.to_string());
         }
-        let call = ToolCall { id: "mcp".to_owned(), name: name.to_owned(), arguments };
-        let outcome = flame_agent::tools::run(&self.flame, &current, &call);
+        let call = ToolCall { arguments, id: "mcp".to_owned(), name: name.to_owned() };
+        let outcome = flame_frame_tools::run(&self.flame, &current, &call);
         if outcome.is_error { Err(outcome.content) } else { Ok(outcome.content) }
     }
 }

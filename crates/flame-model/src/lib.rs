@@ -20,7 +20,7 @@ pub use frame::{
     log_relative_path,
 };
 pub use ids::{FrameId, IdSource, MessageId, TreeId};
-pub use message::{Message, NewMessage, Role, ToolCall, ToolResult, Usage};
+pub use message::{Message, NewMessage, Role, ToolCall, ToolResult, ToolSpec, Usage};
 pub use tree::FrameTree;
 
 /// Milliseconds since the Unix epoch. Time is always passed in, never read, in the core crates.

@@ -72,6 +72,16 @@ pub struct Usage {
     pub output_tokens: u64,
 }
 
+/// A tool a model may call: what a request offers a provider, and what an MCP server lists.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// The JSON Schema (draft 2020-12) of the arguments: a schema document, which Flame writes
+    /// and providers read, so it stays JSON rather than a type of Flame's.
+    pub schema: serde_json::Value,
+}
+
 /// A message as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct Message {

@@ -25,8 +25,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use decode::decode_stream;
-/// The tool calls and usage a turn brings are the same types a stored message holds.
-pub use flame_model::{ToolCall, Usage};
+/// The tool calls and usage a turn brings are the same types a stored message holds, and the
+/// tools a request offers are described as everywhere else in Flame.
+pub use flame_model::{ToolCall, ToolSpec, Usage};
 pub use http::{Client, RetryPolicy};
 pub use tokio_util::sync::CancellationToken;
 
@@ -109,15 +110,6 @@ pub struct Provider {
     pub key: Option<ApiKey>,
     /// Where the key came from (`ANTHROPIC_API_KEY`, `the settings file`), for error messages.
     pub key_source: String,
-}
-
-/// A tool the model may call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
-pub struct ToolSpec {
-    pub name: String,
-    pub description: String,
-    /// The JSON schema of the arguments.
-    pub schema: serde_json::Value,
 }
 
 /// One message of the conversation sent to the model.

@@ -1,12 +1,15 @@
-//! The frame tools the agent may call: `push_frame`, `pop_frame`, `plan_frames`, `start_frame`,
+//! The frame tools a model may call: `push_frame`, `pop_frame`, `plan_frames`, `start_frame`,
 //! `invalidate_frame`, `frame_status` and `read_frame_log`. They run the same facade methods as a
 //! person's commands, recorded as done by the agent. A refusal goes back to the model as a tool
 //! error it can read and act on.
+//!
+//! The agent (`flame-agent`) offers them to the models it calls, and `flame mcp` (`flame-mcp`)
+//! to MCP clients; this crate needs only the facade, so the MCP server does not depend on the
+//! agent, its settings or the HTTP stack.
 
 use flame_api::{Flame, PlanSpec, PopRequest};
 use flame_model::lifecycle::PopStatus;
-use flame_model::{Actor, FrameId};
-use flame_models::{ToolCall, ToolSpec};
+use flame_model::{Actor, FrameId, ToolCall, ToolSpec};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
