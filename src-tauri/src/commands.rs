@@ -337,7 +337,7 @@ pub fn save_settings(
 
 /// The settings file, with its keys in the system keyring if one answers now.
 fn settings_file(startup: &Startup) -> Result<SettingsFile, ApiError> {
-    Ok(SettingsFile::detect(startup.settings_path()?.clone()))
+    SettingsFile::at(startup.settings_path())
 }
 
 /// Hands each event of an answer to the window. A window that went away does not stop the
@@ -350,13 +350,12 @@ fn forward(channel: &Channel<ChatEvent>) -> impl FnMut(ChatEvent) + Send + '_ {
 
 /// An agent over the open Flame with the current settings and the process environment's keys.
 fn agent(startup: &Startup) -> Result<Agent, ApiError> {
-    let settings = settings_file(startup)?.load()?;
-    Ok(Agent::new(
+    Agent::from_settings_file(
         startup.flame()?.clone(),
-        settings,
+        startup.settings_path(),
         |name| std::env::var(name).ok(),
         RetryPolicy::default(),
-    ))
+    )
 }
 
 /// Imports an agent session (Claude Code, OpenCode) or a Flame export at `path` as a new tree,

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use flame_api::{ApiError, DataDir, ErrorCode, Flame};
+use flame_api::{ApiError, DataDir, Flame};
 use flame_models::CancellationToken;
 
 /// Either an open [`Flame`] or the reason it could not be opened, with where the model settings
@@ -59,14 +59,9 @@ impl Startup {
         self.flame.as_ref().map_err(Clone::clone)
     }
 
-    /// Where the model settings are.
-    pub fn settings_path(&self) -> Result<&PathBuf, ApiError> {
-        self.settings_path.as_ref().ok_or_else(|| {
-            ApiError::new(
-                ErrorCode::Invalid,
-                "this system has no configuration folder for Flame's settings",
-            )
-        })
+    /// Where the model settings are; `None` on a system without a configuration folder.
+    pub fn settings_path(&self) -> Option<PathBuf> {
+        self.settings_path.clone()
     }
 
     /// Flame's own folders, which paths from the window may not export into or import from:

@@ -14,6 +14,7 @@ mod private_file;
 pub mod settings;
 pub mod suggest;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -22,8 +23,8 @@ use flame_frame_tools as tools;
 use flame_model::lifecycle::{self, Operation};
 use flame_model::{Actor, FrameId, MessageId, NewMessage, Role, ToolResult};
 use flame_models::{
-    CancellationToken, ChatMessage, ChatRequest, Client, ModelError, RetryPolicy, StreamEvent,
-    ToolCall, Usage,
+    CancellationToken, ChatMessage, ChatRequest, Client, ModelError, ProviderKind, RetryPolicy,
+    StreamEvent, ToolCall, Usage,
 };
 use serde::Serialize;
 
@@ -106,6 +107,28 @@ impl Agent {
         retry: RetryPolicy,
     ) -> Agent {
         Agent { flame, client: Client::new(retry), settings, env: Box::new(env) }
+    }
+
+    /// The agent every front end builds: the settings of the file at `settings_path` (see
+    /// [`SettingsFile::at`]: `None` is a system without a configuration folder), their keys where
+    /// they are kept, and keys and base URLs read through `env`.
+    pub fn from_settings_file(
+        flame: Arc<Flame>,
+        settings_path: Option<PathBuf>,
+        env: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
+        retry: RetryPolicy,
+    ) -> Result<Agent, ApiError> {
+        let settings = SettingsFile::at(settings_path)?.load()?;
+        Ok(Agent::new(flame, settings, env, retry))
+    }
+
+    /// Talks to model `name` through `provider`, whatever the settings say of it (the command
+    /// line's `--provider`); a model the settings do not list gets the defaults.
+    pub fn use_provider(&mut self, provider: ProviderKind, name: &str) -> Result<(), ApiError> {
+        let known = self.settings.resolve(Some(name), &|_| None)?.model;
+        self.settings.models.retain(|m| m.name != name);
+        self.settings.models.push(settings::ModelSettings { provider, ..known });
+        Ok(())
     }
 
     pub fn settings(&self) -> &Settings {

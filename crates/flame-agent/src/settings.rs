@@ -155,6 +155,18 @@ impl SettingsFile {
         SettingsFile { path, keys }
     }
 
+    /// The settings file of a front end: [`SettingsFile::detect`] at `path`, where `None` means
+    /// the system has no configuration folder, refused with the same message by every front end.
+    pub fn at(path: Option<PathBuf>) -> Result<SettingsFile, ApiError> {
+        let path = path.ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::Invalid,
+                "this system has no configuration folder for Flame's settings",
+            )
+        })?;
+        Ok(SettingsFile::detect(path))
+    }
+
     /// The settings at `path`, their keys in the system keyring if one answers now, else in the
     /// file (see [`KeyStore::detect`]).
     pub fn detect(path: PathBuf) -> SettingsFile {

@@ -5,7 +5,7 @@
 use std::io::{IsTerminal as _, Write as _};
 use std::sync::Arc;
 
-use flame_agent::{Agent, ChatEvent, Settings, SettingsFile, Stopped};
+use flame_agent::{Agent, ChatEvent, Settings, Stopped};
 use flame_api::{ApiError, ErrorCode, Flame};
 use flame_model::{Actor, FrameId};
 use flame_models::{CancellationToken, ProviderKind, RetryPolicy};
@@ -20,32 +20,23 @@ pub fn run(
     provider: Option<ProviderArg>,
     model: Option<&str>,
 ) -> Result<(), ApiError> {
-    let path = Settings::default_path().ok_or_else(|| {
-        ApiError::new(
-            ErrorCode::Invalid,
-            "this system has no configuration folder for Flame's settings",
-        )
-    })?;
-    let mut settings = SettingsFile::detect(path).load()?;
+    let mut agent = Agent::from_settings_file(
+        flame.clone(),
+        Settings::default_path(),
+        |name| std::env::var(name).ok(),
+        RetryPolicy::default(),
+    )?;
     if let Some(provider) = provider {
         // A model named on the command line with its provider is taken as given.
         let kind = match provider {
             ProviderArg::Anthropic => ProviderKind::Anthropic,
             ProviderArg::Openai => ProviderKind::Openai,
         };
-        let name = model.map(str::to_owned).or_else(|| settings.default_model.clone()).ok_or_else(|| {
+        let name = model.map(str::to_owned).or_else(|| agent.settings().default_model.clone()).ok_or_else(|| {
             ApiError::new(ErrorCode::Invalid, "--provider needs a model: give --model NAME or set default_model in Flame's settings")
         })?;
-        let known = settings.resolve(Some(&name), &|_| None)?.model;
-        settings.models.retain(|m| m.name != name);
-        settings.models.push(flame_agent::settings::ModelSettings { provider: kind, ..known });
+        agent.use_provider(kind, &name)?;
     }
-    let agent = Agent::new(
-        flame.clone(),
-        settings,
-        |name| std::env::var(name).ok(),
-        RetryPolicy::default(),
-    );
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

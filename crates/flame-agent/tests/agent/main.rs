@@ -8,7 +8,7 @@ use flame_agent::{Agent, Autonomy, ChatEvent, Settings, Stopped};
 use flame_api::{DataDir, Env, ErrorCode, Flame};
 use flame_model::{Actor, Role, Status};
 use flame_models::replay::{ReplayServer, Reply};
-use flame_models::{CancellationToken, RetryPolicy};
+use flame_models::{CancellationToken, ProviderKind, RetryPolicy};
 use serde_json::{Value, json};
 
 const SENTINEL: &str = "sk-ant-SENTINEL-5e2f8a7c31d94b06";
@@ -442,4 +442,29 @@ async fn answering_again_is_refused_where_nothing_can_be_answered() {
     let err = s.agent.answer_again(&done.id, None, &cancel, &mut |_| {}).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::Refused);
     assert!(s.server.requests().len() == 1, "nothing more was sent");
+}
+
+/// The one way front ends build the agent: from the settings file's path, with the same refusal
+/// everywhere when the system has no configuration folder; `--provider` then pins a model's
+/// provider.
+#[test]
+fn the_agent_is_built_from_the_settings_file_or_refused_without_a_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = DataDir::resolve(Some(dir.path().join("data").as_os_str()), None, None).unwrap();
+    let flame = Arc::new(Flame::open_with(home, Env::fixed(1_795_307_601_000, 9)).unwrap());
+    let no_env = |_: &str| None;
+    let err = Agent::from_settings_file(flame.clone(), None, no_env, RetryPolicy::default())
+        .err()
+        .unwrap();
+    assert_eq!(err.code, ErrorCode::Invalid);
+    assert_eq!(err.message, "this system has no configuration folder for Flame's settings");
+
+    let path = dir.path().join("settings.json");
+    std::fs::write(&path, r#"{"default_model": "claude-sonnet-4-5"}"#).unwrap();
+    let mut agent =
+        Agent::from_settings_file(flame, Some(path), no_env, RetryPolicy::default()).unwrap();
+    assert_eq!(agent.settings().default_model.as_deref(), Some("claude-sonnet-4-5"));
+    agent.use_provider(ProviderKind::Openai, "claude-sonnet-4-5").unwrap();
+    let pinned = agent.settings().models.iter().filter(|m| m.name == "claude-sonnet-4-5");
+    assert_eq!(pinned.map(|m| m.provider).collect::<Vec<_>>(), [ProviderKind::Openai]);
 }
