@@ -182,7 +182,7 @@ describe("export from the window", () => {
         expect(context, "never a child's conversation").not.toContain("Three radio groups");
 
         // A path in a folder that does not exist is refused in place, and nothing is written.
-        const missing = join(out, "no-such-folder", "x.json");
+        const missing = join(out, "no-such-folder", "x.md");
         await closeDialog(app);
         await (await app.find("[data-testid=export-button]")).click();
         const form = await app.find("[data-testid=export-dialog]");
