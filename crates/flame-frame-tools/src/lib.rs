@@ -131,6 +131,12 @@ pub fn run(flame: &Flame, current: &FrameId, call: &ToolCall) -> ToolOutcome {
 }
 
 fn args<T: for<'de> Deserialize<'de>>(call: &ToolCall) -> Result<T, String> {
+    if let Some(why) = call.unreadable_arguments() {
+        return Err(format!(
+            "{} did not run: its arguments were {why}. If your reply was cut off at its length limit, call it again with shorter, complete JSON arguments",
+            call.name
+        ));
+    }
     serde_json::from_value(call.arguments.clone())
         .map_err(|e| format!("the arguments of {} are not valid: {e}", call.name))
 }

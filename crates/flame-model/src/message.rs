@@ -49,6 +49,38 @@ pub struct ToolCall {
     pub name: String,
 }
 
+/// The key under which a provider's decoder keeps arguments that were not JSON: a reply cut off
+/// at its token limit in the middle of a call, or a model that wrote something else. The call is
+/// kept, and the model hears back as a tool error why it did not run, rather than the whole turn
+/// failing (a small model against a real server does this).
+pub const UNREADABLE_ARGUMENTS: &str = "flame_unreadable_arguments";
+
+/// The most of unreadable arguments a call keeps, so the note stays small.
+const UNREADABLE_KEPT_BYTES: usize = 1024;
+
+impl ToolCall {
+    /// A call whose arguments `raw` were not JSON, for the reason `why`: they are kept as text
+    /// (their first kilobyte) under [`UNREADABLE_ARGUMENTS`], so the call can be stored, shown and
+    /// answered with a tool error.
+    pub fn unreadable(id: String, name: String, raw: &str, why: &str) -> ToolCall {
+        let mut end = raw.len().min(UNREADABLE_KEPT_BYTES);
+        while !raw.is_char_boundary(end) {
+            end -= 1;
+        }
+        let mut arguments = serde_json::Map::new();
+        arguments.insert(
+            UNREADABLE_ARGUMENTS.to_owned(),
+            serde_json::Value::String(format!("{why}; they began: {}", &raw[..end])),
+        );
+        ToolCall { arguments: serde_json::Value::Object(arguments), id, name }
+    }
+
+    /// Why the arguments could not be read, for a call made by [`ToolCall::unreadable`].
+    pub fn unreadable_arguments(&self) -> Option<&str> {
+        self.arguments.get(UNREADABLE_ARGUMENTS)?.as_str()
+    }
+}
+
 /// What a tool message answers: the call it is the result of, and whether the tool failed.
 /// Its text is the message's content.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]

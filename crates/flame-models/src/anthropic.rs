@@ -172,14 +172,17 @@ impl Decoder {
                 // call is made once however often the server repeats itself.
                 let index = data["index"].as_u64().unwrap_or_default();
                 if let Some(Block::Tool { id, name, json }) = self.blocks.remove(&index) {
-                    let arguments = if json.trim().is_empty() {
-                        json!({})
+                    let call = if json.trim().is_empty() {
+                        ToolCall { id, name, arguments: json!({}) }
                     } else {
-                        serde_json::from_str(&json).map_err(|e| {
-                            Err(format!("the arguments of tool call {name} are not JSON ({e})"))
-                        })?
+                        match serde_json::from_str(&json) {
+                            Ok(arguments) => ToolCall { id, name, arguments },
+                            Err(e) => {
+                                ToolCall::unreadable(id, name, &json, &format!("not JSON ({e})"))
+                            }
+                        }
                     };
-                    self.turn.tool_calls.push(ToolCall { id, name, arguments });
+                    self.turn.tool_calls.push(call);
                 }
             }
             "message_delta" => {

@@ -171,14 +171,20 @@ impl Decoder {
     /// Turns the accumulated tool-call fragments into calls, in the order of their index, once.
     pub fn close(&mut self) -> Result<(), Stop> {
         for call in std::mem::take(&mut self.calls).into_values() {
-            let arguments = if call.arguments.trim().is_empty() {
-                json!({})
+            let tool_call = if call.arguments.trim().is_empty() {
+                ToolCall { id: call.id, name: call.name, arguments: json!({}) }
             } else {
-                serde_json::from_str(&call.arguments).map_err(|e| {
-                    Err(format!("the arguments of tool call {} are not JSON ({e})", call.name))
-                })?
+                match serde_json::from_str(&call.arguments) {
+                    Ok(arguments) => ToolCall { id: call.id, name: call.name, arguments },
+                    Err(e) => ToolCall::unreadable(
+                        call.id,
+                        call.name,
+                        &call.arguments,
+                        &format!("not JSON ({e})"),
+                    ),
+                }
             };
-            self.turn.tool_calls.push(ToolCall { id: call.id, name: call.name, arguments });
+            self.turn.tool_calls.push(tool_call);
         }
         Ok(())
     }

@@ -34,3 +34,24 @@ fn the_tools_never_reach_another_trees_frames() {
     assert_eq!(status.frames.len(), 1, "the other tree gained frames");
     assert_eq!(status.frames[0].frame.status, Status::InProgress);
 }
+
+/// A call whose arguments were cut off (the reply hit its length limit mid-call) does not run:
+/// the model is told why, as a tool error, and nothing changes.
+#[test]
+fn a_call_with_unreadable_arguments_is_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = DataDir::resolve(Some(dir.path().as_os_str()), None, None).unwrap();
+    let flame = Flame::open_with(home, Env::fixed(1_795_307_601_000, 9)).unwrap();
+    let tree = flame.create_tree(Actor::Person, "Work", "Done").unwrap();
+    let call = ToolCall::unreadable(
+        "t1".into(),
+        "pop_frame".into(),
+        r#"{"status": "compl"#,
+        "not JSON (EOF while parsing a string)",
+    );
+    let outcome = flame_frame_tools::run(&flame, &tree.root, &call);
+    assert!(outcome.is_error, "{}", outcome.content);
+    assert!(outcome.content.contains("pop_frame did not run"), "{}", outcome.content);
+    assert!(outcome.content.contains("cut off at its length limit"), "{}", outcome.content);
+    assert_eq!(flame.status(None).unwrap().frames[0].frame.status, Status::InProgress);
+}

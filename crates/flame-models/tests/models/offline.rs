@@ -54,3 +54,52 @@ fn decode_stream_gives_the_turn_or_the_error_with_what_arrived() {
     assert!(matches!(err, ModelError::Dropped { .. }), "{err:?}");
     assert_eq!(err.partial().unwrap().text, "Hello!");
 }
+
+/// A reply cut off at its length limit in the middle of a tool call (llama-server did this with a
+/// small model): the call is kept with its unreadable arguments, for the agent to answer with a
+/// tool error, instead of the whole turn failing as malformed.
+#[test]
+fn a_call_whose_arguments_were_cut_off_is_kept_as_unreadable() {
+    let anthropic = [
+        r#"event: message_start
+data: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"model":"smollm2","usage":{"input_tokens":5,"output_tokens":1}}}
+
+"#,
+        r#"event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"pop_frame","input":{}}}
+
+"#,
+        r#"event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"status\": \"compl"}}
+
+"#,
+        r#"event: content_block_stop
+data: {"type":"content_block_stop","index":0}
+
+"#,
+        r#"event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{"output_tokens":128}}
+
+event: message_stop
+data: {"type":"message_stop"}
+
+"#,
+    ]
+    .concat();
+    let openai = [
+        r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"t1","type":"function","function":{"name":"pop_frame","arguments":"{\"status\": \"compl"}}]}}]}"#,
+        "\n\n",
+        r#"data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}"#,
+        "\n\ndata: [DONE]\n\n",
+    ]
+    .concat();
+    for (kind, body) in [(ProviderKind::Anthropic, anthropic), (ProviderKind::Openai, openai)] {
+        let turn = decode_stream(kind, &[body.as_bytes()])
+            .unwrap_or_else(|e| panic!("{kind:?}: the turn failed: {e}"));
+        assert_eq!(turn.tool_calls.len(), 1, "{kind:?}");
+        let call = &turn.tool_calls[0];
+        assert_eq!(call.name, "pop_frame");
+        let why = call.unreadable_arguments().unwrap_or_else(|| panic!("{kind:?}: {call:?}"));
+        assert!(why.contains("not JSON") && why.contains("\"compl"), "{why}");
+    }
+}
