@@ -8,6 +8,10 @@ use serde_json::Value;
 
 #[path = "cli/llama_server.rs"]
 mod llama_server;
+#[path = "cli/pop_frame.rs"]
+mod pop_frame;
+#[path = "cli/terminal.rs"]
+mod terminal;
 
 struct Home {
     dir: tempfile::TempDir,
