@@ -183,7 +183,12 @@ describe("App", () => {
       records: 9,
       merged_records: 1,
       skipped: [],
-      problems: ["s.jsonl line 3: truncated (the file ends inside a record); line skipped"],
+      // The first problems are listed and the rest counted: the count is of them all.
+      problems: [
+        "s.jsonl line 3: truncated (the file ends inside a record); line skipped",
+        "and 4 more",
+      ],
+      problem_count: 5,
     };
     const root = await mount(
       fakeBackend({
@@ -235,7 +240,7 @@ describe("App", () => {
     expect(asked).toEqual(["/nope", "/s.jsonl"]);
     const shown = root.querySelector("[data-testid=import-summary]")?.textContent;
     expect(shown).toContain("2 frames, 7 messages");
-    expect(shown).toContain("1 part could not be read");
+    expect(shown).toContain("5 parts could not be read");
     expect(root.querySelector("[data-testid=flame-graph]")).not.toBeNull();
     await submit();
     expect(root.querySelector("[data-testid=import-form]")).toBeNull();

@@ -681,6 +681,8 @@ export type ImportSummary = {
 	 *  everything else was imported. The first few are listed, then a last line "and N more".
 	 */
 	problems: string[],
+	/**  How many problems there were in all, listed or only counted. */
+	problem_count: number,
 };
 
 /**  Where a provider's key is, as the settings window says it. */

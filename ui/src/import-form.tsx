@@ -104,11 +104,11 @@ function Summary({ summary }: { summary: ImportSummary }) {
       <p>
         Imported “{summary.tree.title}”: {summary.frames} frames, {summary.messages} messages.
       </p>
-      {summary.problems.length > 0 && (
+      {summary.problem_count > 0 && (
         <details>
           <summary>
-            {summary.problems.length} part{summary.problems.length === 1 ? "" : "s"} could not be
-            read; the rest was imported
+            {summary.problem_count} part{summary.problem_count === 1 ? "" : "s"} could not be read
+            or had to be changed to fit; the rest was imported
           </summary>
           <ul>
             {summary.problems.map((p) => (

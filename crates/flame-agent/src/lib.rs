@@ -516,10 +516,12 @@ fn conversation(doc: &ContextDoc) -> Vec<ChatMessage> {
 }
 
 fn add_usage(total: &mut Usage, more: &Usage) {
-    total.input_tokens += more.input_tokens;
-    total.output_tokens += more.output_tokens;
-    total.cache_read_tokens += more.cache_read_tokens;
-    total.cache_write_tokens += more.cache_write_tokens;
+    // Each count from a provider is bounded (flame_models::MAX_USAGE_TOKENS), but a long loop of
+    // rounds adds them up: a total saturates rather than overflowing.
+    total.input_tokens = total.input_tokens.saturating_add(more.input_tokens);
+    total.output_tokens = total.output_tokens.saturating_add(more.output_tokens);
+    total.cache_read_tokens = total.cache_read_tokens.saturating_add(more.cache_read_tokens);
+    total.cache_write_tokens = total.cache_write_tokens.saturating_add(more.cache_write_tokens);
 }
 
 /// A model failure as the boundary's error: the message says what to do.

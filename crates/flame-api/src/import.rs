@@ -61,6 +61,8 @@ pub struct ImportSummary {
     /// What could not be read, by file and line, and what was changed to fit Flame's limits;
     /// everything else was imported. The first few are listed, then a last line "and N more".
     pub problems: Vec<String>,
+    /// How many problems there were in all, listed or only counted.
+    pub problem_count: u64,
 }
 
 fn import_error(err: ImportError) -> ApiError {
@@ -186,6 +188,7 @@ impl Flame {
         let tree = self.store_draft(actor, &draft)?;
         let report = draft.report;
         let problems = report.problem_lines();
+        let problem_count = report.problem_count();
         Ok(ImportSummary {
             tree,
             frames: draft.frames.len() as u64,
@@ -198,6 +201,7 @@ impl Flame {
                 .map(|(kind, count)| SkippedRecords { kind, count })
                 .collect(),
             problems,
+            problem_count,
         })
     }
 

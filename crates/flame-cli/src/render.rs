@@ -151,6 +151,7 @@ mod tests {
             merged_records: 0,
             skipped: vec![],
             problems: vec!["s.jsonl line 2: not JSON; line skipped".into(), "and 999 more".into()],
+            problem_count: 1_000,
         };
         let text = import_summary(&summary);
         assert!(text.ends_with(
