@@ -37,10 +37,19 @@ pub fn parse_rfc3339(text: &str) -> Option<Timestamp> {
     }
     let offset_minutes = match rest {
         "Z" | "z" => 0,
-        _ if rest.len() == 6 && matches!(&rest[..1], "+" | "-") && &rest[3..4] == ":" => {
+        // Compared as bytes: the text comes from a transcript, and slicing it as a string at a
+        // fixed offset would panic inside a multi-byte character (found by fuzzing).
+        _ if rest.len() == 6
+            && matches!(rest.as_bytes()[0], b'+' | b'-')
+            && rest.as_bytes()[3] == b':' =>
+        {
             let sign = if rest.starts_with('-') { -1 } else { 1 };
-            let h: i64 = rest[1..3].parse().ok()?;
-            let m: i64 = rest[4..6].parse().ok()?;
+            let two_digits = |part: Option<&str>| -> Option<i64> {
+                let part = part?;
+                part.bytes().all(|c| c.is_ascii_digit()).then(|| part.parse().ok())?
+            };
+            let h = two_digits(rest.get(1..3))?;
+            let m = two_digits(rest.get(4..6))?;
             sign * (h * 60 + m)
         }
         _ => return None,
@@ -71,6 +80,17 @@ mod tests {
         assert_eq!(parse_rfc3339("2026-02-12T15:36:09.570Z"), Some(1_770_910_569_570));
         assert_eq!(parse_rfc3339("2026-02-12T16:36:09.5+01:00"), Some(1_770_910_569_500));
         assert_eq!(parse_rfc3339("2000-03-01T00:00:00.123456Z"), Some(951_868_800_123));
+    }
+
+    /// Found by fuzzing the Claude Code importer: a zone part of six bytes that are not six
+    /// characters made the offset check slice inside a character and panic.
+    #[test]
+    fn a_zone_of_multi_byte_characters_is_refused_not_a_panic() {
+        for bad in
+            ["2026-02-12T15:36:09ъл3Z", "2026-02-12T15:36:09+ъ:00", "2026-02-12T15:36:09++1:+1"]
+        {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
     }
 
     #[test]
