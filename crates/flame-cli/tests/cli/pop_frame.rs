@@ -3,18 +3,10 @@
 //! "the focus" of one tree completed its root).
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn flame(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flame"))
-        .args(args)
-        .env("FLAME_HOME", home)
-        .env_remove("FLAME_LOG")
-        .output()
-        .unwrap()
-}
+use crate::flame;
 
 fn json(home: &Path, args: &[&str]) -> Value {
     let mut all = vec!["--json"];
