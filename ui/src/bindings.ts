@@ -61,9 +61,9 @@ export const commands = {
 	 */
 	saveSettings: (settings: Settings_Deserialize) => typedError<Settings_Serialize, ApiError>(__TAURI_INVOKE("save_settings", { settings })),
 	/**  Creates a tree, its root frame in progress and focused, and makes it current. */
-	createTree: (title: string, criteria: string) => typedError<Tree, ApiError>(__TAURI_INVOKE("create_tree", { title, criteria })),
+	createTree: (title: string, criteria: string) => typedError<Tree_Serialize, ApiError>(__TAURI_INVOKE("create_tree", { title, criteria })),
 	/**  Every tree, oldest first, marking the current one. */
-	listTrees: () => typedError<TreeListEntry[], ApiError>(__TAURI_INVOKE("list_trees")),
+	listTrees: () => typedError<TreeListEntry_Serialize[], ApiError>(__TAURI_INVOKE("list_trees")),
 	/**  Deletes a tree with all its frames, messages and logs; the window asks the person first. */
 	deleteTree: (tree: TreeId) => typedError<DeletedTree, ApiError>(__TAURI_INVOKE("delete_tree", { tree })),
 	/**  Focuses a frame (the chat pane follows it) and makes its tree current. */
@@ -93,7 +93,7 @@ export const commands = {
 	 *  detecting the format, and makes it current. Runs off the main thread and reports how far it
 	 *  has read on `progress`.
 	 */
-	importSession: (path: string, progress: Channel<ImportProgress>) => typedError<ImportSummary, ApiError>(__TAURI_INVOKE("import_session", { path, progress })),
+	importSession: (path: string, progress: Channel<ImportProgress>) => typedError<ImportSummary_Serialize, ApiError>(__TAURI_INVOKE("import_session", { path, progress })),
 	/**
 	 *  Writes the frames `scope` names from frame `id` to `path` (`~/` is the home folder) as JSON
 	 *  or Markdown, replacing a file there only once the new one is complete. Runs off the main
@@ -667,8 +667,30 @@ export type ImportProgress = {
 };
 
 /**  What an import did. */
-export type ImportSummary = {
-	tree: Tree,
+export type ImportSummary = ImportSummary_Serialize | ImportSummary_Deserialize;
+
+/**  What an import did. */
+export type ImportSummary_Deserialize = {
+	tree: Tree_Deserialize,
+	frames: number,
+	messages: number,
+	/**  Records read over every file. */
+	records: number,
+	/**  Assistant records merged into the response they continue. */
+	merged_records: number,
+	skipped: SkippedRecords[],
+	/**
+	 *  What could not be read, by file and line, and what was changed to fit Flame's limits;
+	 *  everything else was imported. The first few are listed, then a last line "and N more".
+	 */
+	problems: string[],
+	/**  How many problems there were in all, listed or only counted. */
+	problem_count: number,
+};
+
+/**  What an import did. */
+export type ImportSummary_Serialize = {
+	tree: Tree_Serialize,
 	frames: number,
 	messages: number,
 	/**  Records read over every file. */
@@ -976,6 +998,50 @@ export type ToolCall = {
 };
 
 /**
+ *  What a workspace tool's result was, beyond the text the model reads: the window draws its
+ *  tool card from this. Stored with the result; results of other tools have none.
+ */
+export type ToolDetail = ToolDetail_Serialize | ToolDetail_Deserialize;
+
+/**
+ *  What a workspace tool's result was, beyond the text the model reads: the window draws its
+ *  tool card from this. Stored with the result; results of other tools have none.
+ */
+export type ToolDetail_Deserialize = 
+/**  Lines `first_line..=last_line` of `path` were read (none when the file is empty). */
+{ kind: "read"; path: string; first_line: number; last_line: number; total_lines?: number | null } | 
+/**  `count` files matched the glob; `truncated` when more did than the list holds. */
+{ kind: "list"; count: number; truncated: boolean } | 
+/**  `hits` matching lines in `files` files; `truncated` when the search stopped at its cap. */
+{ kind: "search"; hits: number; files: number; truncated: boolean } | 
+/**  `path` was created or changed; `diff` is the unified diff, itself capped. */
+{ kind: "change"; path: string; created: boolean; diff: string } | 
+/**
+ *  `command` ran; `exit_code` is absent when a signal, the timeout or Stop ended it, which
+ *  `ending` says in words. `output_file` holds the whole output when it was kept.
+ */
+{ kind: "command"; command: string; exit_code?: number | null; ending: string; duration_ms: number; output_bytes: number; output_file?: string | null };
+
+/**
+ *  What a workspace tool's result was, beyond the text the model reads: the window draws its
+ *  tool card from this. Stored with the result; results of other tools have none.
+ */
+export type ToolDetail_Serialize = 
+/**  Lines `first_line..=last_line` of `path` were read (none when the file is empty). */
+{ kind: "read"; path: string; first_line: number; last_line: number; total_lines: number | null } | 
+/**  `count` files matched the glob; `truncated` when more did than the list holds. */
+{ kind: "list"; count: number; truncated: boolean } | 
+/**  `hits` matching lines in `files` files; `truncated` when the search stopped at its cap. */
+{ kind: "search"; hits: number; files: number; truncated: boolean } | 
+/**  `path` was created or changed; `diff` is the unified diff, itself capped. */
+{ kind: "change"; path: string; created: boolean; diff: string } | 
+/**
+ *  `command` ran; `exit_code` is absent when a signal, the timeout or Stop ended it, which
+ *  `ending` says in words. `output_file` holds the whole output when it was kept.
+ */
+{ kind: "command"; command: string; exit_code: number | null; ending: string; duration_ms: number; output_bytes: number; output_file: string | null };
+
+/**
  *  What a tool message answers: the call it is the result of, and whether the tool failed.
  *  Its text is the message's content.
  */
@@ -986,6 +1052,8 @@ export type ToolResult = ToolResult_Serialize | ToolResult_Deserialize;
  *  Its text is the message's content.
  */
 export type ToolResult_Deserialize = {
+	/**  What a workspace tool's result was, for the window's tool card. */
+	detail?: ToolDetail_Deserialize | null,
 	is_error: boolean,
 	/**
 	 *  The tool's name. Flame's agent records it with every result it stores; results imported
@@ -1000,6 +1068,8 @@ export type ToolResult_Deserialize = {
  *  Its text is the message's content.
  */
 export type ToolResult_Serialize = {
+	/**  What a workspace tool's result was, for the window's tool card. */
+	detail?: ToolDetail_Serialize,
 	is_error: boolean,
 	/**
 	 *  The tool's name. Flame's agent records it with every result it stores; results imported
@@ -1010,14 +1080,7 @@ export type ToolResult_Serialize = {
 };
 
 /**  One piece of work with one root frame. */
-export type Tree = {
-	id: TreeId,
-	title: string,
-	root: FrameId,
-	/**  The frame the chat talks in; always a frame of this tree. */
-	focus: FrameId,
-	created_at: number,
-};
+export type Tree = Tree_Serialize | Tree_Deserialize;
 
 /**
  *  Something changed in the data directory: the UI reloads what it shows if its copy is older
@@ -1031,8 +1094,20 @@ export type TreeChanged = {
 export type TreeId = string;
 
 /**  A tree as the tree list shows it. */
-export type TreeListEntry = {
-	tree: Tree,
+export type TreeListEntry = TreeListEntry_Serialize | TreeListEntry_Deserialize;
+
+/**  A tree as the tree list shows it. */
+export type TreeListEntry_Deserialize = {
+	tree: Tree_Deserialize,
+	root_status: Status,
+	frame_count: number,
+	/**  The tree commands act on when they name none. */
+	current: boolean,
+};
+
+/**  A tree as the tree list shows it. */
+export type TreeListEntry_Serialize = {
+	tree: Tree_Serialize,
 	root_status: Status,
 	frame_count: number,
 	/**  The tree commands act on when they name none. */
@@ -1050,7 +1125,7 @@ export type TreeOutline = TreeOutline_Serialize | TreeOutline_Deserialize;
  *  can follow later changes with [`Flame::events_since`].
  */
 export type TreeOutline_Deserialize = {
-	tree: Tree,
+	tree: Tree_Deserialize,
 	/**  Every frame, in no particular order. */
 	frames: FrameOutline_Deserialize[],
 	/**  The newest event in the data directory when the outline was read. */
@@ -1062,11 +1137,41 @@ export type TreeOutline_Deserialize = {
  *  can follow later changes with [`Flame::events_since`].
  */
 export type TreeOutline_Serialize = {
-	tree: Tree,
+	tree: Tree_Serialize,
 	/**  Every frame, in no particular order. */
 	frames: FrameOutline_Serialize[],
 	/**  The newest event in the data directory when the outline was read. */
 	seq: number,
+};
+
+/**  One piece of work with one root frame. */
+export type Tree_Deserialize = {
+	id: TreeId,
+	title: string,
+	root: FrameId,
+	/**  The frame the chat talks in; always a frame of this tree. */
+	focus: FrameId,
+	created_at: number,
+	/**
+	 *  The folder the agent's workspace tools work in, absolute; a tree without one offers
+	 *  them not.
+	 */
+	workspace?: string | null,
+};
+
+/**  One piece of work with one root frame. */
+export type Tree_Serialize = {
+	id: TreeId,
+	title: string,
+	root: FrameId,
+	/**  The frame the chat talks in; always a frame of this tree. */
+	focus: FrameId,
+	created_at: number,
+	/**
+	 *  The folder the agent's workspace tools work in, absolute; a tree without one offers
+	 *  them not.
+	 */
+	workspace: string | null,
 };
 
 /**  Tokens a provider reports for one call. */

@@ -370,6 +370,7 @@ impl Agent {
             if lifecycle::check(Operation::AddMessage, &now.id, &now.title, now.status).is_ok() {
                 let mut result = NewMessage::text(Role::Tool, outcome.content.clone());
                 result.tool_result = Some(ToolResult {
+                    detail: None,
                     is_error: outcome.is_error,
                     name: Some(call.name.clone()),
                     tool_call_id: call.id.clone(),

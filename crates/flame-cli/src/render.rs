@@ -144,6 +144,7 @@ mod tests {
                 root: root.clone(),
                 focus: root,
                 created_at: 1,
+                workspace: None,
             },
             frames: 1,
             messages: 1,

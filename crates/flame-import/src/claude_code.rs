@@ -415,7 +415,8 @@ impl ThreadReader {
             other => other.to_string(),
         };
         let mut message = NewMessage::text(Role::Tool, text.clone());
-        message.tool_result = Some(ToolResult { is_error, name: None, tool_call_id: id.clone() });
+        message.tool_result =
+            Some(ToolResult { detail: None, is_error, name: None, tool_call_id: id.clone() });
         let index = self.push(message);
         if self.thread.tasks.iter().any(|t| t.0 == id) {
             let agent = r["toolUseResult"]["agentId"].as_str().map(str::to_owned);

@@ -258,6 +258,7 @@ impl Draft {
             root: frame_ids[0].clone(),
             focus: frame_ids[self.focus.unwrap_or(0)].clone(),
             created_at: self.frames[0].created_at,
+            workspace: None,
         };
         let whole = FrameTree::new(tree, frames);
         whole.check_invariants()?;

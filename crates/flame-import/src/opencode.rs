@@ -535,7 +535,8 @@ impl Step {
         }
         for (id, output, is_error) in self.results.drain(..) {
             let mut result = NewMessage::text(Role::Tool, output);
-            result.tool_result = Some(ToolResult { is_error, name: None, tool_call_id: id });
+            result.tool_result =
+                Some(ToolResult { detail: None, is_error, name: None, tool_call_id: id });
             push(t, result, at, start);
         }
         self.text.clear();

@@ -76,6 +76,9 @@ pub struct Tree {
     /// The frame the chat talks in; always a frame of this tree.
     pub focus: FrameId,
     pub created_at: Timestamp,
+    /// The folder the agent's workspace tools work in, absolute; a tree without one offers
+    /// them not.
+    pub workspace: Option<String>,
 }
 
 /// A frame: a subtask with an identity, a status, and (once finished) its hand-off.

@@ -13,6 +13,7 @@ pub mod lifecycle;
 mod message;
 pub mod stored;
 mod tree;
+mod workspace;
 
 pub use error::FrameError;
 pub use frame::{
@@ -22,6 +23,7 @@ pub use frame::{
 pub use ids::{FrameId, IdSource, MessageId, TreeId};
 pub use message::{Message, NewMessage, Role, ToolCall, ToolResult, ToolSpec, Usage};
 pub use tree::FrameTree;
+pub use workspace::{FileTrail, ToolDetail, ToolKind};
 
 /// Milliseconds since the Unix epoch. Time is always passed in, never read, in the core crates.
 pub type Timestamp = i64;

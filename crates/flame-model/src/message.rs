@@ -85,6 +85,9 @@ impl ToolCall {
 /// Its text is the message's content.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 pub struct ToolResult {
+    /// What a workspace tool's result was, for the window's tool card.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<crate::ToolDetail>,
     pub is_error: bool,
     /// The tool's name. Flame's agent records it with every result it stores; results imported
     /// from other tools' transcripts do not have it.

@@ -22,6 +22,8 @@ struct StoredCall {
 #[derive(Deserialize)]
 struct StoredResult {
     #[serde(default)]
+    detail: Option<crate::ToolDetail>,
+    #[serde(default)]
     is_error: bool,
     #[serde(default)]
     name: Option<String>,
@@ -49,7 +51,12 @@ impl From<StoredCall> for ToolCall {
 
 impl From<StoredResult> for ToolResult {
     fn from(r: StoredResult) -> ToolResult {
-        ToolResult { is_error: r.is_error, name: r.name, tool_call_id: r.tool_call_id }
+        ToolResult {
+            detail: r.detail,
+            is_error: r.is_error,
+            name: r.name,
+            tool_call_id: r.tool_call_id,
+        }
     }
 }
 
@@ -115,6 +122,12 @@ mod tests {
         assert_eq!(text, r#"[{"arguments":{"title":"Parser"},"id":"c1","name":"push_frame"}]"#);
         assert_eq!(tool_calls(&text).unwrap(), vec![call]);
         let result = ToolResult {
+            detail: Some(crate::ToolDetail::Read {
+                path: "src/main.rs".into(),
+                first_line: 1,
+                last_line: 20,
+                total_lines: Some(40),
+            }),
             is_error: false,
             name: Some("push_frame".into()),
             tool_call_id: "c1".into(),
@@ -136,7 +149,7 @@ mod tests {
         let result = tool_result(r#"{"is_error":true,"tool_use_id":"toolu_1"}"#).unwrap();
         assert_eq!(
             result,
-            ToolResult { is_error: true, name: None, tool_call_id: "toolu_1".into() }
+            ToolResult { detail: None, is_error: true, name: None, tool_call_id: "toolu_1".into() }
         );
         let u = usage(
             r#"{"cache_creation_input_tokens":9,"cache_read_input_tokens":4,"input_tokens":3,"output_tokens":2,"service_tier":"standard","server_tool_use":{"web_search_requests":0}}"#,

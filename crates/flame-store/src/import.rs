@@ -221,6 +221,7 @@ mod tests {
             root: root.clone(),
             focus: child.clone(),
             created_at: 1,
+            workspace: None,
         };
         let frames = vec![
             Frame::new(root.clone(), id.clone(), None, 0, "t", "c", Status::InProgress, 1),

@@ -29,6 +29,7 @@ const MIGRATIONS: &[Migration] = &[
     Migration { version: 3, sql: include_str!("migrations/0003_tree_tokens.sql") },
     Migration { version: 4, sql: include_str!("migrations/0004_open_replies.sql") },
     Migration { version: 5, sql: include_str!("migrations/0005_reply_owner.sql") },
+    Migration { version: 6, sql: include_str!("migrations/0006_workspace.sql") },
 ];
 
 /// The version a freshly opened database is at.

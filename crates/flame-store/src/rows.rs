@@ -17,7 +17,7 @@ pub(crate) const FRAME_COLUMNS: &str = "id, tree_id, parent_id, position, title,
 pub(crate) const OUTLINE_COLUMNS: &str = "id, parent_id, position, title, status, \
     success_criteria_compacted, retry_of, created_at, started_at, ended_at, message_count, tokens";
 
-pub(crate) const TREE_COLUMNS: &str = "id, title, root_id, focus_id, created_at";
+pub(crate) const TREE_COLUMNS: &str = "id, title, root_id, focus_id, created_at, workspace";
 
 pub(crate) const MESSAGE_COLUMNS: &str = "id, frame_id, role, content, tool_calls, tool_result, \
     tokens, model, usage, created_at, interrupted";
@@ -133,6 +133,7 @@ pub(crate) fn tree(row: &Row) -> rusqlite::Result<Tree> {
         root: FrameId::from_trusted(row.get(2)?),
         focus: FrameId::from_trusted(row.get(3)?),
         created_at: row.get(4)?,
+        workspace: row.get(5)?,
     })
 }
 

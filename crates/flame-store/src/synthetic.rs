@@ -64,6 +64,7 @@ pub fn tree(frame_count: usize, message_count: usize) -> (Tree, Vec<Frame>, Vec<
         root: frames[0].id.clone(),
         focus,
         created_at: 0,
+        workspace: None,
     };
     (tree, frames, messages)
 }

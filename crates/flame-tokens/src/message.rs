@@ -54,6 +54,7 @@ mod tests {
 
         let mut result = NewMessage::text(Role::Tool, "Pushed.");
         result.tool_result = Some(ToolResult {
+            detail: None,
             is_error: false,
             name: Some("push_frame".into()),
             tool_call_id: "c1".into(),

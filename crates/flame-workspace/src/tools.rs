@@ -6,18 +6,9 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::{CommandRequest, LineRange, MAX_COMMAND_TIMEOUT, MAX_CONTEXT_LINES, SearchQuery};
+pub use flame_model::ToolKind;
 
-/// What a tool does to the workspace; approval is asked (or not) per kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ToolKind {
-    /// Reads files: `read_file`, `list_files`, `search`.
-    Reading,
-    /// Changes files: `write_file`, `edit_file`.
-    Changing,
-    /// Runs a command: `run_command`.
-    Running,
-}
+use crate::{CommandRequest, LineRange, MAX_COMMAND_TIMEOUT, MAX_CONTEXT_LINES, SearchQuery};
 
 /// The files a call read and changed, for the frame's file trail.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -249,6 +249,7 @@ fn imported_frames_get_logs_with_their_messages() {
         root: root.clone(),
         focus: root.clone(),
         created_at: 1,
+        workspace: None,
     };
     let frame = flame_model::Frame {
         id: root.clone(),

@@ -235,7 +235,12 @@ fn tool_calls_results_and_usage_are_typed_and_weighed_by_the_live_rule() {
     );
     assert_eq!(
         tool.message.tool_result,
-        Some(ToolResult { is_error: true, name: None, tool_call_id: "toolu_1".into() })
+        Some(ToolResult {
+            detail: None,
+            is_error: true,
+            name: None,
+            tool_call_id: "toolu_1".into()
+        })
     );
     let encoding = Encoding::for_model("claude-opus-4-6");
     let result_json = r#"{"is_error":true,"tool_call_id":"toolu_1"}"#;
@@ -260,7 +265,12 @@ fn an_export_holding_the_importers_old_shapes_reads_typed() {
     let m: flame_import::flame_json::ExportMessage = serde_json::from_str(text).unwrap();
     assert_eq!(
         m.tool_result,
-        Some(ToolResult { is_error: false, name: None, tool_call_id: "toolu_1".into() })
+        Some(ToolResult {
+            detail: None,
+            is_error: false,
+            name: None,
+            tool_call_id: "toolu_1".into()
+        })
     );
     assert_eq!(m.usage, Some(Usage { cache_read_tokens: 4, input_tokens: 3, ..Usage::default() }));
     let calls = r#"{"role":"assistant","content":"","tool_calls":[{"id":"c","input":{"a":1},"name":"Bash"}],

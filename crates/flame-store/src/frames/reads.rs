@@ -31,11 +31,11 @@ impl Store {
              FROM trees ORDER BY created_at, id"
         ))?;
         let summaries = stmt.query_map([], |row| {
-            let status: String = row.get(5)?;
+            let status: String = row.get(6)?;
             Ok(TreeSummary {
                 tree: rows::tree(row)?,
                 root_status: Status::parse(&status).unwrap_or(Status::Invalidated),
-                frame_count: row.get::<_, i64>(6)? as u64,
+                frame_count: row.get::<_, i64>(7)? as u64,
             })
         })?;
         Ok(summaries.collect::<Result<_, _>>()?)

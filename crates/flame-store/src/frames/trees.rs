@@ -83,6 +83,11 @@ impl Store {
                 &format!("DELETE FROM log_pending WHERE frame_id IN ({in_tree})"),
                 [id.as_str()],
             )?;
+            w.tx.execute(
+                &format!("DELETE FROM frame_files WHERE frame_id IN ({in_tree})"),
+                [id.as_str()],
+            )?;
+            w.tx.execute("DELETE FROM tree_allowed_kinds WHERE tree_id = ?1", [id.as_str()])?;
             // One statement, so the frames' references to each other (parent, retry) are
             // checked only once they are all gone.
             let frames = w.tx.execute("DELETE FROM frames WHERE tree_id = ?1", [id.as_str()])?;

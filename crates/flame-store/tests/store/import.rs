@@ -32,6 +32,7 @@ fn sample(ids: &mut IdSource) -> (Tree, Vec<Frame>) {
         root: root.clone(),
         focus: b.clone(),
         created_at: 1,
+        workspace: None,
     };
     let frames = vec![
         frame(&root, &tree, None, 0, Status::InProgress),

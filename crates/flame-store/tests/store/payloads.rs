@@ -46,6 +46,7 @@ fn what_the_live_agent_stored_reads_back_typed() {
     assert_eq!(
         m.tool_result,
         Some(ToolResult {
+            detail: None,
             is_error: true,
             name: Some("push_frame".into()),
             tool_call_id: "c1".into()
@@ -81,7 +82,12 @@ fn what_imports_stored_reads_back_typed() {
     );
     assert_eq!(
         m.tool_result,
-        Some(ToolResult { is_error: false, name: None, tool_call_id: "toolu_1".into() })
+        Some(ToolResult {
+            detail: None,
+            is_error: false,
+            name: None,
+            tool_call_id: "toolu_1".into()
+        })
     );
     assert_eq!(
         m.usage,

@@ -1,0 +1,91 @@
+//! What the agent's workspace tools leave in the model: the kind of each tool (which the approval
+//! policy keys on), the files a frame's own tool calls read and changed (its file trail), and the
+//! typed detail a tool result carries for the window's tool cards.
+
+use serde::{Deserialize, Serialize};
+
+/// What a workspace tool does; approval is asked (or not) per kind.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, specta::Type,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolKind {
+    /// Reads files: `read_file`, `list_files`, `search`.
+    Reading,
+    /// Changes files: `write_file`, `edit_file`.
+    Changing,
+    /// Runs a command: `run_command`.
+    Running,
+}
+
+impl ToolKind {
+    pub const ALL: [ToolKind; 3] = [ToolKind::Reading, ToolKind::Changing, ToolKind::Running];
+
+    /// The name used in the store, the settings file and the command line's `--approve`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolKind::Reading => "read",
+            ToolKind::Changing => "change",
+            ToolKind::Running => "run",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<ToolKind> {
+        ToolKind::ALL.into_iter().find(|k| k.as_str() == text)
+    }
+}
+
+/// The files a frame's own tool calls read and changed: workspace-relative paths, each list
+/// sorted and without repeats, and a file that was changed listed only as changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct FileTrail {
+    pub read: Vec<String>,
+    pub changed: Vec<String>,
+}
+
+impl FileTrail {
+    pub fn is_empty(&self) -> bool {
+        self.read.is_empty() && self.changed.is_empty()
+    }
+
+    /// A trail from paths in any order, with repeats: sorted, deduplicated, and a path both read
+    /// and changed kept only as changed.
+    pub fn new(
+        read: impl IntoIterator<Item = String>,
+        changed: impl IntoIterator<Item = String>,
+    ) -> FileTrail {
+        let mut changed: Vec<String> = changed.into_iter().collect();
+        changed.sort();
+        changed.dedup();
+        let mut read: Vec<String> =
+            read.into_iter().filter(|p| changed.binary_search(p).is_err()).collect();
+        read.sort();
+        read.dedup();
+        FileTrail { read, changed }
+    }
+}
+
+/// What a workspace tool's result was, beyond the text the model reads: the window draws its
+/// tool card from this. Stored with the result; results of other tools have none.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ToolDetail {
+    /// Lines `first_line..=last_line` of `path` were read (none when the file is empty).
+    Read { path: String, first_line: u64, last_line: u64, total_lines: Option<u64> },
+    /// `count` files matched the glob; `truncated` when more did than the list holds.
+    List { count: u64, truncated: bool },
+    /// `hits` matching lines in `files` files; `truncated` when the search stopped at its cap.
+    Search { hits: u64, files: u64, truncated: bool },
+    /// `path` was created or changed; `diff` is the unified diff, itself capped.
+    Change { path: String, created: bool, diff: String },
+    /// `command` ran; `exit_code` is absent when a signal, the timeout or Stop ended it, which
+    /// `ending` says in words. `output_file` holds the whole output when it was kept.
+    Command {
+        command: String,
+        exit_code: Option<i32>,
+        ending: String,
+        duration_ms: u64,
+        output_bytes: u64,
+        output_file: Option<String>,
+    },
+}
