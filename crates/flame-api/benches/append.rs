@@ -12,7 +12,7 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let home = DataDir::resolve(Some(dir.path().as_os_str()), None, None).unwrap();
     let flame = Flame::open_with(home, Env::fixed(1_795_307_601_000, 7)).unwrap();
-    let tree = flame.create_tree(Actor::Person, "Bench", "fast appends").unwrap();
+    let tree = flame.create_tree(Actor::Person, "Bench", "fast appends", None).unwrap();
     let text =
         "A message of ordinary length, a few sentences about the work in this frame. ".repeat(4);
     let mut times: Vec<Duration> = (0..2000)

@@ -197,6 +197,7 @@ fn render_event(out: &mut String, event: &Event, messages: &[Message]) {
             let _ = write!(out, "\n## {when} · {verb} by {by}\n\n");
             field(out, "Title", &d["title"]);
             field(out, "Success criteria", &d["success_criteria"]);
+            field(out, "Workspace", &d["workspace"]);
             if let Some(parent) = d["parent"].as_str() {
                 let _ = write!(out, "**Parent:** `{parent}`, position {}\n\n", d["position"]);
             }
@@ -254,6 +255,16 @@ fn render_event(out: &mut String, event: &Event, messages: &[Message]) {
                 for m in messages.iter().filter(|m| (first..=last).contains(&m.id.0)) {
                     render_message(out, &format_time(m.created_at), m);
                 }
+            }
+        }
+        EventKind::WorkspaceSet => {
+            let _ = write!(out, "\n## {when} · workspace changed by {by}\n\n");
+            match d["workspace"].as_str() {
+                Some(folder) => {
+                    out.push_str("Workspace set to ");
+                    push_content(out, folder);
+                }
+                None => out.push_str("The workspace folder was cleared: the tree has none.\n\n"),
             }
         }
         EventKind::Popped => {

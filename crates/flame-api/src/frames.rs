@@ -4,8 +4,8 @@
 
 use flame_model::lifecycle::{FrameActions, PopStatus};
 use flame_model::{
-    Actor, Event, Frame, FrameError, FrameId, FrameOutline, FrameTree, Message, MessageId,
-    NewMessage, Role, Status, Tree, TreeId,
+    Actor, Event, FileTrail, Frame, FrameError, FrameId, FrameOutline, FrameTree, Message,
+    MessageId, NewMessage, Role, Status, Tree, TreeId,
 };
 use flame_store::{Change, PlanItem, Pop, Store, StoreError};
 use serde::{Deserialize, Serialize};
@@ -58,6 +58,8 @@ pub struct FrameDetail {
     #[serde(flatten)]
     pub entry: FrameEntry,
     pub actions: FrameActions,
+    /// The files the frame's own tool calls read and changed.
+    pub files: FileTrail,
 }
 
 /// A frame and where its log is.
@@ -151,15 +153,6 @@ impl PopRequest {
 }
 
 impl Flame {
-    /// Creates a tree (its root frame in progress and focused) and makes it current.
-    pub fn create_tree(&self, actor: Actor, title: &str, criteria: &str) -> Result<Tree, ApiError> {
-        self.write(actor, |store, change, env| {
-            with_fresh_ids(|| {
-                store.create_tree(change, &env.ids.tree_id(), &env.ids.frame_id(), title, criteria)
-            })
-        })
-    }
-
     /// Every tree, oldest first.
     pub fn trees(&self) -> Result<Vec<TreeListEntry>, ApiError> {
         let store = self.store();
@@ -215,6 +208,11 @@ impl Flame {
         Ok(TreeStatus { focus: tree.focus.clone(), tree, frames: ordered })
     }
 
+    /// One tree's row (title, root, focus, workspace) without its frames.
+    pub fn tree(&self, id: &TreeId) -> Result<Tree, ApiError> {
+        Ok(self.store().tree(id)?)
+    }
+
     /// A tree (the current one if `tree` is `None`) in the narrow form drawing needs.
     pub fn outline(&self, tree: Option<&TreeId>) -> Result<TreeOutline, ApiError> {
         let store = self.store();
@@ -259,8 +257,11 @@ impl Flame {
         // The seq is read first, so a change made while the view is read is announced again
         // with a newer seq rather than taken for one the view already holds.
         let seq = store.latest_event_seq()?;
-        let frame =
-            FrameDetail { entry: self.entry(store.frame(id)?), actions: store.frame_actions(id)? };
+        let frame = FrameDetail {
+            entry: self.entry(store.frame(id)?),
+            actions: store.frame_actions(id)?,
+            files: store.file_trail(id)?,
+        };
         let mut from = after;
         let (rows, open, kept_through) = loop {
             let mut rows =
@@ -573,7 +574,7 @@ impl Flame {
     pub fn frame_detail(&self, id: &FrameId) -> Result<FrameDetail, ApiError> {
         let store = self.store();
         let entry = self.entry(store.frame(id)?);
-        Ok(FrameDetail { entry, actions: store.frame_actions(id)? })
+        Ok(FrameDetail { entry, actions: store.frame_actions(id)?, files: store.file_trail(id)? })
     }
 
     fn entry(&self, frame: Frame) -> FrameEntry {

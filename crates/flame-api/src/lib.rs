@@ -16,6 +16,7 @@ pub mod logging;
 mod process;
 mod sample;
 pub mod window_paths;
+mod workspace;
 
 use std::sync::{Mutex, MutexGuard};
 
@@ -35,6 +36,7 @@ pub use frames::{
     PopRequest, TreeListEntry, TreeOutline, TreeStatus,
 };
 pub use import::{ImportFormat, ImportProgress, ImportSummary, SkippedRecords, replay_file};
+pub use workspace::{MAX_OUTPUT_NAME_CHARS, check_workspace};
 
 /// Builds the token encodings now (about a third of a second), so that no request pays for
 /// them; the app calls it from a background thread at start.

@@ -70,7 +70,7 @@ fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
     let out = Output { json: cli.json };
     match &cli.command {
         Command::Tree { command: TreeCommand::New { title, criteria } } => {
-            let tree = flame.create_tree(ACTOR, title, criteria)?;
+            let tree = flame.create_tree(ACTOR, title, criteria, None)?;
             out.print(&json!({ "tree": tree.id, "root": tree.root }), || {
                 format!("tree {}\nroot {}", tree.id, tree.root)
             })

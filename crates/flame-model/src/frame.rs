@@ -231,10 +231,12 @@ pub enum EventKind {
     ResultsUpdated,
     /// The whole tree was deleted; the event names its root frame, which no longer exists.
     TreeDeleted,
+    /// The tree's workspace folder was set, changed or cleared; recorded on its root frame.
+    WorkspaceSet,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 16] = [
+    pub const ALL: [EventKind; 17] = [
         EventKind::TreeCreated,
         EventKind::Pushed,
         EventKind::Planned,
@@ -251,6 +253,7 @@ impl EventKind {
         EventKind::Imported,
         EventKind::ResultsUpdated,
         EventKind::TreeDeleted,
+        EventKind::WorkspaceSet,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -271,6 +274,7 @@ impl EventKind {
             EventKind::Imported => "imported",
             EventKind::ResultsUpdated => "results_updated",
             EventKind::TreeDeleted => "tree_deleted",
+            EventKind::WorkspaceSet => "workspace_set",
         }
     }
 

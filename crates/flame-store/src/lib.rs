@@ -18,8 +18,8 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode as SqliteCode, OpenFlags};
 
 pub use frames::{
-    Change, DeletedTree, MAX_MESSAGE_BYTES, OpenReply, PlanItem, Pop, ReplyOwner, TreeSummary,
-    fit_reply, truncation_note,
+    Change, DeletedTree, MAX_MESSAGE_BYTES, MAX_TRAIL_PATH_BYTES, MAX_TRAIL_PATHS, OpenReply,
+    PlanItem, Pop, ReplyOwner, StoredToolResult, TreeSummary, fit_reply, truncation_note,
 };
 pub use import::{ImportCounts, ImportedMessage};
 pub use migrations::LATEST_SCHEMA_VERSION;

@@ -10,7 +10,7 @@ use crate::{Scratch, home};
 #[test]
 fn concurrent_writers_lose_nothing() {
     let s = Scratch::new(31);
-    let tree = s.flame.create_tree(Actor::Person, "Shared", "many writers").unwrap();
+    let tree = s.flame.create_tree(Actor::Person, "Shared", "many writers", None).unwrap();
     const WRITERS: usize = 4;
     const EACH: usize = 25;
     let start = Arc::new(Barrier::new(WRITERS));

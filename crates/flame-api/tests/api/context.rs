@@ -23,7 +23,7 @@ fn done(results: &str) -> PopRequest {
 /// Root; A with A1, A2 completed; B in progress with B1 in progress and B2 planned. Every frame
 /// has a message `message-<title>`.
 fn spec_tree(s: &Scratch) -> Vec<(String, FrameId)> {
-    let tree = s.flame.create_tree(A, "Root", "Complete working app").unwrap();
+    let tree = s.flame.create_tree(A, "Root", "Complete working app", None).unwrap();
     let say = |id: &FrameId, title: &str| {
         s.flame.append(A, id, Role::User, &format!("message-{title}")).unwrap();
     };

@@ -43,7 +43,7 @@ fn child_writer() {
 #[test]
 fn killed_writers_lose_no_committed_message() {
     let s = Scratch::new(11);
-    let tree = s.flame.create_tree(Actor::Person, "Crash", "survive").unwrap();
+    let tree = s.flame.create_tree(Actor::Person, "Crash", "survive", None).unwrap();
     // A seeded sequence of kill delays: the moments differ from run to run only by scheduling.
     let mut delays = fastrand::Rng::with_seed(2026);
     let mut committed = Vec::new();

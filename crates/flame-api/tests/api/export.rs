@@ -15,7 +15,7 @@ const A: Actor = Actor::Person;
 
 /// Root > A (completed, with A1 under it) and B (in progress, focused); a message in each.
 fn small_tree(s: &Scratch) -> (FrameId, FrameId, FrameId, FrameId) {
-    let tree = s.flame.create_tree(A, "Ship it", "It ships").unwrap();
+    let tree = s.flame.create_tree(A, "Ship it", "It ships", None).unwrap();
     s.flame.append(A, &tree.root, Role::User, "message-root").unwrap();
     let a = s.flame.push(A, None, "A", "auth").unwrap().id;
     s.flame.append(A, &a, Role::User, "message-A").unwrap();

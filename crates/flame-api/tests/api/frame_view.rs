@@ -24,7 +24,7 @@ fn apply(held: &[Message], view: &FrameView) -> Vec<Message> {
 }
 
 fn tree_with(s: &Scratch, said: &[&str]) -> (FrameId, Vec<MessageId>) {
-    let root = s.flame.create_tree(A, "Chat", "It is answered").unwrap().root;
+    let root = s.flame.create_tree(A, "Chat", "It is answered", None).unwrap().root;
     let ids = said.iter().map(|text| s.flame.append(A, &root, Role::User, text).unwrap().id);
     let ids = ids.collect();
     (root, ids)

@@ -29,7 +29,7 @@ pub fn completed(results: &str) -> PopRequest {
 #[test]
 fn commands_default_to_the_current_tree_and_its_focus() {
     let s = Scratch::new(1);
-    let tree = s.flame.create_tree(A, "Build the app", "It works").unwrap();
+    let tree = s.flame.create_tree(A, "Build the app", "It works", None).unwrap();
     let child = s.flame.push(A, None, "Auth", "JWT").unwrap();
     assert_eq!(child.parent.as_ref(), Some(&tree.root));
     let popped = s.flame.pop(A, None, &completed("done")).unwrap();
@@ -48,7 +48,7 @@ fn without_a_tree_commands_say_how_to_make_one() {
 #[test]
 fn one_plan_call_creates_nested_planned_frames() {
     let s = Scratch::new(3);
-    s.flame.create_tree(A, "Root", "r").unwrap();
+    s.flame.create_tree(A, "Root", "r", None).unwrap();
     let created = s
         .flame
         .plan(
@@ -72,7 +72,7 @@ fn one_plan_call_creates_nested_planned_frames() {
 #[test]
 fn errors_carry_codes_front_ends_branch_on() {
     let s = Scratch::new(4);
-    let tree = s.flame.create_tree(A, "Root", "r").unwrap();
+    let tree = s.flame.create_tree(A, "Root", "r", None).unwrap();
     let refused = s.flame.start(A, &tree.root).unwrap_err();
     assert_eq!(refused.code, ErrorCode::Refused);
     assert!(
@@ -87,7 +87,7 @@ fn errors_carry_codes_front_ends_branch_on() {
 #[test]
 fn every_frame_has_a_log_with_its_whole_history() {
     let s = Scratch::new(5);
-    s.flame.create_tree(A, "Root", "r").unwrap();
+    s.flame.create_tree(A, "Root", "r", None).unwrap();
     let auth = s.flame.push(A, None, "Auth", "JWT works").unwrap();
     s.flame.append(A, &auth.id, Role::User, "Please add **login**").unwrap();
     s.flame
@@ -127,7 +127,7 @@ fn every_frame_has_a_log_with_its_whole_history() {
 #[test]
 fn a_log_that_lags_behind_is_repaired_when_flame_opens() {
     let s = Scratch::new(6);
-    s.flame.create_tree(A, "Root", "r").unwrap();
+    s.flame.create_tree(A, "Root", "r", None).unwrap();
     let frame = s.flame.push(A, None, "Work", "w").unwrap();
     s.flame.append(A, &frame.id, Role::User, "first").unwrap();
     let path = s.flame.frame(&frame.id).unwrap().log_path;
@@ -159,7 +159,7 @@ fn a_log_that_lags_behind_is_repaired_when_flame_opens() {
 #[test]
 fn a_deleted_log_file_is_rewritten_whole_on_the_next_read() {
     let s = Scratch::new(8);
-    let tree = s.flame.create_tree(A, "Root", "r").unwrap();
+    let tree = s.flame.create_tree(A, "Root", "r", None).unwrap();
     s.flame.append(A, &tree.root, Role::Note, "kept").unwrap();
     let path = s.flame.frame(&tree.root).unwrap().log_path;
     let complete = fs::read_to_string(&path).unwrap();
@@ -170,7 +170,7 @@ fn a_deleted_log_file_is_rewritten_whole_on_the_next_read() {
 #[test]
 fn every_operation_is_in_the_log_of_the_frame_it_changed() {
     let s = Scratch::new(9);
-    let tree = s.flame.create_tree(A, "Root", "r").unwrap();
+    let tree = s.flame.create_tree(A, "Root", "r", None).unwrap();
     let p = s.flame.plan(A, None, None, &[spec("P", vec![])]).unwrap().remove(0);
     s.flame.edit(A, &p.id, Some("P2"), None).unwrap();
     let q = s.flame.plan(A, None, None, &[spec("Q", vec![])]).unwrap().remove(0);
@@ -302,7 +302,7 @@ fn imported_frames_get_logs_with_their_messages() {
 #[test]
 fn the_outline_and_events_let_a_front_end_follow_changes() {
     let s = Scratch::new(12);
-    let tree = s.flame.create_tree(A, "Root", "r").unwrap();
+    let tree = s.flame.create_tree(A, "Root", "r", None).unwrap();
     let outline = s.flame.outline(None).unwrap();
     assert_eq!((outline.tree.id.clone(), outline.frames.len()), (tree.id.clone(), 1));
     // Another process changes the tree.
@@ -322,7 +322,7 @@ fn the_outline_and_events_let_a_front_end_follow_changes() {
 #[test]
 fn a_reply_left_streaming_by_a_crash_is_kept_as_interrupted_on_the_next_start() {
     let s = Scratch::new(14);
-    let tree = s.flame.create_tree(A, "Root", "r").unwrap();
+    let tree = s.flame.create_tree(A, "Root", "r", None).unwrap();
     // A writer that has stopped: no process runs with an id this large.
     let stopped = ReplyOwner { pid: u32::MAX, started: Some(1) };
     let crashed =
@@ -345,7 +345,7 @@ fn a_reply_left_streaming_by_a_crash_is_kept_as_interrupted_on_the_next_start() 
 #[test]
 fn a_reply_whose_writer_still_runs_is_left_open_by_another_opening() {
     let s = Scratch::new(42);
-    let tree = s.flame.create_tree(A, "Root", "r").unwrap();
+    let tree = s.flame.create_tree(A, "Root", "r", None).unwrap();
     let reply = s.flame.begin_reply(Actor::Agent, &tree.root, Some("m")).unwrap();
     s.flame.update_reply(reply, "Still").unwrap();
     // Another opening of the data directory (this process runs, so its reply is not abandoned).
@@ -362,7 +362,7 @@ fn a_reply_whose_writer_still_runs_is_left_open_by_another_opening() {
 #[test]
 fn partial_results_merge_into_their_sections_and_reach_the_log() {
     let s = Scratch::new(16);
-    let tree = s.flame.create_tree(A, "Root", "r").unwrap();
+    let tree = s.flame.create_tree(A, "Root", "r", None).unwrap();
     s.flame.update_results(A, &tree.root, "Done", "auth").unwrap();
     s.flame.update_results(A, &tree.root, "Next", "api").unwrap();
     let merged = s.flame.update_results(A, &tree.root, "Done", "auth, billing").unwrap();
@@ -377,7 +377,7 @@ fn partial_results_merge_into_their_sections_and_reach_the_log() {
 #[test]
 fn a_twenty_mib_reply_is_stored_at_the_cap_says_it_was_cut_and_the_frame_goes_on() {
     let s = Scratch::new(31);
-    let tree = s.flame.create_tree(A, "Root", "r").unwrap();
+    let tree = s.flame.create_tree(A, "Root", "r", None).unwrap();
     let reply = s.flame.begin_reply(Actor::Agent, &tree.root, Some("m")).unwrap();
     let text = "All work and no play. ".repeat(20 * 1024 * 1024 / 22);
     assert!(text.len() > 19 * 1024 * 1024);
@@ -410,7 +410,7 @@ fn a_twenty_mib_reply_is_stored_at_the_cap_says_it_was_cut_and_the_frame_goes_on
 #[test]
 fn two_clients_popping_the_focus_complete_only_the_frame_they_named() {
     let s = Scratch::new(71);
-    let tree = s.flame.create_tree(A, "Root", "r").unwrap();
+    let tree = s.flame.create_tree(A, "Root", "r", None).unwrap();
     let child = s.flame.push(A, None, "Child", "c").unwrap();
     // Both clients look at the tree and see the child focused; the first pops it.
     s.flame.pop_focused(Actor::Cli, &child.id, &completed("first")).unwrap();
@@ -427,7 +427,7 @@ fn two_clients_popping_the_focus_complete_only_the_frame_they_named() {
 #[test]
 fn a_frame_detail_says_what_may_be_done_and_what_start_would_start() {
     let s = Scratch::new(41);
-    let tree = s.flame.create_tree(A, "Root", "r").unwrap();
+    let tree = s.flame.create_tree(A, "Root", "r", None).unwrap();
     let planned = s.flame.plan(A, None, None, &[spec("B", vec![]), spec("C", vec![])]).unwrap();
     let root = s.flame.frame_detail(&tree.root).unwrap();
     assert_eq!(root.entry.frame.id, tree.root);

@@ -116,7 +116,7 @@ impl Streamer {
 #[test]
 fn another_process_opening_the_store_leaves_a_running_writers_reply_open() {
     let s = Scratch::new(51);
-    let tree = s.flame.create_tree(Actor::Person, "Live", "a reply survives").unwrap();
+    let tree = s.flame.create_tree(Actor::Person, "Live", "a reply survives", None).unwrap();
     let mut writer = Streamer::start(&s, &tree.root);
     for n in 0..CHUNKS {
         assert_eq!(writer.expect("saved ").as_deref(), Some(n.to_string().as_str()));
@@ -142,7 +142,7 @@ fn another_process_opening_the_store_leaves_a_running_writers_reply_open() {
 #[test]
 fn a_killed_writers_reply_is_finished_as_interrupted_by_the_next_opening() {
     let s = Scratch::new(61);
-    let tree = s.flame.create_tree(Actor::Person, "Killed", "its reply is kept").unwrap();
+    let tree = s.flame.create_tree(Actor::Person, "Killed", "its reply is kept", None).unwrap();
     let mut writer = Streamer::start(&s, &tree.root);
     for n in 0..3 {
         assert_eq!(writer.expect("saved ").as_deref(), Some(n.to_string().as_str()));

@@ -11,6 +11,7 @@ mod live_reply;
 mod open;
 mod properties;
 mod sample;
+mod workspace;
 
 use flame_api::{DataDir, Env, Flame};
 

@@ -98,7 +98,7 @@ proptest! {
     #[test]
     fn every_operation_keeps_the_tree_whole(ops in prop::collection::vec(op(), 1..40)) {
         let s = Scratch::new(99);
-        s.flame.create_tree(Actor::Person, "Root", "r").unwrap();
+        s.flame.create_tree(Actor::Person, "Root", "r", None).unwrap();
         let mut known: Vec<FrameId> = frames(&s.flame).into_iter().map(|f| f.id).collect();
         for op in &ops {
             let before = s.flame.status(None).unwrap();
@@ -136,7 +136,7 @@ proptest! {
     #[test]
     fn allowed_actions_say_what_the_operations_do(ops in prop::collection::vec(op(), 1..40)) {
         let s = Scratch::new(98);
-        s.flame.create_tree(Actor::Person, "Root", "r").unwrap();
+        s.flame.create_tree(Actor::Person, "Root", "r", None).unwrap();
         let mut known: Vec<FrameId> = frames(&s.flame).into_iter().map(|f| f.id).collect();
         for op in &ops {
             let pick = |i: usize| &known[i % known.len()];

@@ -48,7 +48,7 @@ fn a_new_data_directory_gets_the_sample_tree_once_and_it_can_be_deleted() {
 #[test]
 fn a_data_directory_that_already_has_work_gets_no_sample() {
     let s = Scratch::new(13);
-    let mine = s.flame.create_tree(Actor::Cli, "My work", "done").unwrap();
+    let mine = s.flame.create_tree(Actor::Cli, "My work", "done", None).unwrap();
     assert_eq!(s.flame.offer_sample_tree(Actor::Person).unwrap(), None);
     let trees = s.flame.trees().unwrap();
     assert_eq!(trees.len(), 1);
@@ -58,8 +58,8 @@ fn a_data_directory_that_already_has_work_gets_no_sample() {
 #[test]
 fn deleting_one_tree_leaves_the_others_and_their_logs() {
     let s = Scratch::new(14);
-    let first = s.flame.create_tree(Actor::Person, "First", "c").unwrap();
-    let second = s.flame.create_tree(Actor::Person, "Second", "c").unwrap();
+    let first = s.flame.create_tree(Actor::Person, "First", "c", None).unwrap();
+    let second = s.flame.create_tree(Actor::Person, "Second", "c", None).unwrap();
     s.flame.append(Actor::Person, &first.root, Role::User, "hello").unwrap();
     s.flame.focus(Actor::Person, &first.root).unwrap();
     s.flame.delete_tree(Actor::Person, &first.id).unwrap();

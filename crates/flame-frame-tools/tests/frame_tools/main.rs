@@ -11,9 +11,9 @@ fn the_tools_never_reach_another_trees_frames() {
     let dir = tempfile::tempdir().unwrap();
     let home = DataDir::resolve(Some(dir.path().as_os_str()), None, None).unwrap();
     let flame = Flame::open_with(home, Env::fixed(1_795_307_601_000, 9)).unwrap();
-    let other = flame.create_tree(Actor::Person, "Other work", "Its own").unwrap();
+    let other = flame.create_tree(Actor::Person, "Other work", "Its own", None).unwrap();
     flame.append(Actor::Person, &other.root, Role::User, "a private note").unwrap();
-    let mine = flame.create_tree(Actor::Person, "My work", "Mine").unwrap();
+    let mine = flame.create_tree(Actor::Person, "My work", "Mine", None).unwrap();
     let calls = [
         ("read_frame_log", json!({"id": other.root})),
         ("start_frame", json!({"id": other.root})),
@@ -42,7 +42,7 @@ fn a_call_with_unreadable_arguments_is_refused_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
     let home = DataDir::resolve(Some(dir.path().as_os_str()), None, None).unwrap();
     let flame = Flame::open_with(home, Env::fixed(1_795_307_601_000, 9)).unwrap();
-    let tree = flame.create_tree(Actor::Person, "Work", "Done").unwrap();
+    let tree = flame.create_tree(Actor::Person, "Work", "Done", None).unwrap();
     let call = ToolCall::unreadable(
         "t1".into(),
         "pop_frame".into(),

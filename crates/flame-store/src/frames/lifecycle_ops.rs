@@ -1,6 +1,8 @@
 //! The lifecycle of started work: push, start, pop, resume, retry and invalidate, and the
 //! partial results of a frame in progress.
 
+use std::collections::HashSet;
+
 use flame_model::lifecycle::{self, Operation, PopStatus};
 use flame_model::{EventKind, Frame, FrameError, FrameId, Status};
 use rusqlite::params;
@@ -63,6 +65,7 @@ impl Store {
 
     /// Pops an in-progress frame as completed, failed or blocked. Its remaining planned
     /// children (and their subtrees) become invalidated; a focus inside it returns to its parent.
+    /// The files its own tool calls changed join its artifacts, after those `pop` names.
     pub fn pop(&mut self, change: Change, id: &FrameId, pop: &Pop) -> Result<Frame, StoreError> {
         lifecycle::check_pop_input(id, pop.status, pop.results.as_deref(), pop.reason.as_deref())?;
         self.write(change, |w| w.pop(id, pop))
@@ -206,6 +209,16 @@ impl Store {
     }
 }
 
+/// A popped frame's artifacts: the list the popper gave, then each file the frame's own calls
+/// changed (sorted) that the list does not already name.
+fn merge_artifacts(given: &[String], changed: Vec<String>) -> Vec<String> {
+    let mut artifacts = given.to_vec();
+    let named: HashSet<&str> = given.iter().map(String::as_str).collect();
+    let added: Vec<String> = changed.into_iter().filter(|p| !named.contains(p.as_str())).collect();
+    artifacts.extend(added);
+    artifacts
+}
+
 impl Writer<'_> {
     /// Pops `id` (see [`Store::pop`]) inside the caller's transaction.
     fn pop(&self, id: &FrameId, pop: &Pop) -> Result<Frame, StoreError> {
@@ -213,6 +226,7 @@ impl Writer<'_> {
         let children = self.children(id)?;
         lifecycle::check_pop(&frame, &children)?;
         let status = pop.status.status();
+        let artifacts = merge_artifacts(&pop.artifacts, self.changed_paths(id)?);
         self.tx.execute(
             "UPDATE frames SET status = ?2, results = ?3, results_compacted = ?4, artifacts = ?5,
                  decisions = ?6, status_reason = ?7, ended_at = ?8 WHERE id = ?1",
@@ -221,7 +235,7 @@ impl Writer<'_> {
                 status.as_str(),
                 pop.results.as_deref().or(frame.results.as_deref()),
                 pop.results_compacted.as_deref().or(frame.results_compacted.as_deref()),
-                rows::json_list(&pop.artifacts),
+                rows::json_list(&artifacts),
                 rows::json_list(&pop.decisions),
                 pop.reason,
                 self.change.at,
@@ -229,7 +243,7 @@ impl Writer<'_> {
         )?;
         self.event(&frame.tree, id, EventKind::Popped, json!({
             "status": status, "results": pop.results, "results_compacted": pop.results_compacted,
-            "artifacts": pop.artifacts, "decisions": pop.decisions, "reason": pop.reason,
+            "artifacts": artifacts, "decisions": pop.decisions, "reason": pop.reason,
         }))?;
         for child in self.children(id)? {
             if child.status == Status::Planned {

@@ -79,50 +79,8 @@ impl Store {
         message: &NewMessage,
         tokens: u64,
     ) -> Result<Message, StoreError> {
-        if message.content.len() > MAX_MESSAGE_BYTES {
-            return Err(FrameError::Invalid(format!(
-                "the message is {:.1} MiB; Flame keeps messages up to {} MiB, so write large content to a file and name the file",
-                message.content.len() as f64 / 1_048_576.0,
-                MAX_MESSAGE_BYTES / 1_048_576
-            ))
-            .into());
-        }
-        self.write(change, |w| {
-            let target = w.frame(frame)?;
-            lifecycle::check(Operation::AddMessage, &target.id, &target.title, target.status)?;
-            w.tx.prepare_cached(
-                "INSERT INTO messages (frame_id, role, content, tool_calls, tool_result, tokens, model, usage, created_at, interrupted)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            )?
-            .execute(params![
-                frame.as_str(),
-                message.role.as_str(),
-                message.content,
-                payload_text(&message.tool_calls),
-                payload_text(&message.tool_result),
-                tokens as i64,
-                message.model,
-                payload_text(&message.usage),
-                change.at,
-                message.interrupted,
-            ])?;
-            let id = MessageId(w.tx.last_insert_rowid());
-            w.count_message(&target, tokens)?;
-            w.event(&target.tree, frame, EventKind::MessageAdded, json!({ "message": id }))?;
-            Ok(Message {
-                id,
-                frame: frame.clone(),
-                role: message.role,
-                content: message.content.clone(),
-                tool_calls: message.tool_calls.clone(),
-                tool_result: message.tool_result.clone(),
-                tokens,
-                model: message.model.clone(),
-                usage: message.usage,
-                created_at: change.at,
-                interrupted: message.interrupted,
-            })
-        })
+        check_message_size(message)?;
+        self.write(change, |w| w.insert_message(frame, message, tokens))
     }
 
     /// Opens a reply that a model is about to stream into `frame`, written by `owner`: an
@@ -224,7 +182,65 @@ impl Store {
     }
 }
 
+/// Refuses a message past [`MAX_MESSAGE_BYTES`] before any transaction starts.
+pub(super) fn check_message_size(message: &NewMessage) -> Result<(), StoreError> {
+    if message.content.len() > MAX_MESSAGE_BYTES {
+        return Err(FrameError::Invalid(format!(
+            "the message is {:.1} MiB; Flame keeps messages up to {} MiB, so write large content to a file and name the file",
+            message.content.len() as f64 / 1_048_576.0,
+            MAX_MESSAGE_BYTES / 1_048_576
+        ))
+        .into());
+    }
+    Ok(())
+}
+
 impl Writer<'_> {
+    /// Adds `message` to an in-progress (or planned) frame inside the caller's transaction (see
+    /// [`Store::add_message`]).
+    pub(super) fn insert_message(
+        &self,
+        frame: &FrameId,
+        message: &NewMessage,
+        tokens: u64,
+    ) -> Result<Message, StoreError> {
+        let target = self.frame(frame)?;
+        lifecycle::check(Operation::AddMessage, &target.id, &target.title, target.status)?;
+        self.tx
+            .prepare_cached(
+                "INSERT INTO messages (frame_id, role, content, tool_calls, tool_result, tokens, model, usage, created_at, interrupted)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            )?
+            .execute(params![
+                frame.as_str(),
+                message.role.as_str(),
+                message.content,
+                payload_text(&message.tool_calls),
+                payload_text(&message.tool_result),
+                tokens as i64,
+                message.model,
+                payload_text(&message.usage),
+                self.change.at,
+                message.interrupted,
+            ])?;
+        let id = MessageId(self.tx.last_insert_rowid());
+        self.count_message(&target, tokens)?;
+        self.event(&target.tree, frame, EventKind::MessageAdded, json!({ "message": id }))?;
+        Ok(Message {
+            id,
+            frame: frame.clone(),
+            role: message.role,
+            content: message.content.clone(),
+            tool_calls: message.tool_calls.clone(),
+            tool_result: message.tool_result.clone(),
+            tokens,
+            model: message.model.clone(),
+            usage: message.usage,
+            created_at: self.change.at,
+            interrupted: message.interrupted,
+        })
+    }
+
     /// Counts one more message of `tokens` on its frame and tree.
     fn count_message(&self, frame: &Frame, tokens: u64) -> Result<(), StoreError> {
         self.tx

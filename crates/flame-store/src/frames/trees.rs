@@ -2,7 +2,7 @@
 //! tree is current and which frame it focuses, and the first start's question.
 
 use flame_model::lifecycle;
-use flame_model::{EventKind, Frame, FrameError, FrameId, Status, Tree, TreeId};
+use flame_model::{EventKind, Frame, FrameError, FrameId, Status, ToolKind, Tree, TreeId};
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use serde_json::json;
 
@@ -27,6 +27,8 @@ pub struct DeletedTree {
 
 impl Store {
     /// Creates a tree whose root frame starts `in_progress` and focused, and makes it current.
+    /// `workspace` is the folder its workspace tools work in, as the caller checked it (the
+    /// store takes it as given).
     pub fn create_tree(
         &mut self,
         change: Change,
@@ -34,18 +36,80 @@ impl Store {
         root: &FrameId,
         title: &str,
         criteria: &str,
+        workspace: Option<&str>,
     ) -> Result<Tree, StoreError> {
         lifecycle::check_identity(title, criteria)?;
         self.write(change, |w| {
             w.tx.execute(
-                "INSERT INTO trees (id, title, root_id, focus_id, created_at) VALUES (?1, ?2, ?3, ?3, ?4)",
-                params![id.as_str(), title, root.as_str(), change.at],
+                "INSERT INTO trees (id, title, root_id, focus_id, created_at, workspace) VALUES (?1, ?2, ?3, ?3, ?4, ?5)",
+                params![id.as_str(), title, root.as_str(), change.at, workspace],
             )
             .map_err(|e| StoreError::taken_or(e, id.as_str()))?;
             w.insert_frame(root, id, None, 0, title, criteria, Status::InProgress, None)?;
-            w.event(id, root, EventKind::TreeCreated, json!({ "title": title, "success_criteria": criteria }))?;
+            w.event(id, root, EventKind::TreeCreated, json!({ "title": title, "success_criteria": criteria, "workspace": workspace }))?;
             w.set_current_tree(id)?;
             w.tree(id)
+        })
+    }
+
+    /// Sets (or, with `None`, clears) a tree's workspace folder, recorded as a `workspace_set`
+    /// event on its root frame. The kinds of tool call allowed for the rest of the tree are
+    /// cleared with it: the person allowed them for the folder they were working in then.
+    pub fn set_workspace(
+        &mut self,
+        change: Change,
+        id: &TreeId,
+        workspace: Option<&str>,
+    ) -> Result<Tree, StoreError> {
+        self.write(change, |w| {
+            let tree = w.tree(id)?;
+            w.tx.execute(
+                "UPDATE trees SET workspace = ?2 WHERE id = ?1",
+                params![id.as_str(), workspace],
+            )?;
+            w.tx.execute("DELETE FROM tree_allowed_kinds WHERE tree_id = ?1", [id.as_str()])?;
+            w.event(
+                id,
+                &tree.root,
+                EventKind::WorkspaceSet,
+                json!({ "workspace": workspace, "previous": tree.workspace }),
+            )?;
+            w.tree(id)
+        })
+    }
+
+    /// The kinds of workspace tool call the person allowed for the rest of tree `id`, in
+    /// [`ToolKind`]'s order.
+    pub fn allowed_kinds(&self, id: &TreeId) -> Result<Vec<ToolKind>, StoreError> {
+        self.tree(id)?;
+        let mut stmt =
+            self.conn.prepare_cached("SELECT kind FROM tree_allowed_kinds WHERE tree_id = ?1")?;
+        let names = stmt.query_map([id.as_str()], |row| row.get::<_, String>(0))?;
+        let mut kinds = Vec::new();
+        for name in names {
+            // The table's CHECK admits only the names `ToolKind` has.
+            kinds.extend(ToolKind::parse(&name?));
+        }
+        kinds.sort();
+        Ok(kinds)
+    }
+
+    /// Allows every later workspace tool call of `kind` in tree `id` without asking, until its
+    /// workspace changes. Allowing a kind already allowed changes nothing.
+    pub fn allow_kind(
+        &mut self,
+        change: Change,
+        id: &TreeId,
+        kind: ToolKind,
+    ) -> Result<(), StoreError> {
+        self.write(change, |w| {
+            w.tree(id)?;
+            w.tx.execute(
+                "INSERT INTO tree_allowed_kinds (tree_id, kind) VALUES (?1, ?2)
+                 ON CONFLICT (tree_id, kind) DO NOTHING",
+                params![id.as_str(), kind.as_str()],
+            )?;
+            Ok(())
         })
     }
 

@@ -29,7 +29,7 @@ impl Fixture {
         let mut store = Store::open(&dir.path().join("flame.db")).unwrap();
         let mut ids = IdSource::seeded(1);
         let (tree, root) = (ids.tree_id(), ids.frame_id());
-        store.create_tree(change(1), &tree, &root, "Build the app", "A working app").unwrap();
+        store.create_tree(change(1), &tree, &root, "Build the app", "A working app", None).unwrap();
         Fixture { store, ids, clock: 1, tree, root, _dir: dir }
     }
 
@@ -541,7 +541,7 @@ fn focus_moves_to_any_frame_and_makes_its_tree_current() {
     f.pop(&a, PopStatus::Completed).unwrap();
     let (other_tree, other_root) = (f.ids.tree_id(), f.ids.frame_id());
     let ch = f.change();
-    f.store.create_tree(ch, &other_tree, &other_root, "Other", "c").unwrap();
+    f.store.create_tree(ch, &other_tree, &other_root, "Other", "c", None).unwrap();
     assert_eq!(f.store.current_tree().unwrap(), Some(other_tree));
     let ch = f.change();
     f.store.focus(ch, &a).unwrap();
@@ -747,7 +747,7 @@ fn deleting_a_tree_removes_all_of_it_and_nothing_else() {
     // A second tree, created later, which must survive and become current.
     let (other, other_root) = (f.ids.tree_id(), f.ids.frame_id());
     let ch = f.change();
-    f.store.create_tree(ch, &other, &other_root, "Other", "kept").unwrap();
+    f.store.create_tree(ch, &other, &other_root, "Other", "kept", None).unwrap();
     let ch = f.change();
     f.store.add_message(ch, &other_root, &NewMessage::text(Role::User, "mine"), 1).unwrap();
     let ch = f.change();
@@ -810,7 +810,7 @@ fn the_first_start_is_claimed_once_and_only_by_an_empty_store() {
     let other = tempfile::tempdir().unwrap();
     let mut store = Store::open(&other.path().join("flame.db")).unwrap();
     let mut ids = IdSource::seeded(3);
-    store.create_tree(change(1), &ids.tree_id(), &ids.frame_id(), "Mine", "c").unwrap();
+    store.create_tree(change(1), &ids.tree_id(), &ids.frame_id(), "Mine", "c", None).unwrap();
     assert!(!store.claim_first_start().unwrap(), "a store with a tree is not new");
 }
 

@@ -15,7 +15,7 @@ fn stored_as(columns: [Option<&str>; 3]) -> flame_model::Message {
     let mut store = Store::open(&dir.path().join("flame.db")).unwrap();
     let mut ids = IdSource::seeded(1);
     let (tree, root) = (ids.tree_id(), ids.frame_id());
-    store.create_tree(change(1), &tree, &root, "Build the app", "A working app").unwrap();
+    store.create_tree(change(1), &tree, &root, "Build the app", "A working app", None).unwrap();
     store.add_message(change(2), &root, &NewMessage::text(Role::Assistant, "x"), 1).unwrap();
     let conn = rusqlite::Connection::open(store.path()).unwrap();
     conn.execute(
