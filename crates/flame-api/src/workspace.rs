@@ -1,0 +1,183 @@
+//! A tree's workspace as the facade keeps it: the folder (checked and stored canonical), the
+//! kinds of tool call the person allowed for the rest of the tree, the file trail recorded with
+//! each tool result, and where a command's whole output is kept beside the frame's log.
+
+use std::path::{Path, PathBuf};
+
+use flame_model::{Actor, FileTrail, FrameId, Message, NewMessage, ToolKind, Tree, TreeId};
+
+use crate::frames::count_message;
+use crate::{ApiError, ErrorCode, Flame, frame_log};
+
+/// The longest part of a call id kept in a command output's file name; the provider's ids are
+/// far shorter, and the file name must stay well under the file system's limit.
+pub const MAX_OUTPUT_NAME_CHARS: usize = 64;
+
+/// Checks a folder offered as a workspace and returns it canonical (absolute, links resolved):
+/// it must exist, be a folder, have a UTF-8 path, and neither lie inside one of `guarded` nor
+/// hold one (Flame's own folders: the agent's tools could rewrite the store, or read the keys).
+pub fn check_workspace(path: &Path, guarded: &[PathBuf]) -> Result<String, ApiError> {
+    let invalid = |message: String| ApiError::new(ErrorCode::Invalid, message);
+    let real = path.canonicalize().map_err(|err| {
+        invalid(format!(
+            "the workspace folder {} cannot be used ({err}); choose an existing folder",
+            path.display()
+        ))
+    })?;
+    if !real.is_dir() {
+        return Err(invalid(format!(
+            "the workspace {} is a file, not a folder; choose the folder the work happens in",
+            path.display()
+        )));
+    }
+    for folder in guarded {
+        let folder = folder.canonicalize().unwrap_or_else(|_| folder.clone());
+        if real.starts_with(&folder) {
+            return Err(invalid(format!(
+                "the workspace {} is inside Flame's own folder {}, where the agent's tools could rewrite Flame's data; choose a project folder elsewhere",
+                real.display(),
+                folder.display()
+            )));
+        }
+        if folder.starts_with(&real) {
+            return Err(invalid(format!(
+                "the workspace {} holds Flame's own folder {}, where the agent's tools could rewrite Flame's data; choose a project folder that does not contain it",
+                real.display(),
+                folder.display()
+            )));
+        }
+    }
+    real.into_os_string().into_string().map_err(|real| {
+        invalid(format!(
+            "the workspace path {} is not valid UTF-8, which Flame cannot store; choose a folder whose path is",
+            PathBuf::from(real).display()
+        ))
+    })
+}
+
+/// A call id as a file name: only `[A-Za-z0-9_-]` kept (anything else becomes `_`), at most
+/// [`MAX_OUTPUT_NAME_CHARS`], and never empty.
+fn output_file_stem(call_id: &str) -> String {
+    let stem: String = call_id
+        .chars()
+        .take(MAX_OUTPUT_NAME_CHARS)
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .collect();
+    if stem.is_empty() { "call".to_owned() } else { stem }
+}
+
+impl Flame {
+    /// The workspace `path` checked against this Flame's data directory.
+    fn checked_workspace(&self, path: Option<&Path>) -> Result<Option<String>, ApiError> {
+        path.map(|p| check_workspace(p, &[self.data_dir.path().to_path_buf()])).transpose()
+    }
+
+    /// Creates a tree (its root frame in progress and focused) and makes it current.
+    /// `workspace` is the folder the agent's workspace tools work in (see [`check_workspace`]);
+    /// it is stored canonical.
+    pub fn create_tree(
+        &self,
+        actor: Actor,
+        title: &str,
+        criteria: &str,
+        workspace: Option<&Path>,
+    ) -> Result<Tree, ApiError> {
+        let workspace = self.checked_workspace(workspace)?;
+        self.write(actor, |store, change, env| {
+            crate::frames::with_fresh_ids(|| {
+                store.create_tree(
+                    change,
+                    &env.ids.tree_id(),
+                    &env.ids.frame_id(),
+                    title,
+                    criteria,
+                    workspace.as_deref(),
+                )
+            })
+        })
+    }
+
+    /// Sets or (with `None`) clears tree `tree`'s workspace folder, with the same checks as
+    /// [`Flame::create_tree`]; recorded in the root frame's log. The kinds of call allowed for
+    /// the rest of the tree are cleared: they were allowed for the folder it had.
+    pub fn set_workspace(
+        &self,
+        actor: Actor,
+        tree: &TreeId,
+        workspace: Option<&Path>,
+    ) -> Result<Tree, ApiError> {
+        let workspace = self.checked_workspace(workspace)?;
+        self.write(actor, |store, change, _| {
+            store.set_workspace(change, tree, workspace.as_deref())
+        })
+    }
+
+    /// The kinds of workspace tool call the person allowed for the rest of tree `tree`.
+    pub fn allowed_kinds(&self, tree: &TreeId) -> Result<Vec<ToolKind>, ApiError> {
+        Ok(self.store().allowed_kinds(tree)?)
+    }
+
+    /// Allows the rest of tree `tree`'s workspace tool calls of `kind` without asking, until its
+    /// workspace changes.
+    pub fn allow_kind(&self, actor: Actor, tree: &TreeId, kind: ToolKind) -> Result<(), ApiError> {
+        self.write(actor, |store, change, _| store.allow_kind(change, tree, kind))
+    }
+
+    /// Stores a workspace tool's result in frame `frame` and records the files its call read
+    /// and changed (`trail`: workspace-relative paths) in the frame's trail, in one
+    /// transaction. Paths past `flame_store::MAX_TRAIL_PATHS` for the frame, or longer than
+    /// `flame_store::MAX_TRAIL_PATH_BYTES`, are left out of the trail (the result is stored).
+    pub fn add_tool_result(
+        &self,
+        actor: Actor,
+        frame: &FrameId,
+        message: &NewMessage,
+        trail: &FileTrail,
+    ) -> Result<Message, ApiError> {
+        let tokens = count_message(message);
+        let stored = self.write(actor, |store, change, _| {
+            store.add_tool_result(change, frame, message, tokens, trail)
+        })?;
+        if stored.paths_left_out > 0 {
+            tracing::warn!(
+                %frame,
+                left_out = stored.paths_left_out,
+                "paths past the file trail's caps were not recorded"
+            );
+        }
+        Ok(stored.message)
+    }
+
+    /// The files frame `frame`'s own tool calls read and changed, each list sorted.
+    pub fn file_trail(&self, frame: &FrameId) -> Result<FileTrail, ApiError> {
+        Ok(self.store().file_trail(frame)?)
+    }
+
+    /// Where the whole output of frame `frame`'s `run_command` call `call_id` is kept:
+    /// `<frame id>.outputs/<call id>.log` beside the frame's Markdown log (the call id reduced
+    /// to `[A-Za-z0-9_-]`, at most [`MAX_OUTPUT_NAME_CHARS`]). The folder is created; deleting
+    /// the tree removes it with the tree's logs.
+    pub fn command_output_path(&self, frame: &FrameId, call_id: &str) -> Result<PathBuf, ApiError> {
+        let tree = self.store().frame(frame)?.tree;
+        let folder = frame_log::tree_log_folder(self.data_dir.path(), &tree)
+            .join(format!("{frame}.outputs"));
+        std::fs::create_dir_all(&folder)
+            .map_err(|e| ApiError::internal(&format!("create {}", folder.display()), e))?;
+        Ok(folder.join(format!("{}.log", output_file_stem(call_id))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_id_becomes_a_plain_file_name() {
+        assert_eq!(output_file_stem("call_ABC-12"), "call_ABC-12");
+        assert_eq!(output_file_stem("../../etc/passwd"), "______etc_passwd");
+        assert_eq!(output_file_stem(""), "call");
+        assert_eq!(output_file_stem("é/x"), "__x");
+        let long = "a".repeat(MAX_OUTPUT_NAME_CHARS + 10);
+        assert_eq!(output_file_stem(&long).len(), MAX_OUTPUT_NAME_CHARS);
+    }
+}
