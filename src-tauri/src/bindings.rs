@@ -37,6 +37,7 @@ pub fn builder<R: Runtime>() -> Builder<R> {
             commands::get_settings,
             commands::save_settings,
             commands::create_tree,
+            commands::set_tree_workspace,
             commands::list_trees,
             commands::delete_tree,
             commands::focus_frame,
@@ -54,6 +55,7 @@ pub fn builder<R: Runtime>() -> Builder<R> {
             commands::export_frames,
             commands::export_context,
             commands::choose_save_path,
+            commands::choose_folder,
         ])
         .events(collect_events![change_watch::TreeChanged])
 }

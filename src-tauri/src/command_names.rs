@@ -20,6 +20,7 @@ pub const COMMAND_NAMES: &[&str] = &[
     "get_settings",
     "save_settings",
     "create_tree",
+    "set_tree_workspace",
     "list_trees",
     "delete_tree",
     "focus_frame",
@@ -37,4 +38,5 @@ pub const COMMAND_NAMES: &[&str] = &[
     "export_frames",
     "export_context",
     "choose_save_path",
+    "choose_folder",
 ];

@@ -1,20 +1,22 @@
 //! The Tauri commands. Each one converts, calls `flame-api` as [`Actor::Person`], and returns its
 //! result; the error type is always `ApiError`, which reaches the UI as `{code, message}`.
 
-use flame_agent::{Agent, ChatEvent, ChatOutcome, GeneratedResults, Settings, SettingsFile};
+use flame_agent::{
+    Agent, Answer, ChatEvent, ChatOutcome, GeneratedResults, Settings, SettingsFile, WaitingRequest,
+};
 use flame_api::{
     ApiError, AppInfo, Budget, ContextDoc, DeletedTree, ExportFormat, ExportProgress, ExportScope,
     ExportSummary, FrameDetail, FrameView, PlanSpec, PopRequest, TreeListEntry, TreeOutline,
     window_paths,
 };
 use flame_model::{Actor, Frame, FrameId, Message, MessageId, Tree, TreeId};
-use flame_models::{RetryPolicy, ToolCall};
+use flame_models::RetryPolicy;
 use serde::Serialize;
 use tauri::State;
 use tauri::ipc::Channel;
 
 use crate::Startup;
-use crate::save_dialog::SaveDialog;
+use crate::dialogs::Dialogs;
 
 /// Flame's version, data directory and database; the startup error if Flame could not open.
 #[tauri::command]
@@ -45,8 +47,8 @@ pub fn frame_detail(startup: State<'_, Startup>, id: FrameId) -> Result<FrameDet
 pub struct ChatView {
     #[serde(flatten)]
     pub view: FrameView,
-    /// The push or pop the agent waits on in the frame, if any.
-    pub waiting_request: Option<ToolCall>,
+    /// The tool call the agent waits on in the frame for the person, if any.
+    pub waiting_request: Option<WaitingRequest>,
 }
 
 /// Frame `id` with its messages after `after` (null: all of them) and the request the agent
@@ -95,15 +97,43 @@ pub fn frame_context(
     startup.flame()?.context(id.as_ref(), budget)
 }
 
-/// Creates a tree, its root frame in progress and focused, and makes it current.
+/// Creates a tree, its root frame in progress and focused, and makes it current. `workspace`
+/// (null: none) is the folder its agent's workspace tools work in (`~/` is the home folder).
 #[tauri::command]
 #[specta::specta]
 pub fn create_tree(
     startup: State<'_, Startup>,
     title: String,
     criteria: String,
+    workspace: Option<String>,
 ) -> Result<Tree, ApiError> {
-    startup.flame()?.create_tree(Actor::Person, &title, &criteria)
+    let workspace = workspace.as_deref().and_then(folder_path);
+    startup.flame()?.create_tree(Actor::Person, &title, &criteria, workspace.as_deref())
+}
+
+/// A folder the person typed or chose: blank is none, and `~` starts at the home folder.
+fn folder_path(text: &str) -> Option<std::path::PathBuf> {
+    let text = text.trim();
+    let home = || dirs::home_dir().unwrap_or_default();
+    match text.strip_prefix('~') {
+        _ if text.is_empty() => None,
+        Some("") => Some(home()),
+        Some(rest) if rest.starts_with('/') => Some(home().join(rest.trim_start_matches('/'))),
+        _ => Some(text.into()),
+    }
+}
+
+/// Sets (null: clears) the folder tree `tree`'s workspace tools work in (`~/` is the home
+/// folder). The kinds of call allowed for the rest of the tree are asked again.
+#[tauri::command]
+#[specta::specta]
+pub fn set_tree_workspace(
+    startup: State<'_, Startup>,
+    tree: TreeId,
+    workspace: Option<String>,
+) -> Result<Tree, ApiError> {
+    let workspace = workspace.as_deref().and_then(folder_path);
+    startup.flame()?.set_workspace(Actor::Person, &tree, workspace.as_deref())
 }
 
 /// Every tree, oldest first, marking the current one.
@@ -266,31 +296,32 @@ pub async fn answer_again(
     agent.answer_again(&frame, model.as_deref(), &answering.cancel, &mut forward(&channel)).await
 }
 
-/// Accepts or refuses the push or pop the agent is waiting on in `frame`, then lets it go on.
+/// Answers the tool call the agent is waiting on in `frame` (accept, accept the rest of the
+/// tree's calls of its kind, or refuse with the person's words), then lets it go on.
 #[tauri::command]
 #[specta::specta]
 pub async fn answer_request(
     startup: State<'_, Startup>,
     frame: FrameId,
-    accept: bool,
+    answer: Answer,
     model: Option<String>,
     channel: Channel<ChatEvent>,
 ) -> Result<ChatOutcome, ApiError> {
     let agent = agent(&startup)?;
     let answering = startup.begin_answer();
     agent
-        .answer_request(&frame, accept, model.as_deref(), &answering.cancel, &mut forward(&channel))
+        .answer_request(&frame, answer, model.as_deref(), &answering.cancel, &mut forward(&channel))
         .await
 }
 
-/// The push or pop the agent is waiting on in `frame` for the person to accept or refuse, if
-/// any (read from the stored conversation, so it outlives the app).
+/// The tool call the agent is waiting on in `frame` for the person to answer, with what it
+/// would do, if any (read from the stored conversation, so it outlives the app).
 #[tauri::command]
 #[specta::specta]
 pub fn waiting_request(
     startup: State<'_, Startup>,
     frame: FrameId,
-) -> Result<Option<ToolCall>, ApiError> {
+) -> Result<Option<WaitingRequest>, ApiError> {
     flame_agent::waiting_request(startup.flame()?, &frame)
 }
 
@@ -421,8 +452,20 @@ pub fn export_context(
 #[tauri::command(async)]
 #[specta::specta]
 pub fn choose_save_path(
-    dialog: State<'_, SaveDialog>,
+    dialogs: State<'_, Dialogs>,
     suggested_name: String,
 ) -> Result<Option<String>, ApiError> {
-    Ok(dialog.ask(&suggested_name)?.map(|path| path.display().to_string()))
+    Ok(dialogs.save_path(&suggested_name)?.map(|path| path.display().to_string()))
+}
+
+/// Asks for a folder with the system's folder dialog titled `title`, starting in the home folder;
+/// null when the person cancels. Opened here, like the save dialog, so the UI needs no dialog
+/// permission.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn choose_folder(
+    dialogs: State<'_, Dialogs>,
+    title: String,
+) -> Result<Option<String>, ApiError> {
+    Ok(dialogs.folder(&title)?.map(|path| path.display().to_string()))
 }

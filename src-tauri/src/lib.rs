@@ -6,7 +6,7 @@
 pub mod bindings;
 mod change_watch;
 mod commands;
-mod save_dialog;
+mod dialogs;
 mod startup;
 
 pub use change_watch::TreeChanged;
@@ -25,7 +25,7 @@ pub fn assemble<R: Runtime>(builder: tauri::Builder<R>, startup: Startup) -> tau
         .manage(startup)
         .setup(move |app| {
             bindings.mount_events(app);
-            app.manage(save_dialog::SaveDialog::new(app.handle().clone()));
+            app.manage(dialogs::Dialogs::new(app.handle().clone()));
             change_watch::spawn(app.handle().clone());
             Ok(())
         })

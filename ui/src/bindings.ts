@@ -36,19 +36,22 @@ export const commands = {
 	 *  answers it, streaming every [`ChatEvent`] over `channel`. A new message cancels an answer
 	 *  still running.
 	 */
-	sendMessage: (frame: FrameId | null, text: string, model: string | null, channel: Channel<ChatEvent>) => typedError<ChatOutcome, ApiError>(__TAURI_INVOKE("send_message", { frame, text, model, channel })),
-	/**  Accepts or refuses the push or pop the agent is waiting on in `frame`, then lets it go on. */
-	answerRequest: (frame: FrameId, accept: boolean, model: string | null, channel: Channel<ChatEvent>) => typedError<ChatOutcome, ApiError>(__TAURI_INVOKE("answer_request", { frame, accept, model, channel })),
+	sendMessage: (frame: FrameId | null, text: string, model: string | null, channel: Channel<ChatEvent_Deserialize>) => typedError<ChatOutcome, ApiError>(__TAURI_INVOKE("send_message", { frame, text, model, channel })),
+	/**
+	 *  Answers the tool call the agent is waiting on in `frame` (accept, accept the rest of the
+	 *  tree's calls of its kind, or refuse with the person's words), then lets it go on.
+	 */
+	answerRequest: (frame: FrameId, answer: Answer_Deserialize, model: string | null, channel: Channel<ChatEvent_Deserialize>) => typedError<ChatOutcome, ApiError>(__TAURI_INVOKE("answer_request", { frame, answer, model, channel })),
 	/**
 	 *  Answers the conversation in `frame` again without adding a message (after a failed or
 	 *  stopped reply), streaming every [`ChatEvent`] over `channel`.
 	 */
-	answerAgain: (frame: FrameId, model: string | null, channel: Channel<ChatEvent>) => typedError<ChatOutcome, ApiError>(__TAURI_INVOKE("answer_again", { frame, model, channel })),
+	answerAgain: (frame: FrameId, model: string | null, channel: Channel<ChatEvent_Deserialize>) => typedError<ChatOutcome, ApiError>(__TAURI_INVOKE("answer_again", { frame, model, channel })),
 	/**
-	 *  The push or pop the agent is waiting on in `frame` for the person to accept or refuse, if
-	 *  any (read from the stored conversation, so it outlives the app).
+	 *  The tool call the agent is waiting on in `frame` for the person to answer, with what it
+	 *  would do, if any (read from the stored conversation, so it outlives the app).
 	 */
-	waitingRequest: (frame: FrameId) => typedError<ToolCall | null, ApiError>(__TAURI_INVOKE("waiting_request", { frame })),
+	waitingRequest: (frame: FrameId) => typedError<WaitingRequest | null, ApiError>(__TAURI_INVOKE("waiting_request", { frame })),
 	/**  Stops the answer running now; what arrived is kept, marked interrupted. */
 	cancelAnswer: () => __TAURI_INVOKE<boolean>("cancel_answer"),
 	/**  The model's proposal for a frame's results (for the pop dialog to show, editable). */
@@ -60,8 +63,16 @@ export const commands = {
 	 *  base URL moved to another host); an empty key removes it.
 	 */
 	saveSettings: (settings: Settings_Deserialize) => typedError<Settings_Serialize, ApiError>(__TAURI_INVOKE("save_settings", { settings })),
-	/**  Creates a tree, its root frame in progress and focused, and makes it current. */
-	createTree: (title: string, criteria: string) => typedError<Tree_Serialize, ApiError>(__TAURI_INVOKE("create_tree", { title, criteria })),
+	/**
+	 *  Creates a tree, its root frame in progress and focused, and makes it current. `workspace`
+	 *  (null: none) is the folder its agent's workspace tools work in (`~/` is the home folder).
+	 */
+	createTree: (title: string, criteria: string, workspace: string | null) => typedError<Tree_Serialize, ApiError>(__TAURI_INVOKE("create_tree", { title, criteria, workspace })),
+	/**
+	 *  Sets (null: clears) the folder tree `tree`'s workspace tools work in (`~/` is the home
+	 *  folder). The kinds of call allowed for the rest of the tree are asked again.
+	 */
+	setTreeWorkspace: (tree: TreeId, workspace: string | null) => typedError<Tree_Serialize, ApiError>(__TAURI_INVOKE("set_tree_workspace", { tree, workspace })),
 	/**  Every tree, oldest first, marking the current one. */
 	listTrees: () => typedError<TreeListEntry_Serialize[], ApiError>(__TAURI_INVOKE("list_trees")),
 	/**  Deletes a tree with all its frames, messages and logs; the window asks the person first. */
@@ -111,6 +122,12 @@ export const commands = {
 	 *  the web UI, so the UI needs no permission to open dialogs.
 	 */
 	chooseSavePath: (suggestedName: string) => typedError<string | null, ApiError>(__TAURI_INVOKE("choose_save_path", { suggestedName })),
+	/**
+	 *  Asks for a folder with the system's folder dialog titled `title`, starting in the home folder;
+	 *  null when the person cancels. Opened here, like the save dialog, so the UI needs no dialog
+	 *  permission.
+	 */
+	chooseFolder: (title: string) => typedError<string | null, ApiError>(__TAURI_INVOKE("choose_folder", { title })),
 };
 
 /** Events */
@@ -119,6 +136,27 @@ export const events = {
 };
 
 /* Types */
+/**  The person's answer to a waiting call. */
+export type Answer = Answer_Serialize | Answer_Deserialize;
+
+/**  The person's answer to a waiting call. */
+export type Answer_Deserialize = 
+/**  Run this call. */
+{ kind: "accept" } | 
+/**  Run this call and, without asking, the rest of the tree's calls of its kind. */
+{ kind: "accept_kind" } | 
+/**  Do not run it; the model gets a tool error with the person's words, if any. */
+{ kind: "refuse"; reason?: string | null };
+
+/**  The person's answer to a waiting call. */
+export type Answer_Serialize = 
+/**  Run this call. */
+{ kind: "accept" } | 
+/**  Run this call and, without asking, the rest of the tree's calls of its kind. */
+{ kind: "accept_kind" } | 
+/**  Do not run it; the model gets a tool error with the person's words, if any. */
+{ kind: "refuse"; reason: string | null };
+
 /**  An error as it crosses to a front end: `{code, message}`. */
 export type ApiError = {
 	code: ErrorCode,
@@ -139,6 +177,48 @@ export type AppInfo = {
 	schema_version: number,
 };
 
+/**  Whether calls of one kind run at once or wait for the person. */
+export type Approval = "auto" | "ask";
+
+/**
+ *  The approval policy for the workspace tools, per kind: reading runs at once, changing and
+ *  running ask, unless the settings say otherwise.
+ */
+export type ApprovalPolicy = ApprovalPolicy_Serialize | ApprovalPolicy_Deserialize;
+
+/**
+ *  The approval policy for the workspace tools, per kind: reading runs at once, changing and
+ *  running ask, unless the settings say otherwise.
+ */
+export type ApprovalPolicy_Deserialize = {
+	/**  `read_file`, `list_files`, `search`. */
+	read?: Approval,
+	/**  `write_file`, `edit_file`. */
+	change?: Approval,
+	/**  `run_command`. */
+	run?: Approval,
+};
+
+/**
+ *  The approval policy for the workspace tools, per kind: reading runs at once, changing and
+ *  running ask, unless the settings say otherwise.
+ */
+export type ApprovalPolicy_Serialize = {
+	/**  `read_file`, `list_files`, `search`. */
+	read: Approval,
+	/**  `write_file`, `edit_file`. */
+	change: Approval,
+	/**  `run_command`. */
+	run: Approval,
+};
+
+/**  What kind of question a waiting call puts. */
+export type Ask = 
+/**  A push or pop the agent wants to make. */
+{ kind: "frame_change" } | 
+/**  A workspace tool call, with what it would do. */
+{ kind: "workspace"; tool_kind: ToolKind; preview: Preview };
+
 /**  What the agent may do with frames on its own. */
 export type Autonomy = 
 /**  The agent pushes and pops frames itself. */
@@ -157,13 +237,36 @@ export type Budget = {
 };
 
 /**  What happens while a message is answered, for a UI or a terminal to show. */
-export type ChatEvent = 
+export type ChatEvent = ChatEvent_Serialize | ChatEvent_Deserialize;
+
+/**  What happens while a message is answered, for a UI or a terminal to show. */
+export type ChatEvent_Deserialize = 
 /**  A piece of the reply's text. */
 { kind: "text"; frame: FrameId; text: string } | 
 /**  The model started a tool call. */
 { kind: "tool_call"; frame: FrameId; id: string; name: string } | 
 /**  A tool ran. */
-{ kind: "tool_result"; frame: FrameId; id: string; name: string; content: string; is_error: boolean } | 
+{ kind: "tool_result"; frame: FrameId; id: string; name: string; content: string; is_error: boolean; detail?: ToolDetail_Deserialize | null } | 
+/**  The conversation moved to another frame (after a push, pop or start). */
+{ kind: "moved"; from: FrameId; to: FrameId } | 
+/**  A message was stored. */
+{ kind: "saved"; frame: FrameId; message: MessageId } | 
+/**
+ *  Something the person should know, such as a budget shrunk after the model refused a
+ *  context as too long.
+ */
+{ kind: "notice"; text: string } | 
+/**  A frame operation Flame suggests, to accept or dismiss with one click. */
+{ kind: "suggestion"; frame: FrameId; suggestion: Suggestion };
+
+/**  What happens while a message is answered, for a UI or a terminal to show. */
+export type ChatEvent_Serialize = 
+/**  A piece of the reply's text. */
+{ kind: "text"; frame: FrameId; text: string } | 
+/**  The model started a tool call. */
+{ kind: "tool_call"; frame: FrameId; id: string; name: string } | 
+/**  A tool ran. */
+{ kind: "tool_result"; frame: FrameId; id: string; name: string; content: string; is_error: boolean; detail: ToolDetail_Serialize | null } | 
 /**  The conversation moved to another frame (after a push, pop or start). */
 { kind: "moved"; from: FrameId; to: FrameId } | 
 /**  A message was stored. */
@@ -199,8 +302,8 @@ export type ChatView = ChatView_Serialize | ChatView_Deserialize;
  *  agent waits on there for the person.
  */
 export type ChatView_Deserialize = {
-	/**  The push or pop the agent waits on in the frame, if any. */
-	waiting_request?: ToolCall | null,
+	/**  The tool call the agent waits on in the frame for the person, if any. */
+	waiting_request?: WaitingRequest | null,
 } & FrameView_Deserialize;
 
 /**
@@ -209,8 +312,8 @@ export type ChatView_Deserialize = {
  *  agent waits on there for the person.
  */
 export type ChatView_Serialize = {
-	/**  The push or pop the agent waits on in the frame, if any. */
-	waiting_request: ToolCall | null,
+	/**  The tool call the agent waits on in the frame for the person, if any. */
+	waiting_request: WaitingRequest | null,
 } & FrameView_Serialize;
 
 /**  The assembled context. */
@@ -360,6 +463,15 @@ export type ExportSummary = {
 	bytes: number,
 };
 
+/**
+ *  The files a frame's own tool calls read and changed: workspace-relative paths, each list
+ *  sorted and without repeats, and a file that was changed listed only as changed.
+ */
+export type FileTrail = {
+	read: string[],
+	changed: string[],
+};
+
 /**  A frame: a subtask with an identity, a status, and (once finished) its hand-off. */
 export type Frame = Frame_Serialize | Frame_Deserialize;
 
@@ -439,6 +551,8 @@ export type FrameDetail = FrameDetail_Serialize | FrameDetail_Deserialize;
  */
 export type FrameDetail_Deserialize = {
 	actions: FrameActions_Deserialize,
+	/**  The files the frame's own tool calls read and changed. */
+	files: FileTrail,
 } & FrameEntry_Deserialize;
 
 /**
@@ -447,6 +561,8 @@ export type FrameDetail_Deserialize = {
  */
 export type FrameDetail_Serialize = {
 	actions: FrameActions_Serialize,
+	/**  The files the frame's own tool calls read and changed. */
+	files: FileTrail,
 } & FrameEntry_Serialize;
 
 /**  A frame and where its log is. */
@@ -814,6 +930,26 @@ export type PopRequest_Serialize = {
 /**  The status a pop asks for, with what each needs. */
 export type PopStatus = "completed" | "failed" | "blocked";
 
+/**  What a waiting workspace call would do, computed when the question is read. */
+export type Preview = 
+/**
+ *  A write or edit: the unified diff it would apply (capped), and whether it creates the
+ *  file.
+ */
+{ kind: "change"; path: string; created: boolean; diff: string } | 
+/**
+ *  A command, exactly as it would run, in `folder`, with its timeout. Commands are not
+ *  sandboxed: the window says so beside this.
+ */
+{ kind: "command"; command: string; folder: string; timeout_seconds: number } | 
+/**  A read, list or search, in words. */
+{ kind: "reading"; summary: string } | 
+/**
+ *  The call cannot run as it is (arguments that do not fit, a path outside the workspace,
+ *  an edit whose text is not found); accepting it sends the model this error.
+ */
+{ kind: "invalid"; message: string };
+
 /**  Which wire format to speak. */
 export type ProviderKind = "anthropic" | 
 /**  OpenAI Chat Completions and the servers compatible with it. */
@@ -919,6 +1055,8 @@ export type Settings = Settings_Serialize | Settings_Deserialize;
 export type Settings_Deserialize = {
 	default_model?: string | null,
 	autonomy?: Autonomy,
+	/**  Which workspace tool calls run at once and which ask the person first. */
+	approval?: ApprovalPolicy_Deserialize,
 	/**  How many rounds of tool calls one message may lead to. */
 	max_tool_rounds?: number,
 	anthropic?: ProviderSettings_Deserialize,
@@ -931,6 +1069,8 @@ export type Settings_Deserialize = {
 export type Settings_Serialize = {
 	default_model: string | null,
 	autonomy: Autonomy,
+	/**  Which workspace tool calls run at once and which ask the person first. */
+	approval: ApprovalPolicy_Serialize,
 	/**  How many rounds of tool calls one message may lead to. */
 	max_tool_rounds: number,
 	anthropic: ProviderSettings_Serialize,
@@ -966,8 +1106,11 @@ export type Stopped =
 { kind: "finished" } | 
 /**  The tool-round limit was reached; the person may send another message to go on. */
 { kind: "tool_round_limit" } | 
-/**  The model asked to push or pop a frame and the person must accept or refuse. */
-{ kind: "awaiting_approval"; call: ToolCall };
+/**
+ *  A tool call waits for the person to accept or refuse it: a push or pop under
+ *  [`Autonomy::Ask`], or a workspace call whose kind asks.
+ */
+{ kind: "awaiting_approval"; request: WaitingRequest };
 
 /**  What Flame suggests, and why. */
 export type Suggestion = {
@@ -1040,6 +1183,15 @@ export type ToolDetail_Serialize =
  *  `ending` says in words. `output_file` holds the whole output when it was kept.
  */
 { kind: "command"; command: string; exit_code: number | null; ending: string; duration_ms: number; output_bytes: number; output_file: string | null };
+
+/**  What a workspace tool does; approval is asked (or not) per kind. */
+export type ToolKind = 
+/**  Reads files: `read_file`, `list_files`, `search`. */
+"reading" | 
+/**  Changes files: `write_file`, `edit_file`. */
+"changing" | 
+/**  Runs a command: `run_command`. */
+"running";
 
 /**
  *  What a tool message answers: the call it is the result of, and whether the tool failed.
@@ -1183,6 +1335,12 @@ export type Usage = {
 };
 
 export type Value = null | boolean | number | string | Value[] | { [key in string]: Value };
+
+/**  A tool call the agent is waiting on, and what to show the person about it. */
+export type WaitingRequest = {
+	call: ToolCall,
+	ask: Ask,
+};
 
 /* Tauri Specta runtime */
 async function typedError<T, E>(result: Promise<T>): Promise<{ status: "ok"; data: T } | { status: "error"; error: E }> {

@@ -5,10 +5,15 @@
 //! interrupted) and to the caller as [`ChatEvent`]s, records usage, and runs the frame tools the
 //! model calls (`flame-frame-tools`) — up to a limit of tool rounds per message. A push moves the
 //! conversation into the child; a pop moves it back to the parent, whose context now holds the
-//! child's results. With [`Autonomy::Ask`], a push or pop waits for the person
-//! ([`Stopped::AwaitingApproval`], then [`Agent::answer_request`]).
+//! child's results. In a tree with a workspace folder the agent also reads, searches, changes
+//! files and runs commands there (`hands.rs` over `flame-workspace`), recording the files each
+//! frame read and changed (its trail). A call waits for the person ([`Stopped::AwaitingApproval`],
+//! then [`Agent::answer_request`]) when its kind asks under the [`ApprovalPolicy`] and was not
+//! allowed for the tree, or when it is a push or pop under [`Autonomy::Ask`].
 
+pub mod approval;
 mod compaction;
+mod hands;
 pub mod key_store;
 mod private_file;
 pub mod settings;
@@ -21,13 +26,17 @@ use std::time::{Duration, Instant};
 use flame_api::{ApiError, ContextDoc, ErrorCode, Flame};
 use flame_frame_tools as tools;
 use flame_model::lifecycle::{self, Operation};
-use flame_model::{Actor, FrameId, MessageId, NewMessage, Role, ToolResult};
+use flame_model::{
+    Actor, FileTrail, FrameId, MessageId, NewMessage, Role, ToolDetail, ToolKind, ToolResult,
+    TreeId,
+};
 use flame_models::{
     CancellationToken, ChatMessage, ChatRequest, Client, ModelError, ProviderKind, RetryPolicy,
-    StreamEvent, ToolCall, Usage,
+    StreamEvent, ToolCall, ToolSpec, Usage,
 };
 use serde::Serialize;
 
+pub use approval::{Answer, Approval, ApprovalPolicy, Ask, Preview, WaitingRequest};
 pub use compaction::GeneratedResults;
 pub use key_store::{KeyLocation, KeyStore};
 pub use settings::{Autonomy, ResolvedModel, Settings, SettingsFile};
@@ -44,7 +53,14 @@ pub enum ChatEvent {
     /// The model started a tool call.
     ToolCall { frame: FrameId, id: String, name: String },
     /// A tool ran.
-    ToolResult { frame: FrameId, id: String, name: String, content: String, is_error: bool },
+    ToolResult {
+        frame: FrameId,
+        id: String,
+        name: String,
+        content: String,
+        is_error: bool,
+        detail: Option<ToolDetail>,
+    },
     /// The conversation moved to another frame (after a push, pop or start).
     Moved { from: FrameId, to: FrameId },
     /// A message was stored.
@@ -64,8 +80,9 @@ pub enum Stopped {
     Finished,
     /// The tool-round limit was reached; the person may send another message to go on.
     ToolRoundLimit,
-    /// The model asked to push or pop a frame and the person must accept or refuse.
-    AwaitingApproval { call: ToolCall },
+    /// A tool call waits for the person to accept or refuse it: a push or pop under
+    /// [`Autonomy::Ask`], or a workspace call whose kind asks.
+    AwaitingApproval { request: WaitingRequest },
 }
 
 /// How answering a message went.
@@ -85,6 +102,8 @@ pub struct Agent {
     client: Client,
     settings: Settings,
     env: Box<EnvReader>,
+    /// What commands start from (before Flame's and the providers' variables are removed).
+    command_environment: flame_workspace::Environment,
 }
 
 impl std::fmt::Debug for Agent {
@@ -106,7 +125,13 @@ impl Agent {
         env: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
         retry: RetryPolicy,
     ) -> Agent {
-        Agent { flame, client: Client::new(retry), settings, env: Box::new(env) }
+        Agent {
+            flame,
+            client: Client::new(retry),
+            settings,
+            env: Box::new(env),
+            command_environment: flame_workspace::Environment::inherited(),
+        }
     }
 
     /// The agent every front end builds: the settings of the file at `settings_path` (see
@@ -129,6 +154,17 @@ impl Agent {
         self.settings.models.retain(|m| m.name != name);
         self.settings.models.push(settings::ModelSettings { provider, ..known });
         Ok(())
+    }
+
+    /// Lets calls of `kinds` run without asking, whatever the settings say: the command line's
+    /// `--approve`.
+    pub fn allow_kinds(&mut self, kinds: &[ToolKind]) {
+        self.settings.approval = self.settings.approval.allowing(kinds);
+    }
+
+    /// The environment commands start from; the process's own unless a test sets another.
+    pub fn set_command_environment(&mut self, environment: flame_workspace::Environment) {
+        self.command_environment = environment;
     }
 
     pub fn settings(&self) -> &Settings {
@@ -160,11 +196,12 @@ impl Agent {
         self.answer(frame, &model, cancel, on_event).await
     }
 
-    /// Accepts or refuses the push or pop the agent is waiting on in `frame`, then goes on.
+    /// Answers the tool call the agent is waiting on in `frame` (see [`waiting_request`]), runs
+    /// the rest of that turn's calls (which may wait again), then goes on.
     pub async fn answer_request(
         &self,
         frame: &FrameId,
-        accept: bool,
+        answer: Answer,
         model: Option<&str>,
         cancel: &CancellationToken,
         on_event: Sink<'_>,
@@ -177,8 +214,20 @@ impl Agent {
                 format!("nothing in {frame} is waiting for an answer"),
             ));
         }
-        let (next, created) = self.run_tools(frame, &waiting, !accept, on_event)?;
-        self.compact_new_criteria(&created, &model).await;
+        let next = match self.run_calls(frame, &waiting, Some(answer), cancel, on_event).await? {
+            Ran::Done { next, created } => {
+                self.compact_new_criteria(&created, &model).await;
+                next
+            }
+            Ran::Waiting(request) => {
+                return Ok(ChatOutcome {
+                    frame: frame.clone(),
+                    rounds: 1,
+                    stopped: Stopped::AwaitingApproval { request },
+                    usage: Usage::default(),
+                });
+            }
+        };
         let mut outcome = self.answer(next, &model, cancel, on_event).await?;
         outcome.rounds += 1;
         Ok(outcome)
@@ -223,7 +272,7 @@ impl Agent {
         cancel: &CancellationToken,
         on_event: Sink<'_>,
     ) -> Result<ChatOutcome, ApiError> {
-        let tools = tools::specs();
+        let tools = self.offered_tools(&frame, on_event)?;
         let schema_tokens = flame_tokens::count(
             flame_tokens::Encoding::for_model(&model.model.name),
             &serde_json::to_string(&tools).unwrap_or_default(),
@@ -269,18 +318,20 @@ impl Agent {
                 }
                 return Ok(ChatOutcome { frame, rounds: round, stopped: Stopped::Finished, usage });
             }
-            let asks = self.settings.autonomy == Autonomy::Ask;
-            if let Some(call) = turn.tool_calls.iter().find(|c| asks && tools::needs_approval(c)) {
-                return Ok(ChatOutcome {
-                    frame,
-                    rounds: round,
-                    stopped: Stopped::AwaitingApproval { call: call.clone() },
-                    usage,
-                });
+            match self.run_calls(&frame, &turn.tool_calls, None, cancel, on_event).await? {
+                Ran::Done { next, created } => {
+                    self.compact_new_criteria(&created, model).await;
+                    frame = next;
+                }
+                Ran::Waiting(request) => {
+                    return Ok(ChatOutcome {
+                        frame,
+                        rounds: round,
+                        stopped: Stopped::AwaitingApproval { request },
+                        usage,
+                    });
+                }
             }
-            let (next, created) = self.run_tools(&frame, &turn.tool_calls, false, on_event)?;
-            self.compact_new_criteria(&created, model).await;
-            frame = next;
         }
         Ok(ChatOutcome { frame, rounds: round, stopped: Stopped::ToolRoundLimit, usage })
     }
@@ -343,52 +394,143 @@ impl Agent {
         outcome
     }
 
-    /// Runs (or, refusing, answers without running) the tool calls of a turn made in `frame`.
-    /// Their results are stored in `frame`, where the calls are; the conversation continues in
-    /// the frame the last moving call went to, which is told how it got there.
-    fn run_tools(
+    /// The tools offered in `frame`: the frame tools, and the workspace tools when its tree has
+    /// a workspace folder that opens (one that cannot is said once as a notice).
+    fn offered_tools(
+        &self,
+        frame: &FrameId,
+        on_event: Sink<'_>,
+    ) -> Result<Vec<ToolSpec>, ApiError> {
+        let mut offered = tools::specs();
+        let tree = self.flame.frame(frame)?.frame.tree;
+        match open_workspace(&self.flame, &tree) {
+            Ok(Some(_)) => offered.extend(hands::specs()),
+            Ok(None) => {}
+            Err(message) => on_event(ChatEvent::Notice {
+                text: format!("{message}; the agent has no workspace tools until it is fixed"),
+            }),
+        }
+        Ok(offered)
+    }
+
+    /// Runs the tool calls of a turn made in `frame`, in order, until one must wait for the
+    /// person. `answer` is the person's answer to the first call, which is the one waiting.
+    /// Results are stored in `frame`, where the calls are, each workspace result with the files
+    /// it touched; the conversation continues in the frame the last moving call went to, which
+    /// is told how it got there.
+    async fn run_calls(
         &self,
         frame: &FrameId,
         calls: &[ToolCall],
-        refuse: bool,
+        mut answer: Option<Answer>,
+        cancel: &CancellationToken,
         on_event: Sink<'_>,
-    ) -> Result<(FrameId, Vec<FrameId>), ApiError> {
+    ) -> Result<Ran, ApiError> {
+        let tree = self.flame.frame(frame)?.frame.tree;
+        let workspace = open_workspace(&self.flame, &tree).ok().flatten();
+        let mut allowed = self.flame.allowed_kinds(&tree)?;
         let mut current = frame.clone();
         let mut created = Vec::new();
         for call in calls {
-            let outcome = if refuse && tools::needs_approval(call) {
-                tools::ToolOutcome::error(
-                    "The person refused this frame change; carry on in the current frame."
-                        .to_owned(),
-                )
-            } else {
-                tools::run(&self.flame, &current, call)
+            let kind = hands::kind_of(&call.name);
+            let asks = match kind {
+                Some(kind) => {
+                    self.settings.approval.for_kind(kind) == Approval::Ask
+                        && !allowed.contains(&kind)
+                }
+                None => self.settings.autonomy == Autonomy::Ask && tools::needs_approval(call),
+            };
+            let refusal = match answer.take() {
+                Some(Answer::Refuse { reason }) => Some(refusal_text(call, reason.as_deref())),
+                Some(Answer::AcceptKind) => {
+                    if let Some(kind) = kind.filter(|k| !allowed.contains(k)) {
+                        self.flame.allow_kind(Actor::Person, &tree, kind)?;
+                        allowed.push(kind);
+                    }
+                    None
+                }
+                Some(Answer::Accept) => None,
+                // A question asked after the conversation moved would be asked in a frame the
+                // window no longer shows; the model is told to make the call again there.
+                None if asks && &current != frame => Some(format!(
+                    "This call came after a frame change in the same turn, which moved the conversation to frame {current}; make it again there if it is still needed."
+                )),
+                None if asks => {
+                    let request = waiting_request_for(&self.flame, &tree, call)?;
+                    return Ok(Ran::Waiting(request));
+                }
+                None => None,
+            };
+            let (content, is_error, detail, trail, moved_to, made) = match (refusal, kind) {
+                (Some(text), _) => (text, true, None, FileTrail::default(), None, Vec::new()),
+                (None, Some(_)) => {
+                    let outcome = match &workspace {
+                        Some(workspace) => {
+                            let output_file =
+                                self.flame.command_output_path(frame, &call.id).ok();
+                            let setting = hands::CommandSetting {
+                                environment: &self.command_environment,
+                                output_file,
+                            };
+                            hands::run(workspace, call, setting, cancel).await
+                        }
+                        None => hands::HandsOutcome {
+                            content: "This tree has no workspace folder, so there are no files to work on; ask the person to choose one for the tree.".to_owned(),
+                            is_error: true,
+                            detail: None,
+                            trail: FileTrail::default(),
+                        },
+                    };
+                    (
+                        outcome.content,
+                        outcome.is_error,
+                        outcome.detail,
+                        outcome.trail,
+                        None,
+                        Vec::new(),
+                    )
+                }
+                (None, None) => {
+                    let outcome = tools::run(&self.flame, &current, call);
+                    (
+                        outcome.content,
+                        outcome.is_error,
+                        None,
+                        FileTrail::default(),
+                        outcome.moved_to,
+                        outcome.created,
+                    )
+                }
             };
             // A pop finishes the frame the call was made in, which then takes no more messages:
             // its log records the pop itself, and an unanswered call is never sent again.
             let now = self.flame.frame(frame)?.frame;
             if lifecycle::check(Operation::AddMessage, &now.id, &now.title, now.status).is_ok() {
-                let mut result = NewMessage::text(Role::Tool, outcome.content.clone());
+                let mut result = NewMessage::text(Role::Tool, content.clone());
                 result.tool_result = Some(ToolResult {
-                    detail: None,
-                    is_error: outcome.is_error,
+                    detail: detail.clone(),
+                    is_error,
                     name: Some(call.name.clone()),
                     tool_call_id: call.id.clone(),
                 });
-                let saved = self.flame.add_message(Actor::Agent, frame, &result)?;
+                let saved = self.flame.add_tool_result(Actor::Agent, frame, &result, &trail)?;
                 on_event(ChatEvent::Saved { frame: frame.clone(), message: saved.id });
             }
             on_event(ChatEvent::ToolResult {
                 frame: frame.clone(),
                 id: call.id.clone(),
                 name: call.name.clone(),
-                content: outcome.content,
-                is_error: outcome.is_error,
+                content,
+                is_error,
+                detail,
             });
-            if let Some(to) = outcome.moved_to {
+            if let Some(to) = moved_to {
                 current = to;
             }
-            created.extend(outcome.created);
+            created.extend(made);
+            if cancel.is_cancelled() {
+                return Err(model_error(&ModelError::Cancelled { partial: Box::default() }));
+            }
         }
         if &current != frame {
             let here = self.flame.frame(&current)?.frame;
@@ -399,7 +541,7 @@ impl Agent {
             self.flame.append(Actor::Agent, &current, Role::Note, &note)?;
             on_event(ChatEvent::Moved { from: frame.clone(), to: current.clone() });
         }
-        Ok((current, created))
+        Ok(Ran::Done { next: current, created })
     }
 
     /// Compacts the success criteria of new frames whose criteria are long (short ones serve
@@ -429,11 +571,69 @@ impl Agent {
     }
 }
 
-/// The push or pop the agent is waiting on in `frame` for the person to accept or refuse, read
-/// from the stored messages, so the question survives a restart of the app.
-pub fn waiting_request(flame: &Flame, frame: &FrameId) -> Result<Option<ToolCall>, ApiError> {
-    let pending = pending_calls(&flame.messages(frame)?);
-    Ok(pending.iter().find(|c| tools::needs_approval(c)).or(pending.first()).cloned())
+/// How running a turn's tool calls ended.
+enum Ran {
+    /// Every call ran (or was refused); the conversation goes on in `next`.
+    Done { next: FrameId, created: Vec<FrameId> },
+    /// A call waits for the person.
+    Waiting(WaitingRequest),
+}
+
+/// The tool call the agent is waiting on in `frame` for the person to answer, with what it
+/// would do, read from the stored messages so the question survives a restart of the app.
+pub fn waiting_request(flame: &Flame, frame: &FrameId) -> Result<Option<WaitingRequest>, ApiError> {
+    let Some(call) = pending_calls(&flame.messages(frame)?).into_iter().next() else {
+        return Ok(None);
+    };
+    let tree = flame.frame(frame)?.frame.tree;
+    waiting_request_for(flame, &tree, &call).map(Some)
+}
+
+fn waiting_request_for(
+    flame: &Flame,
+    tree: &TreeId,
+    call: &ToolCall,
+) -> Result<WaitingRequest, ApiError> {
+    let ask = match hands::kind_of(&call.name) {
+        Some(tool_kind) => {
+            let workspace = open_workspace(flame, tree).ok().flatten();
+            Ask::Workspace { tool_kind, preview: hands::preview(workspace.as_ref(), call) }
+        }
+        None => Ask::FrameChange,
+    };
+    Ok(WaitingRequest { call: call.clone(), ask })
+}
+
+/// The workspace of `tree`: `None` when it has none, an error message when its folder cannot be
+/// opened (moved or deleted since it was chosen).
+fn open_workspace(
+    flame: &Flame,
+    tree: &TreeId,
+) -> Result<Option<flame_workspace::Workspace>, String> {
+    let Some(folder) = flame.tree(tree).map_err(|e| e.message)?.workspace else {
+        return Ok(None);
+    };
+    flame_workspace::Workspace::open(&folder).map(Some).map_err(|e| e.to_string())
+}
+
+/// What the model is told when the person refuses `call`, with their words (cut to
+/// [`approval::MAX_REFUSAL_BYTES`]).
+fn refusal_text(call: &ToolCall, reason: Option<&str>) -> String {
+    let what = if hands::kind_of(&call.name).is_some() {
+        format!("The person refused this {} call", call.name)
+    } else {
+        "The person refused this frame change; carry on in the current frame".to_owned()
+    };
+    match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(reason) => {
+            let mut end = reason.len().min(approval::MAX_REFUSAL_BYTES);
+            while !reason.is_char_boundary(end) {
+                end -= 1;
+            }
+            format!("{what}. They said: {}", &reason[..end])
+        }
+        None => format!("{what}."),
+    }
 }
 
 /// The tool calls of `messages`' last assistant message that have no result yet. A message
@@ -444,7 +644,7 @@ fn pending_calls(messages: &[flame_model::Message]) -> Vec<ToolCall> {
         return Vec::new();
     };
     let calls = messages[last].tool_calls.clone().unwrap_or_default();
-    if !calls.iter().any(|c| tools::is_frame_tool(&c.name)) {
+    if !calls.iter().any(|c| tools::is_frame_tool(&c.name) || hands::kind_of(&c.name).is_some()) {
         return Vec::new();
     }
     let answered: Vec<&str> = messages[last..]

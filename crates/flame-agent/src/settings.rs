@@ -81,6 +81,8 @@ pub struct ModelSettings {
 pub struct Settings {
     pub default_model: Option<String>,
     pub autonomy: Autonomy,
+    /// Which workspace tool calls run at once and which ask the person first.
+    pub approval: crate::ApprovalPolicy,
     /// How many rounds of tool calls one message may lead to.
     pub max_tool_rounds: u32,
     pub anthropic: ProviderSettings,
@@ -94,6 +96,7 @@ impl Default for Settings {
         Settings {
             default_model: None,
             autonomy: Autonomy::Auto,
+            approval: crate::ApprovalPolicy::default(),
             max_tool_rounds: 8,
             anthropic: ProviderSettings::default(),
             openai: ProviderSettings::default(),

@@ -4,12 +4,14 @@
 
 use std::sync::Arc;
 
-use flame_agent::{Agent, Autonomy, ChatEvent, Settings, Stopped};
+use flame_agent::{Agent, Answer, Ask, Autonomy, ChatEvent, Settings, Stopped};
 use flame_api::{DataDir, Env, ErrorCode, Flame};
 use flame_model::{Actor, Role, Status};
 use flame_models::replay::{ReplayServer, Reply};
 use flame_models::{CancellationToken, ProviderKind, RetryPolicy};
 use serde_json::{Value, json};
+
+mod hands;
 
 const SENTINEL: &str = "sk-ant-SENTINEL-5e2f8a7c31d94b06";
 
@@ -54,7 +56,7 @@ async fn setup(autonomy: Autonomy, replies: Vec<Reply>) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let home = DataDir::resolve(Some(dir.path().as_os_str()), None, None).unwrap();
     let flame = Arc::new(Flame::open_with(home, Env::fixed(1_795_307_601_000, 9)).unwrap());
-    flame.create_tree(Actor::Person, "Build the app", "A working app with auth").unwrap();
+    flame.create_tree(Actor::Person, "Build the app", "A working app with auth", None).unwrap();
     let server = ReplayServer::start().await.unwrap();
     server.push(replies);
     let settings = Settings {
@@ -226,12 +228,18 @@ async fn with_ask_autonomy_a_push_waits_for_the_person() {
         .await
         .unwrap();
     assert!(
-        matches!(outcome.stopped, Stopped::AwaitingApproval { ref call } if call.name == "push_frame")
+        matches!(outcome.stopped, Stopped::AwaitingApproval { ref request } if request.call.name == "push_frame" && request.ask == Ask::FrameChange)
     );
     assert_eq!(s.flame.status(None).unwrap().frames.len(), 1, "nothing was pushed yet");
     let answered = s
         .agent
-        .answer_request(&root, false, None, &CancellationToken::new(), &mut |_| {})
+        .answer_request(
+            &root,
+            Answer::Refuse { reason: None },
+            None,
+            &CancellationToken::new(),
+            &mut |_| {},
+        )
         .await
         .unwrap();
     assert_eq!(answered.stopped, Stopped::Finished);
@@ -419,7 +427,7 @@ async fn answering_again_is_refused_where_nothing_can_be_answered() {
     s.agent.send(Actor::Person, None, "Go", None, &cancel, &mut |_| {}).await.unwrap();
     // The question is read back from the store, as a restarted app would.
     let waiting = flame_agent::waiting_request(&s.flame, &root).unwrap().expect("a push waits");
-    assert_eq!(waiting.name, "push_frame");
+    assert_eq!(waiting.call.name, "push_frame");
     let err = s.agent.answer_again(&root, None, &cancel, &mut |_| {}).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::Invalid);
     assert!(err.message.contains("accepted or refused"), "{}", err.message);
