@@ -76,4 +76,60 @@ mod tests {
             assert_eq!(migration.version as usize, index + 1);
         }
     }
+
+    /// A database at version 5 (before workspaces) with a tree and a finished frame opens at
+    /// the latest version: the tree has no workspace, no allowed kinds, no trail, and takes
+    /// them from then on.
+    #[test]
+    fn a_version_5_database_gains_workspaces_and_trails() {
+        use flame_model::{
+            Actor, FileTrail, FrameId, NewMessage, Role, ToolKind, ToolResult, TreeId,
+        };
+
+        use crate::{Change, Store};
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("flame.db");
+        {
+            let conn = Connection::open(&path).unwrap();
+            for migration in MIGRATIONS.iter().filter(|m| m.version <= 5) {
+                conn.execute_batch(migration.sql).unwrap();
+            }
+            conn.pragma_update(None, "user_version", 5).unwrap();
+            conn.execute_batch(
+                "INSERT INTO trees (id, title, root_id, focus_id, created_at)
+                     VALUES ('t0000000001', 'Old', 'f0000000001', 'f0000000001', 1);
+                 INSERT INTO frames (id, tree_id, parent_id, position, title, success_criteria, status, created_at)
+                     VALUES ('f0000000001', 't0000000001', NULL, 0, 'Old', 'c', 'in_progress', 1);",
+            )
+            .unwrap();
+        }
+        let mut store = Store::open(&path).unwrap();
+        assert_eq!(store.schema_version().unwrap(), 6);
+        let (tree, root) = (
+            TreeId::from_trusted("t0000000001".into()),
+            FrameId::from_trusted("f0000000001".into()),
+        );
+        assert_eq!(store.tree(&tree).unwrap().workspace, None);
+        assert_eq!(store.allowed_kinds(&tree).unwrap(), vec![]);
+        assert_eq!(store.file_trail(&root).unwrap(), FileTrail::default());
+
+        let change = Change { actor: Actor::Person, at: 2 };
+        store.set_workspace(change, &tree, Some("/work/project")).unwrap();
+        store.allow_kind(change, &tree, ToolKind::Reading).unwrap();
+        let result = NewMessage {
+            tool_result: Some(ToolResult {
+                detail: None,
+                is_error: false,
+                name: Some("read_file".into()),
+                tool_call_id: "c1".into(),
+            }),
+            ..NewMessage::text(Role::Tool, "1 line")
+        };
+        let trail = FileTrail::new(["README.md".to_owned()], []);
+        store.add_tool_result(change, &root, &result, 3, &trail).unwrap();
+        assert_eq!(store.tree(&tree).unwrap().workspace.as_deref(), Some("/work/project"));
+        assert_eq!(store.allowed_kinds(&tree).unwrap(), vec![ToolKind::Reading]);
+        assert_eq!(store.file_trail(&root).unwrap(), trail);
+    }
 }

@@ -4,3 +4,4 @@ mod frames;
 mod import;
 mod open;
 mod payloads;
+mod workspace;
