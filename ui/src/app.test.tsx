@@ -33,6 +33,7 @@ const OUTLINE: TreeOutline_Serialize = {
     root: "f0000000001",
     focus: "f0000000002",
     created_at: 0,
+    workspace: null,
   },
   frames: [
     frame("f0000000001", null, 0, "Build the app"),
@@ -97,13 +98,13 @@ describe("App", () => {
   });
 
   it("offers to create a tree when there is none, and draws the one it creates", async () => {
-    let created: [string, string] | null = null;
+    let created: [string, string, string | null] | null = null;
     let outline: TreeOutline_Serialize | ApiError = NO_TREE;
     const root = await mount(
       fakeBackend({
         outline: () => answer<TreeOutline_Serialize>(outline),
-        createTree: (title, criteria) => {
-          created = [title, criteria];
+        createTree: (title, criteria, workspace) => {
+          created = [title, criteria, workspace];
           outline = OUTLINE;
           return answer(OUTLINE.tree);
         },
@@ -124,7 +125,7 @@ describe("App", () => {
       form!.dispatchEvent(new Event("submit", { cancelable: true }));
       await settle();
     });
-    expect(created).toEqual(["Build the app", "It works"]);
+    expect(created).toEqual(["Build the app", "It works", null]);
     expect(root.querySelector("[data-testid=new-tree-form]")).toBeNull();
     expect(root.querySelector("[data-testid=flame-graph]")).not.toBeNull();
   });

@@ -22,6 +22,7 @@ import { STATUS_STYLE } from "./status-style";
 import { SettingsDialog } from "./settings-dialog";
 import { StatusBar } from "./status-bar";
 import { DeleteTreeDialog, NewTreeDialog, TreeMenu } from "./tree-menu";
+import { WorkspaceLine } from "./workspace-line";
 
 type Load =
   { state: "loading" } | { state: "ready"; info: AppInfo } | { state: "failed"; error: ApiError };
@@ -230,7 +231,10 @@ export function App({ backend }: { backend: Backend }) {
           )}
           {tree.state === "none" && (
             <NewTreeForm
-              onCreate={(title, criteria) => run(backend.createTree(title, criteria), false)}
+              onCreate={(title, criteria, workspace) =>
+                run(backend.createTree(title, criteria, workspace), false)
+              }
+              onChooseFolder={(title) => backend.chooseFolder(title)}
             />
           )}
           {tree.state === "failed" && (
@@ -288,7 +292,11 @@ export function App({ backend }: { backend: Backend }) {
       <StatusBar
         info={load.state === "ready" ? load.info : null}
         onOpenSettings={() => setSettingsOpen(true)}
-      />
+      >
+        {outline !== null && (
+          <WorkspaceLine backend={backend} tree={outline.tree} run={run} onError={setNotice} />
+        )}
+      </StatusBar>
       {settingsOpen && (
         <SettingsDialog
           backend={backend}
@@ -311,7 +319,10 @@ export function App({ backend }: { backend: Backend }) {
       )}
       {treeDialog?.kind === "new" && (
         <NewTreeDialog
-          onCreate={(title, criteria) => run(backend.createTree(title, criteria), false)}
+          onCreate={(title, criteria, workspace) =>
+            run(backend.createTree(title, criteria, workspace), false)
+          }
+          onChooseFolder={(title) => backend.chooseFolder(title)}
           onClose={() => setTreeDialog(null)}
         />
       )}

@@ -3,6 +3,7 @@
 // and `events` from bindings.ts (see main.tsx).
 import type {
   ApiError,
+  Answer_Deserialize as RequestAnswer,
   ChatEvent,
   ExportFormat,
   ExportProgress,
@@ -47,6 +48,8 @@ export type Backend = Pick<
   | "saveSettings"
   | "exportContext"
   | "chooseSavePath"
+  | "chooseFolder"
+  | "setTreeWorkspace"
 > & {
   /** Calls `listener` with the newest event seq whenever the data directory changes. */
   onTreeChanged(listener: (seq: number) => void): Promise<() => void>;
@@ -88,7 +91,7 @@ export type Backend = Pick<
   /** `commands.answerRequest`, with a listener in place of the channel. */
   answerRequest(
     frame: string,
-    accept: boolean,
+    answer: RequestAnswer,
     model: string | null,
     listener: ChatListener,
   ): CommandAnswer<"answerRequest">;

@@ -208,7 +208,14 @@ describe("the export dialog", () => {
 describe("Export… in the chat pane's header", () => {
   it("opens the export dialog on the focused frame", async () => {
     const outline: TreeOutline = {
-      tree: { id: "t0000000001", title: "Build", root: FRAME.id, focus: FRAME.id, created_at: 0 },
+      tree: {
+        id: "t0000000001",
+        title: "Build",
+        root: FRAME.id,
+        focus: FRAME.id,
+        created_at: 0,
+        workspace: null,
+      },
       frames: [outlineFrame(FRAME.id, null, { title: FRAME.title, started_at: 0 })],
       seq: 1,
     };

@@ -28,8 +28,8 @@ const backend: Backend = {
   sendMessage: (frame, text, model, listener) =>
     commands.sendMessage(frame, text, model, channelTo(listener)),
   answerAgain: (frame, model, listener) => commands.answerAgain(frame, model, channelTo(listener)),
-  answerRequest: (frame, accept, model, listener) =>
-    commands.answerRequest(frame, accept, model, channelTo(listener)),
+  answerRequest: (frame, answer, model, listener) =>
+    commands.answerRequest(frame, answer, model, channelTo(listener)),
   onTreeChanged: (listener) => events.treeChanged.listen((event) => listener(event.payload.seq)),
   importFile: (path, onProgress) => {
     const channel = new Channel<ImportProgress>();

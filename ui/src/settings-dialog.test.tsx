@@ -11,7 +11,7 @@ import {
   needsNewKey,
   providerEdit,
 } from "./settings-dialog";
-import { answer, fakeBackend, settle } from "./test-backend";
+import { DEFAULT_APPROVAL, answer, fakeBackend, settle } from "./test-backend";
 
 const FORM: ProviderForm = {
   baseUrl: "",
@@ -84,6 +84,7 @@ describe("a provider's key in the settings form", () => {
 const SAVED: Settings = {
   default_model: "claude-sonnet-4-5",
   autonomy: "auto",
+  approval: DEFAULT_APPROVAL,
   max_tool_rounds: 8,
   anthropic: {
     base_url: null,
@@ -299,5 +300,33 @@ describe("where keys go in the settings", () => {
       api_key: null,
       allow_insecure_http: true,
     });
+  });
+});
+
+describe("the approval policy in the settings", () => {
+  it("shows a row per kind of workspace tool with the saved choice, and saves a change", async () => {
+    const sent: Settings_Deserialize[] = [];
+    const { root, submit, type } = await openDialog({
+      getSettings: () => answer(SAVED),
+      saveSettings: (settings) => {
+        sent.push(settings);
+        return answer(SAVED);
+      },
+    });
+    const rows = [...root.querySelectorAll("[data-testid=approval-row]")];
+    expect(rows.map((row) => row.querySelector("span")?.firstChild?.textContent?.trim())).toEqual([
+      "Reading",
+      "Changing files",
+      "Running commands",
+    ]);
+    const chosen = rows.map((row) => row.querySelector("select")?.value);
+    expect(chosen).toEqual(["auto", "ask", "ask"]);
+    expect(
+      [...(rows[0]?.querySelectorAll("option") ?? [])].map((option) => option.textContent),
+    ).toEqual(["Automatic", "Ask"]);
+    await type("select[name=approval_change]", "auto");
+    await type("select[name=approval_read]", "ask");
+    await submit();
+    expect(sent.at(-1)?.approval).toEqual({ read: "ask", change: "auto", run: "ask" });
   });
 });

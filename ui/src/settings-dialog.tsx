@@ -1,5 +1,5 @@
-// Model settings: where each provider is, its key, the default model, autonomy and the tool-round
-// limit. Keys are never shown: the backend answers "(set)" for a saved key, the field stays empty
+// Model settings: where each provider is, its key, the default model, autonomy, the tool-round
+// limit and the approval of workspace tools (per kind: automatic, or asked each time). Keys are never shown: the backend answers "(set)" for a saved key, the field stays empty
 // with that placeholder, and an untouched field keeps the saved key (null is sent). A key is
 // removed only by ticking "Remove", which sends "". Each provider says where its key is kept (the
 // system keyring, the settings file, or an environment variable). A base URL moved to another
@@ -11,6 +11,8 @@ import { useEffect, useState } from "preact/hooks";
 import type { Backend } from "./backend";
 import type {
   ApiError,
+  Approval,
+  ApprovalPolicy_Serialize as ApprovalPolicy,
   Autonomy,
   KeyLocation,
   ModelSettings,
@@ -101,6 +103,13 @@ export function keyLocationText(location: KeyLocation | null): string {
       return `Taken from ${location.variable}, which is used before a key saved here.`;
   }
 }
+
+/** The approval policy's rows: the kind of workspace tool each governs, in words. */
+export const APPROVAL_ROWS: { kind: keyof ApprovalPolicy; label: string; tools: string }[] = [
+  { kind: "read", label: "Reading", tools: "read, list and search files" },
+  { kind: "change", label: "Changing files", tools: "write and edit files" },
+  { kind: "run", label: "Running commands", tools: "run shell commands" },
+];
 
 /** A new row of the models list: an OpenAI-compatible server's model, with a common window. */
 export const NEW_MODEL: ModelSettings = {
@@ -234,6 +243,36 @@ export function SettingsDialog({
                 }
               />
             </label>
+            <fieldset class="approval-policy" data-testid="settings-approval">
+              <legend>Workspace tools</legend>
+              <p class="muted">
+                Whether the agent's calls of each kind run at once or wait for you. A prompt can
+                also allow the rest of a tree's calls of its kind.
+              </p>
+              {APPROVAL_ROWS.map((row) => (
+                <label key={row.kind} class="approval-row" data-testid="approval-row">
+                  <span>
+                    {row.label} <span class="muted">({row.tools})</span>
+                  </span>
+                  <select
+                    name={`approval_${row.kind}`}
+                    value={settings.approval[row.kind]}
+                    onChange={(e) =>
+                      setSettings({
+                        ...settings,
+                        approval: {
+                          ...settings.approval,
+                          [row.kind]: e.currentTarget.value as Approval,
+                        },
+                      })
+                    }
+                  >
+                    <option value="auto">Automatic</option>
+                    <option value="ask">Ask</option>
+                  </select>
+                </label>
+              ))}
+            </fieldset>
             <fieldset class="models" data-testid="settings-models">
               <legend>Models</legend>
               <p class="muted">

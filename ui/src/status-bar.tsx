@@ -1,3 +1,5 @@
+import type { ComponentChildren } from "preact";
+
 import type { AppInfo, DataDirSource } from "./bindings";
 
 const SOURCE_LABEL: Record<DataDirSource, string> = {
@@ -6,15 +8,18 @@ const SOURCE_LABEL: Record<DataDirSource, string> = {
 };
 
 /**
- * The bottom line of the window: where the data lives, which Flame this is, and the settings
- * (models, keys, autonomy), which are the whole app's rather than a frame's.
+ * The bottom line of the window: where the data lives, the current tree's workspace (the
+ * `children`), which Flame this is, and the settings (models, keys, autonomy, approval), which are
+ * the whole app's rather than a frame's.
  */
 export function StatusBar({
   info,
   onOpenSettings,
+  children,
 }: {
   info: AppInfo | null;
   onOpenSettings: () => void;
+  children?: ComponentChildren;
 }) {
   if (info === null) {
     return (
@@ -29,6 +34,7 @@ export function StatusBar({
         Data <code data-testid="data-dir">{info.data_dir}</code>{" "}
         <span class="muted">({SOURCE_LABEL[info.data_dir_source]})</span>
       </span>
+      {children}
       <span class="status-item muted">schema v{info.schema_version}</span>
       <span class="status-item muted">Flame {info.version}</span>
       <button

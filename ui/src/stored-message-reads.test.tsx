@@ -22,6 +22,7 @@ import {
   fakeBackend,
   frameViewOf,
   outlineFrame,
+  NO_FILES,
   settle,
 } from "./test-backend";
 
@@ -38,6 +39,7 @@ const ENTRY: FrameDetail = {
   decisions: [],
   log_path: "/tmp/log.md",
   actions: IN_PROGRESS_ACTIONS,
+  files: NO_FILES,
 };
 
 function stored(id: number, role: Message["role"], content: string): Message {
@@ -64,7 +66,14 @@ function stored(id: number, role: Message["role"], content: string): Message {
 function setUp() {
   const frame: StoredFrame = { frame: ENTRY, messages: [], open: [], waiting: null, seq: 1 };
   const outline = (): TreeOutline => ({
-    tree: { id: "t0000000001", title: "Chat", root: ROOT, focus: ROOT, created_at: 0 },
+    tree: {
+      id: "t0000000001",
+      title: "Chat",
+      root: ROOT,
+      focus: ROOT,
+      created_at: 0,
+      workspace: null,
+    },
     frames: [outlineFrame(ROOT, null, { message_count: frame.messages.length })],
     seq: frame.seq,
   });

@@ -4,13 +4,16 @@ import type { Backend } from "./backend";
 import type {
   ApiError,
   AppInfo,
+  ApprovalPolicy_Serialize as ApprovalPolicy,
   ChatView_Serialize as ChatView,
+  FileTrail,
   FrameActions_Serialize as FrameActions,
   FrameDetail_Serialize as FrameDetail,
   FrameOutline_Serialize as FrameOutline,
   Message_Serialize as Message,
   ToolCall,
   TreeOutline_Serialize,
+  WaitingRequest,
 } from "./bindings";
 
 export const INFO: AppInfo = {
@@ -69,6 +72,8 @@ export function fakeBackend(parts: Partial<Backend>): Backend {
     exportFrames: refuse,
     exportContext: refuse,
     chooseSavePath: refuse,
+    chooseFolder: refuse,
+    setTreeWorkspace: refuse,
     onTreeChanged: () => Promise.resolve(() => undefined),
     ...parts,
   };
@@ -97,7 +102,8 @@ export interface StoredFrame {
   messages: Message[];
   /** The ids of its replies still open, whose content may still change. */
   open: number[];
-  waiting: ToolCall | null;
+  /** The call the agent waits on there for the person, with what to ask about it. */
+  waiting: WaitingRequest | null;
   /** The newest event seq. */
   seq: number;
 }
@@ -171,4 +177,15 @@ export function outlineFrame(
     tokens: 0,
     ...more,
   };
+}
+
+/** The approval policy Flame starts with: reading automatic, changing and running asked. */
+export const DEFAULT_APPROVAL: ApprovalPolicy = { read: "auto", change: "ask", run: "ask" };
+
+/** The file trail of a frame whose tool calls touched no file. */
+export const NO_FILES: FileTrail = { read: [], changed: [] };
+
+/** A push or pop the agent waits on, as the backend asks about it. */
+export function frameChange(call: ToolCall): WaitingRequest {
+  return { call, ask: { kind: "frame_change" } };
 }

@@ -7,8 +7,8 @@ import type {
   ApiError,
   DeletedTree,
   Frame_Serialize as Frame,
-  Tree,
-  TreeListEntry,
+  Tree_Serialize as Tree,
+  TreeListEntry_Serialize as TreeListEntry,
   TreeOutline_Serialize as TreeOutline,
 } from "./bindings";
 import { answer, fakeBackend, settle } from "./test-backend";
@@ -22,6 +22,7 @@ function tree(n: number, title: string): Tree {
     root: `f000000000${n}`,
     focus: `f00000000${n}9`,
     created_at: n,
+    workspace: null,
   };
 }
 
@@ -163,12 +164,12 @@ describe("TreeMenu", () => {
   });
 
   it("creates a tree from the New tree dialog", async () => {
-    const created: string[][] = [];
+    const created: (string | null)[][] = [];
     const { root } = await mount(
       fakeBackend({
         listTrees: () => answer(LIST),
-        createTree: (title, criteria) => {
-          created.push([title, criteria]);
+        createTree: (title, criteria, workspace) => {
+          created.push([title, criteria, workspace]);
           return answer<Tree>(MINE);
         },
       }),
@@ -192,7 +193,7 @@ describe("TreeMenu", () => {
       form?.querySelector<HTMLButtonElement>("button[type=submit]")?.click();
       await settle();
     });
-    expect(created).toEqual([["Write the book", "Ten chapters"]]);
+    expect(created).toEqual([["Write the book", "Ten chapters", null]]);
     expect(root.querySelector("[data-testid=new-tree-form]")).toBeNull();
   });
 });

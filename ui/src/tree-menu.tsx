@@ -6,7 +6,7 @@ import { useEffect, useState } from "preact/hooks";
 
 import type { Answer, Backend } from "./backend";
 import type { ApiError, TreeListEntry, TreeOutline_Serialize as TreeOutline } from "./bindings";
-import { NewTreeForm } from "./new-tree-form";
+import { NewTreeForm, type NewTreeActions } from "./new-tree-form";
 import { ErrorLine } from "./error-line";
 
 export function TreeMenu({
@@ -81,19 +81,18 @@ export function TreeMenu({
 /** The New tree dialog: the new-tree form with a heading and Cancel. */
 export function NewTreeDialog({
   onCreate,
+  onChooseFolder,
   onClose,
-}: {
-  onCreate: (title: string, criteria: string) => Promise<ApiError | null>;
-  onClose: () => void;
-}) {
+}: NewTreeActions & { onClose: () => void }) {
   return (
     <div class="dialog-backdrop" onKeyDown={(e) => e.key === "Escape" && onClose()}>
       <div class="dialog" role="dialog" aria-modal="true" aria-label="New tree">
         <NewTreeForm
           heading="New tree"
           onCancel={onClose}
-          onCreate={async (title, criteria) => {
-            const failure = await onCreate(title, criteria);
+          onChooseFolder={onChooseFolder}
+          onCreate={async (title, criteria, workspace) => {
+            const failure = await onCreate(title, criteria, workspace);
             if (failure === null) onClose();
             return failure;
           }}

@@ -13,12 +13,22 @@ import type {
   Message_Serialize as Message,
   Settings_Serialize as Settings,
   Status,
-  ToolCall,
+  Answer_Deserialize as RequestAnswer,
   TreeOutline_Serialize as TreeOutline,
+  WaitingRequest,
 } from "../bindings";
 import type { RunCommand } from "../frame-actions";
 import { SettingsDialog } from "../settings-dialog";
-import { answer, fakeBackend, frameViewOf, outlineFrame, settle } from "../test-backend";
+import {
+  DEFAULT_APPROVAL,
+  NO_FILES,
+  answer,
+  fakeBackend,
+  frameChange,
+  frameViewOf,
+  outlineFrame,
+  settle,
+} from "../test-backend";
 import { ChatPane } from "./chat-pane";
 import { useModelChoice } from "./model-picker";
 
@@ -36,7 +46,14 @@ function outlineFrameOf(
 
 function outline(status: Status): TreeOutline {
   return {
-    tree: { id: "t0000000001", title: "Build", root: ROOT, focus: FRAME, created_at: 0 },
+    tree: {
+      id: "t0000000001",
+      title: "Build",
+      root: ROOT,
+      focus: FRAME,
+      created_at: 0,
+      workspace: null,
+    },
     frames: [
       outlineFrameOf(ROOT, null, "Build the app", "in_progress"),
       outlineFrameOf(FRAME, ROOT, "Design", status),
@@ -77,6 +94,7 @@ function entry(status: Status): FrameDetail {
     decisions: [],
     log_path: "/tmp/log.md",
     actions: actionsFor(status),
+    files: NO_FILES,
   };
 }
 
@@ -89,7 +107,7 @@ function entry(status: Status): FrameDetail {
 function views(
   status: Status,
   messages: () => Message[] = () => [],
-  waiting: () => ToolCall | null = () => null,
+  waiting: () => WaitingRequest | null = () => null,
   open: () => number[] = () => [],
 ): Backend["frameView"] {
   return frameViewOf(() => ({
@@ -516,7 +534,7 @@ describe("the chat pane", () => {
   });
 
   it("asks for approval and answers it", async () => {
-    const answers: boolean[] = [];
+    const answers: RequestAnswer[] = [];
     const root = await mount(
       fakeBackend({
         frameView: views("in_progress"),
@@ -525,11 +543,15 @@ describe("the chat pane", () => {
             ...FINISHED,
             stopped: {
               kind: "awaiting_approval",
-              call: { id: "c1", name: "pop_frame", arguments: { status: "completed" } },
+              request: frameChange({
+                id: "c1",
+                name: "pop_frame",
+                arguments: { status: "completed" },
+              }),
             },
           }),
-        answerRequest: (_frame, accept) => {
-          answers.push(accept);
+        answerRequest: (_frame, given) => {
+          answers.push(given);
           return answer(FINISHED);
         },
       }),
@@ -544,13 +566,17 @@ describe("the chat pane", () => {
       refuse?.click();
       await settle();
     });
-    expect(answers).toEqual([false]);
+    expect(answers).toEqual([{ kind: "refuse", reason: null }]);
     expect(root.querySelector("[data-testid=approval]")).toBeNull();
   });
 
   it("asks again for a request the agent stored before the app restarted", async () => {
-    const answered: [string, boolean][] = [];
-    let waiting: ToolCall | null = { id: "c9", name: "push_frame", arguments: { title: "Auth" } };
+    const answered: [string, RequestAnswer][] = [];
+    let waiting: WaitingRequest | null = frameChange({
+      id: "c9",
+      name: "push_frame",
+      arguments: { title: "Auth" },
+    });
     const root = await mount(
       fakeBackend({
         frameView: views(
@@ -558,8 +584,8 @@ describe("the chat pane", () => {
           () => [],
           () => waiting,
         ),
-        answerRequest: (frame, accept) => {
-          answered.push([frame, accept]);
+        answerRequest: (frame, given) => {
+          answered.push([frame, given]);
           waiting = null;
           return answer(FINISHED);
         },
@@ -576,8 +602,115 @@ describe("the chat pane", () => {
       await settle();
     });
     await act(settle);
-    expect(answered).toEqual([[FRAME, true]]);
+    expect(answered).toEqual([[FRAME, { kind: "accept" }]]);
     expect(root.querySelector("[data-testid=approval]")).toBeNull();
+  });
+
+  it("asks again for a workspace call stored before a restart, and allows its kind for the tree", async () => {
+    const answered: [string, RequestAnswer][] = [];
+    let waiting: WaitingRequest | null = {
+      call: { id: "c7", name: "write_file", arguments: { path: "notes.md" } },
+      ask: {
+        kind: "workspace",
+        tool_kind: "changing",
+        preview: { kind: "change", path: "notes.md", created: true, diff: "+# Notes\n" },
+      },
+    };
+    const root = await mount(
+      fakeBackend({
+        frameView: views(
+          "in_progress",
+          () => [],
+          () => waiting,
+        ),
+        answerRequest: (frame, given) => {
+          answered.push([frame, given]);
+          waiting = null;
+          return answer(FINISHED);
+        },
+      }),
+    );
+    const approval = root.querySelector("[data-testid=approval]");
+    expect(approval?.getAttribute("data-tool-kind")).toBe("changing");
+    expect(approval?.querySelector("[data-testid=approval-diff]")?.textContent).toContain(
+      "+# Notes",
+    );
+    await act(async () => {
+      root.querySelector<HTMLButtonElement>("[data-testid=approval-allow-kind]")?.click();
+      await settle();
+    });
+    await act(settle);
+    expect(answered).toEqual([[FRAME, { kind: "accept_kind" }]]);
+    expect(root.querySelector("[data-testid=approval]")).toBeNull();
+  });
+
+  it("draws a workspace tool's card while the reply streams", async () => {
+    let listener: ChatListener = () => undefined;
+    const root = await mount(
+      fakeBackend({
+        frameView: views("in_progress"),
+        sendMessage: (_frame, _text, _model, onEvent) => {
+          listener = onEvent;
+          return new Promise(() => undefined);
+        },
+      }),
+    );
+    await pressEnter(await type(root, "run the tests"));
+    await act(async () => {
+      listener({ kind: "tool_call", frame: FRAME, id: "c1", name: "run_command" });
+      listener({
+        kind: "tool_result",
+        frame: FRAME,
+        id: "c1",
+        name: "run_command",
+        content: "test result: FAILED",
+        is_error: false,
+        detail: {
+          kind: "command",
+          command: "cargo test",
+          exit_code: 101,
+          ending: "exited",
+          duration_ms: 900,
+          output_bytes: 19,
+          output_file: null,
+        },
+      });
+      await settle();
+    });
+    const card = root.querySelector("[data-testid=streaming-reply] [data-testid=tool-card]");
+    expect(card?.getAttribute("data-kind")).toBe("command");
+    expect(card?.querySelector("[data-testid=tool-exit]")?.textContent).toBe("exit 101");
+  });
+
+  it("says in the header how many files the frame changed, listing them when opened", async () => {
+    const files = { read: ["README.md"], changed: ["src/a.rs", "src/b.rs"] };
+    const root = await mount(
+      fakeBackend({
+        frameView: frameViewOf(() => ({
+          frame: { ...entry("completed"), files },
+          messages: [],
+          open: [],
+          waiting: null,
+          seq: 1,
+        })),
+      }),
+      "completed",
+    );
+    const header = root.querySelector("[data-testid=frame-files]");
+    expect(header?.getAttribute("data-changed")).toBe("2");
+    expect(header?.querySelector("summary")?.textContent).toBe("2 files changed, 1 read");
+    expect(header?.querySelector("summary")?.getAttribute("title")).toBe("src/a.rs\nsrc/b.rs");
+    expect(
+      [...(header?.querySelectorAll("[aria-label='Files changed'] li") ?? [])].map(
+        (li) => li.textContent,
+      ),
+    ).toEqual(["src/a.rs", "src/b.rs"]);
+  });
+
+  it("says nothing of files for a frame whose tools touched none", async () => {
+    const root = await mount(fakeBackend({ frameView: views("in_progress") }));
+    expect(root.querySelector("[data-testid=frame-criteria]")).not.toBeNull();
+    expect(root.querySelector("[data-testid=frame-files]")).toBeNull();
   });
 
   it("lets the person write the results when generating them fails, and pops with them", async () => {
@@ -725,6 +858,7 @@ describe("the composer's model picker", () => {
   const SETTINGS: Settings = {
     default_model: "claude-sonnet-4-5",
     autonomy: "ask",
+    approval: DEFAULT_APPROVAL,
     max_tool_rounds: 8,
     anthropic: { base_url: null, api_key: "(set)" },
     openai: { base_url: "http://127.0.0.1:11434/v1", api_key: null },
@@ -778,7 +912,10 @@ describe("the composer's model picker", () => {
     const calls: string[] = [];
     const waiting: ChatOutcome = {
       ...FINISHED,
-      stopped: { kind: "awaiting_approval", call: { id: "c1", name: "pop_frame", arguments: {} } },
+      stopped: {
+        kind: "awaiting_approval",
+        request: frameChange({ id: "c1", name: "pop_frame", arguments: {} }),
+      },
     };
     const root = await mount(
       composerBackend({

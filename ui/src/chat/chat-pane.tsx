@@ -15,6 +15,7 @@ import type {
 import { ExportDialog } from "../export-dialog";
 import { frameActions, type RunCommand } from "../frame-actions";
 import { STATUS_STYLE } from "../status-style";
+import { ApprovalPrompt } from "./approval-prompt";
 import { Composer } from "./composer";
 import { ContextInspector } from "./context-inspector";
 import { FrameHeader } from "./frame-header";
@@ -191,24 +192,11 @@ export function ChatPane({
           </p>
         )}
         {waiting !== null && (
-          <div class="approval" role="group" aria-label="Approval" data-testid="approval">
-            <p>
-              The agent asks to run <strong>{waiting.name}</strong>:
-            </p>
-            <pre>{JSON.stringify(waiting.arguments, null, 2)}</pre>
-            <div class="dialog-buttons">
-              <button type="button" onClick={() => void conversation.answerRequest(false)}>
-                Refuse
-              </button>
-              <button
-                type="button"
-                class="primary"
-                onClick={() => void conversation.answerRequest(true)}
-              >
-                Accept
-              </button>
-            </div>
-          </div>
+          <ApprovalPrompt
+            key={waiting.call.id}
+            request={waiting}
+            onAnswer={(answer) => void conversation.answerRequest(answer)}
+          />
         )}
       </div>
       {actions === null ? null : actions.chat ? (

@@ -1,8 +1,10 @@
 // The top of the chat pane: the focused frame's title, status and tools (Pop…, Context, Export…),
-// then its path to the root, its id, its success criteria, results and the reason for its status.
+// then its path to the root, its id, its success criteria, results, the reason for its status and
+// the files its own tool calls changed.
 
 import type {
-  FrameEntry_Serialize as FrameEntry,
+  FileTrail,
+  FrameDetail_Serialize as FrameDetail,
   FrameOutline_Serialize as FrameOutline,
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
@@ -24,6 +26,38 @@ export function pathToRoot(outline: TreeOutline, frame: string): FrameOutline[] 
   return path;
 }
 
+/** How many files the frame changed, listing them (and the files it read) when opened. */
+export function ChangedFiles({ files }: { files: FileTrail }) {
+  if (files.changed.length === 0 && files.read.length === 0) return null;
+  const count = files.changed.length;
+  return (
+    <details class="frame-files" data-testid="frame-files" data-changed={count}>
+      <summary title={files.changed.join("\n")}>
+        {count === 0 ? "No files changed" : `${count} ${count === 1 ? "file" : "files"} changed`}
+        {files.read.length > 0 && <span class="muted">, {files.read.length} read</span>}
+      </summary>
+      {count > 0 && (
+        <ul class="frame-files-changed" aria-label="Files changed">
+          {files.changed.map((path) => (
+            <li key={path}>
+              <code>{path}</code>
+            </li>
+          ))}
+        </ul>
+      )}
+      {files.read.length > 0 && (
+        <ul class="frame-files-read muted" aria-label="Files read">
+          {files.read.map((path) => (
+            <li key={path}>
+              <code>{path}</code>
+            </li>
+          ))}
+        </ul>
+      )}
+    </details>
+  );
+}
+
 export function FrameHeader({
   outline,
   frame,
@@ -38,7 +72,7 @@ export function FrameHeader({
   outline: TreeOutline;
   frame: FrameOutline;
   /** The frame as last read; shown only once it is this frame's. */
-  detail: FrameEntry | null;
+  detail: FrameDetail | null;
   /** Whether the backend would pop the frame now, so Pop… is offered. */
   canPop: boolean;
   inspecting: boolean;
@@ -115,6 +149,7 @@ export function FrameHeader({
                 {detail.status_reason}
               </p>
             )}
+            <ChangedFiles files={detail.files} />
           </>
         )}
       </div>

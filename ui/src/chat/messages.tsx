@@ -1,10 +1,12 @@
 // How messages look: person and assistant as bubbles of escaped Markdown, notes muted, tool
-// calls and tool results as compact cards, and the reply still streaming in. Everything a
+// calls and tool results as compact cards (a workspace tool's result as its `ToolCard`), and the
+// reply still streaming in. Everything a
 // message holds is untrusted and goes through `Markdown` or into text nodes.
 
 import type { Message_Serialize as Message, ToolCall } from "../bindings";
 import { Markdown } from "./markdown";
-import type { Streaming } from "./use-conversation";
+import { ToolCard } from "./tool-card";
+import type { Streaming, StreamingTool } from "./use-conversation";
 
 /** The first line of a text, cut to `max` characters, for a card's one-line summary. */
 export function firstLine(text: string, max = 100): string {
@@ -12,18 +14,38 @@ export function firstLine(text: string, max = 100): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
-export function ToolCallCard({ call, result }: { call: ToolCall; result?: string | undefined }) {
+export function ToolCallCard({
+  call,
+  result,
+}: {
+  call: ToolCall;
+  result?: StreamingTool["result"];
+}) {
+  if (result?.detail) {
+    return (
+      <ToolCard
+        name={call.name}
+        content={result.content}
+        detail={result.detail}
+        isError={result.isError}
+      />
+    );
+  }
   return (
-    <details class="tool-card tool-call" data-testid="tool-call" data-tool={call.name}>
+    <details
+      class={`tool-card tool-call${result?.isError === true ? " tool-error" : ""}`}
+      data-testid="tool-call"
+      data-tool={call.name}
+    >
       <summary>
         <span class="tool-icon" aria-hidden="true">
           ⚙
         </span>{" "}
         <strong>{call.name}</strong>
-        {result !== undefined && <span class="muted"> — {firstLine(result)}</span>}
+        {result !== undefined && <span class="muted"> — {firstLine(result.content)}</span>}
       </summary>
       {call.arguments !== null && <pre>{JSON.stringify(call.arguments, null, 2)}</pre>}
-      {result !== undefined && <pre>{result}</pre>}
+      {result !== undefined && <pre>{result.content}</pre>}
     </details>
   );
 }
@@ -32,6 +54,19 @@ export function MessageView({ message }: { message: Message }) {
   if (message.role === "tool") {
     const name = message.tool_result?.name ?? "tool";
     const isError = message.tool_result?.is_error === true;
+    const detail = message.tool_result?.detail;
+    if (detail) {
+      return (
+        <div
+          class="tool-message"
+          data-testid="message"
+          data-role="tool"
+          data-message-id={message.id}
+        >
+          <ToolCard name={name} content={message.content} detail={detail} isError={isError} />
+        </div>
+      );
+    }
     return (
       <details
         class={`tool-card tool-result${isError ? " tool-error" : ""}`}

@@ -7,6 +7,7 @@ function settings(default_model: string | null, names: string[]): Settings {
   return {
     default_model,
     autonomy: "auto",
+    approval: { read: "auto", change: "ask", run: "ask" },
     max_tool_rounds: 8,
     anthropic: { base_url: null, api_key: null },
     openai: { base_url: null, api_key: null },

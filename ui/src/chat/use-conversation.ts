@@ -15,6 +15,7 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { Answer, Backend } from "../backend";
 import type {
   ApiError,
+  Answer_Deserialize as RequestAnswer,
   ChatEvent,
   ChatOutcome,
   ChatView_Serialize as ChatView,
@@ -22,15 +23,19 @@ import type {
   Message_Serialize as Message,
   Suggestion,
   SuggestionKind,
-  ToolCall,
+  ToolDetail,
+  WaitingRequest,
 } from "../bindings";
 
 /** The frame's messages as the pane holds them, with what the last view said of them. */
 interface Held {
   frame: string;
   messages: Message[];
-  /** The push or pop the agent waits on there (from the store, so it is asked again after a restart). */
-  waiting: ToolCall | null;
+  /**
+   * The call the agent waits on there for the person (from the store, so it is asked again
+   * after a restart).
+   */
+  waiting: WaitingRequest | null;
   /** The id to read after next time: the last message that can no longer change. */
   settled: number | null;
   /** The event seq the view was read at. */
@@ -75,11 +80,18 @@ export function applyView(held: Held, frame: string, view: ChatView): Held {
   };
 }
 
+/** A tool the reply on its way called, with its result once it ran. */
+export interface StreamingTool {
+  id: string;
+  name: string;
+  result?: { content: string; isError: boolean; detail: ToolDetail | null };
+}
+
 /** A reply on its way: the text since the last stored message, and the tools it ran. */
 export interface Streaming {
   state: "streaming";
   draft: string;
-  tools: { id: string; name: string; result?: string }[];
+  tools: StreamingTool[];
 }
 
 export type Reply =
@@ -102,14 +114,14 @@ export interface Conversation {
   reply: Reply;
   /** How the last answer ended, once it has. */
   outcome: ChatOutcome | null;
-  /** The push or pop the agent waits on for the person, if any. */
-  waiting: ToolCall | null;
+  /** The call the agent waits on for the person (a push, a pop, a workspace tool), if any. */
+  waiting: WaitingRequest | null;
   notices: string[];
   /** Push or pop, as Flame suggests them after a reply; at most one of each kind. */
   suggestions: Suggestion[];
   send: (text: string) => Promise<void>;
-  /** Accepts or refuses the request the agent waits on in this frame. */
-  answerRequest: (accept: boolean) => Promise<void>;
+  /** Answers the request the agent waits on in this frame: allow it (or its kind), or refuse it. */
+  answerRequest: (answer: RequestAnswer) => Promise<void>;
   stop: () => void;
   /** Puts a failed reply out of sight. */
   dismissFailure: () => void;
@@ -221,7 +233,16 @@ export function useConversation(
             ? {
                 ...r,
                 tools: r.tools.map((t) =>
-                  t.id === event.id ? { ...t, result: event.content } : t,
+                  t.id === event.id
+                    ? {
+                        ...t,
+                        result: {
+                          content: event.content,
+                          isError: event.is_error,
+                          detail: event.detail ?? null,
+                        },
+                      }
+                    : t,
                 ),
               }
             : r,
@@ -293,9 +314,9 @@ export function useConversation(
       : stored;
   }, [loaded, frame, streaming]);
   // The answer that just stopped says so at once; the stored conversation says so after a reload.
-  const waiting: ToolCall | null =
+  const waiting: WaitingRequest | null =
     outcome?.stopped.kind === "awaiting_approval" && outcome.frame === frame
-      ? outcome.stopped.call
+      ? outcome.stopped.request
       : reply.state === "idle" && loaded.frame === frame
         ? loaded.waiting
         : null;
@@ -311,8 +332,8 @@ export function useConversation(
     suggestions,
     send: (text) =>
       converse((listener) => backend.sendMessage(frame, text, chosenModel.current, listener)),
-    answerRequest: (accept) =>
-      converse((listener) => backend.answerRequest(frame, accept, chosenModel.current, listener)),
+    answerRequest: (answer) =>
+      converse((listener) => backend.answerRequest(frame, answer, chosenModel.current, listener)),
     stop: () => {
       stopRequested.current = true;
       void backend.cancelAnswer();

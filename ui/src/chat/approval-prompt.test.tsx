@@ -1,0 +1,155 @@
+import { render } from "preact";
+import { act } from "preact/test-utils";
+import { afterEach, describe, expect, it } from "vitest";
+
+import type {
+  Answer_Deserialize as RequestAnswer,
+  Preview,
+  ToolKind,
+  WaitingRequest,
+} from "../bindings";
+import { frameChange } from "../test-backend";
+import { ApprovalPrompt, NOT_SANDBOXED } from "./approval-prompt";
+
+afterEach(() => {
+  document.body.replaceChildren();
+});
+
+/** A workspace call of `name` and `kind` waiting with `preview`. */
+function workspaceCall(name: string, kind: ToolKind, preview: Preview): WaitingRequest {
+  return {
+    call: { id: "c1", name, arguments: {} },
+    ask: { kind: "workspace", tool_kind: kind, preview },
+  };
+}
+
+const EDIT = workspaceCall("edit_file", "changing", {
+  kind: "change",
+  path: "src/lib.rs",
+  created: false,
+  diff: "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1 @@\n-fn old() {}\n+fn new() {}\n",
+});
+
+const COMMAND = workspaceCall("run_command", "running", {
+  kind: "command",
+  command: "rm -rf target && cargo test",
+  folder: "/home/ada/proj",
+  timeout_seconds: 120,
+});
+
+/** The prompt for `request`, with every answer it sends. */
+async function prompt(
+  request: WaitingRequest,
+): Promise<{ root: HTMLElement; answers: RequestAnswer[] }> {
+  const root = document.createElement("div");
+  document.body.append(root);
+  const answers: RequestAnswer[] = [];
+  await act(() =>
+    render(<ApprovalPrompt request={request} onAnswer={(a) => answers.push(a)} />, root),
+  );
+  return { root, answers };
+}
+
+async function click(root: HTMLElement, testId: string) {
+  const button = root.querySelector<HTMLButtonElement>(`[data-testid=${testId}]`);
+  if (button === null) throw new Error(`no ${testId}`);
+  await act(() => button.click());
+}
+
+describe("the approval prompt", () => {
+  it("shows the diff of a change, highlighted", async () => {
+    const { root } = await prompt(EDIT);
+    expect(root.textContent).toContain("edit_file");
+    expect(root.textContent).toContain("Edit src/lib.rs");
+    const block = root.querySelector("[data-testid=approval-diff] pre");
+    expect(block?.getAttribute("data-highlighted")).toBe("diff");
+    expect(block?.querySelector(".hljs-addition")?.textContent).toBe("+fn new() {}");
+    expect(block?.querySelector(".hljs-deletion")?.textContent).toBe("-fn old() {}");
+    expect(root.querySelector("[data-testid=not-sandboxed]")).toBeNull();
+  });
+
+  it("shows the exact command, its folder and timeout, and that it is not sandboxed", async () => {
+    const { root } = await prompt(COMMAND);
+    expect(root.querySelector("[data-testid=approval-command] code")?.textContent).toBe(
+      "rm -rf target && cargo test",
+    );
+    expect(root.textContent).toContain("/home/ada/proj");
+    expect(root.textContent).toContain("120 s");
+    expect(root.querySelector("[data-testid=not-sandboxed]")?.textContent).toBe(NOT_SANDBOXED);
+    expect(NOT_SANDBOXED).toBe(
+      "Commands are not sandboxed: they run with your account's permissions in the workspace folder.",
+    );
+  });
+
+  it("shows why a call cannot run, and a read in words", async () => {
+    const invalid = await prompt(
+      workspaceCall("edit_file", "changing", {
+        kind: "invalid",
+        message: "../secret is outside the workspace",
+      }),
+    );
+    expect(invalid.root.querySelector("[data-testid=approval-invalid]")?.textContent).toBe(
+      "../secret is outside the workspace",
+    );
+    document.body.replaceChildren();
+    const reading = await prompt(
+      workspaceCall("search", "reading", { kind: "reading", summary: "Search for fn main" }),
+    );
+    expect(reading.root.querySelector("[data-testid=approval-reading]")?.textContent).toBe(
+      "Search for fn main",
+    );
+  });
+
+  it("sends Allow, Allow all of the kind, and Refuse as their answers", async () => {
+    const allow = await prompt(COMMAND);
+    await click(allow.root, "approval-allow");
+    expect(allow.answers).toEqual([{ kind: "accept" }]);
+
+    const all = await prompt(COMMAND);
+    const allowKind = all.root.querySelector("[data-testid=approval-allow-kind]");
+    expect(allowKind?.textContent).toBe("Allow all commands in this tree");
+    await click(all.root, "approval-allow-kind");
+    expect(all.answers).toEqual([{ kind: "accept_kind" }]);
+
+    const refuse = await prompt(COMMAND);
+    await click(refuse.root, "approval-refuse");
+    expect(refuse.answers).toEqual([{ kind: "refuse", reason: null }]);
+  });
+
+  it("names each kind in Allow all", async () => {
+    const names: (string | null | undefined)[] = [];
+    for (const kind of ["reading", "changing", "running"] as const) {
+      const { root } = await prompt(workspaceCall("t", kind, { kind: "reading", summary: "s" }));
+      names.push(root.querySelector("[data-testid=approval-allow-kind]")?.textContent);
+      document.body.replaceChildren();
+    }
+    expect(names).toEqual([
+      "Allow all reads in this tree",
+      "Allow all changes in this tree",
+      "Allow all commands in this tree",
+    ]);
+  });
+
+  it("passes the typed reason with a refusal", async () => {
+    const { root, answers } = await prompt(EDIT);
+    const reason = root.querySelector<HTMLInputElement>("[data-testid=approval-reason]");
+    await act(() => {
+      reason!.value = "  keep the old name, other crates use it ";
+      reason!.dispatchEvent(new Event("input"));
+    });
+    await click(root, "approval-refuse");
+    expect(answers).toEqual([{ kind: "refuse", reason: "keep the old name, other crates use it" }]);
+  });
+
+  it("asks about a push or pop as before: its arguments, Accept or Refuse, no Allow all", async () => {
+    const { root, answers } = await prompt(
+      frameChange({ id: "c2", name: "push_frame", arguments: { title: "Auth" } }),
+    );
+    expect(root.textContent).toContain("push_frame");
+    expect(root.querySelector("pre")?.textContent).toContain('"title": "Auth"');
+    expect(root.querySelector("[data-testid=approval-allow-kind]")).toBeNull();
+    expect(root.querySelector("button.primary")?.textContent).toBe("Accept");
+    await click(root, "approval-allow");
+    expect(answers).toEqual([{ kind: "accept" }]);
+  });
+});

@@ -1,0 +1,139 @@
+// The question the agent waits on in the chat pane: a push or pop it wants to make, or a
+// workspace tool call with what it would do (the diff of a change, the exact command with its
+// folder and timeout, a read in words, or why it cannot run). The person allows it, allows every
+// call of its kind for the rest of the tree, or refuses it with an optional reason the model is
+// given. The request comes from the store, so the prompt is the same after a restart.
+
+import { useState } from "preact/hooks";
+
+import type {
+  Answer_Deserialize as RequestAnswer,
+  Preview,
+  ToolKind,
+  WaitingRequest,
+} from "../bindings";
+import { CodeBlock } from "./code-block";
+
+/** What "Allow all … in this tree" names, per kind of workspace tool. */
+export const KIND_PLURAL: Record<ToolKind, string> = {
+  reading: "reads",
+  changing: "changes",
+  running: "commands",
+};
+
+/** Said beside every command the person is asked to allow. */
+export const NOT_SANDBOXED =
+  "Commands are not sandboxed: they run with your account's permissions in the workspace folder.";
+
+/** What a waiting workspace call would do. */
+function PreviewView({ preview }: { preview: Preview }) {
+  switch (preview.kind) {
+    case "change":
+      return (
+        <>
+          <p>
+            {preview.created ? "Create" : "Edit"} <code>{preview.path}</code>:
+          </p>
+          <div class="approval-diff" data-testid="approval-diff">
+            <CodeBlock text={preview.diff} language="diff" />
+          </div>
+        </>
+      );
+    case "command":
+      return (
+        <>
+          <div class="approval-command" data-testid="approval-command">
+            <CodeBlock text={preview.command} language="bash" />
+          </div>
+          <p class="muted">
+            In <code>{preview.folder}</code>, stopped after {preview.timeout_seconds} s.
+          </p>
+          <p class="approval-warning" role="note" data-testid="not-sandboxed">
+            {NOT_SANDBOXED}
+          </p>
+        </>
+      );
+    case "reading":
+      return <p data-testid="approval-reading">{preview.summary}</p>;
+    case "invalid":
+      return (
+        <>
+          <p class="error-message" data-testid="approval-invalid">
+            {preview.message}
+          </p>
+          <p class="muted">Allowing it sends the model this error; nothing runs.</p>
+        </>
+      );
+  }
+}
+
+/** The prompt for `request`; `onAnswer` sends the person's answer. */
+export function ApprovalPrompt({
+  request,
+  onAnswer,
+}: {
+  request: WaitingRequest;
+  onAnswer: (answer: RequestAnswer) => void;
+}) {
+  const [reason, setReason] = useState("");
+  const { call, ask } = request;
+  const refuse = () =>
+    onAnswer({ kind: "refuse", reason: reason.trim() === "" ? null : reason.trim() });
+  return (
+    <div
+      class="approval"
+      role="group"
+      aria-label="Approval"
+      data-testid="approval"
+      data-ask={ask.kind}
+      data-tool-kind={ask.kind === "workspace" ? ask.tool_kind : undefined}
+    >
+      {ask.kind === "frame_change" ? (
+        <>
+          <p>
+            The agent asks to run <strong>{call.name}</strong>:
+          </p>
+          <pre>{JSON.stringify(call.arguments, null, 2)}</pre>
+        </>
+      ) : (
+        <>
+          <p>
+            The agent asks to run <strong>{call.name}</strong>.
+          </p>
+          <PreviewView preview={ask.preview} />
+        </>
+      )}
+      <label class="approval-reason">
+        Reason for refusing (optional, sent to the model)
+        <input
+          name="refusal_reason"
+          data-testid="approval-reason"
+          value={reason}
+          onInput={(e) => setReason(e.currentTarget.value)}
+        />
+      </label>
+      <div class="dialog-buttons">
+        <button type="button" data-testid="approval-refuse" onClick={refuse}>
+          Refuse
+        </button>
+        {ask.kind === "workspace" && (
+          <button
+            type="button"
+            data-testid="approval-allow-kind"
+            onClick={() => onAnswer({ kind: "accept_kind" })}
+          >
+            Allow all {KIND_PLURAL[ask.tool_kind]} in this tree
+          </button>
+        )}
+        <button
+          type="button"
+          class="primary"
+          data-testid="approval-allow"
+          onClick={() => onAnswer({ kind: "accept" })}
+        >
+          {ask.kind === "workspace" ? "Allow" : "Accept"}
+        </button>
+      </div>
+    </div>
+  );
+}
