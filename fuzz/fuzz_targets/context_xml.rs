@@ -70,6 +70,8 @@ fuzz_target!(|input: TreeInput| {
             budget: Budget::of(budget),
             log_paths: &logs,
             linear_message_tokens: 0,
+            workspace: None,
+            trails: &std::collections::HashMap::new(),
         };
         let doc = assemble(&context).expect("the frames make a whole tree");
         assert!(doc.system.ends_with(&doc.xml), "the system prompt ends with the document");

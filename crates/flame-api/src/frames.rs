@@ -540,6 +540,9 @@ impl Flame {
                 )
             })
             .collect();
+        let ids: Vec<FrameId> = frames.iter().map(|f| f.id.clone()).collect();
+        let trails = store.file_trails(&ids)?;
+        let workspace = store.tree(&tree)?.workspace;
         let input = ContextInput {
             focus: &focus,
             frames: &frames,
@@ -548,6 +551,8 @@ impl Flame {
             budget: budget.unwrap_or(DEFAULT_BUDGET),
             log_paths: &log_paths,
             linear_message_tokens: store.tree_message_tokens(&tree)?,
+            workspace: workspace.as_deref(),
+            trails: &trails,
         };
         flame_context::assemble(&input).map_err(|e| ApiError::internal("assemble the context", e))
     }

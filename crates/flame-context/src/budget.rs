@@ -14,7 +14,7 @@
 //! 7. ancestors between the root and F's parent keep only the element that holds the path;
 //! 8. the line that says how many messages were left out goes too.
 //!
-//! Never given away: the preamble, F itself (title, full criteria, partial results, log), the
+//! Never given away: the preamble (with its sentence about the workspace), F itself (title, full criteria, partial results, log), the
 //! root (the overall goal), F's parent, and F's newest message. If even those do not fit, the
 //! context is what is left and the report says it does not fit.
 //!
@@ -26,8 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::render::Plan;
 use crate::{
-    ContextDoc, ContextInput, ContextReport, MESSAGE_OVERHEAD, PREAMBLE, Section, SectionKind,
-    SectionState,
+    ContextDoc, ContextInput, ContextReport, MESSAGE_OVERHEAD, Section, SectionKind, SectionState,
 };
 
 /// The tokens a context may use.
@@ -63,7 +62,8 @@ enum Step {
 
 pub(crate) fn fit(input: &ContextInput<'_>, plan: Plan<'_>) -> ContextDoc {
     let budget = input.budget.available();
-    let preamble_tokens = crate::memo::count(input.encoding, PREAMBLE);
+    let preamble = crate::preamble(input.workspace);
+    let preamble_tokens = crate::memo::count(input.encoding, &preamble);
     let mut states = vec![SectionState::Full; plan.units.len()];
     let message_cost = |m: &flame_model::Message| m.tokens + MESSAGE_OVERHEAD;
     let mut first_message = 0usize;
@@ -143,7 +143,7 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: Plan<'_>) -> ContextDoc {
 
     let linear_tokens = preamble_tokens + input.linear_message_tokens;
     ContextDoc {
-        system: format!("{PREAMBLE}\n{xml}"),
+        system: format!("{preamble}\n{xml}"),
         xml,
         omission: (first_message > 0 && omission_line_kept).then(|| omission_line(first_message)),
         messages: input.messages[first_message..].to_vec(),

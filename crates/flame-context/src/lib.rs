@@ -3,8 +3,8 @@
 //!
 //! For the focused frame F the model gets a short preamble, a `<stack-context>` XML document,
 //! and F's own messages. The document holds the path from the root to F and, for every frame on
-//! it, its children: finished ones with their (compacted) results, artifacts, decisions and log
-//! path; planned ones with their compacted criteria; other in-progress branches with title and
+//! it, its children: finished ones with their (compacted) results, artifacts, decisions, the files
+//! their own tool calls read and changed, and log path; planned ones with their compacted criteria; other in-progress branches with title and
 //! status; invalidated ones not at all. F's own children report with their full results. Nothing
 //! below an off-path frame appears, and no message of any frame but F is ever included — the
 //! assembler is not even given any.
@@ -19,7 +19,7 @@ mod render;
 
 use std::collections::HashMap;
 
-use flame_model::{Frame, FrameId, Message};
+use flame_model::{FileTrail, Frame, FrameId, Message};
 use flame_tokens::Encoding;
 use serde::Serialize;
 
@@ -34,6 +34,25 @@ and where each frame's full log is. You see only your current frame's own conver
 appear only as these summaries, and their logs can be read when the detail matters. Push a child \
 frame for a distinct subtask, pop the current frame when its success criteria are met, and plan \
 frames to sketch the work ahead.";
+
+/// The sentence after [`PREAMBLE`] for a tree without a workspace folder.
+const NO_WORKSPACE_SENTENCE: &str = "This tree has no workspace folder, so you have no tools to read \
+files or run commands; if the task needs them, ask the person to choose a workspace folder for the tree.";
+
+/// What opens the system prompt: [`PREAMBLE`] and one sentence about the tree's workspace.
+pub fn preamble(workspace: Option<&str>) -> String {
+    match workspace {
+        Some(folder) => format!(
+            "{PREAMBLE} This tree's workspace is the folder {folder}: the workspace tools (read_file, \
+             list_files, search, write_file, edit_file, run_command) work in it, with paths relative to it."
+        ),
+        None => format!("{PREAMBLE} {NO_WORKSPACE_SENTENCE}"),
+    }
+}
+
+/// How many paths of each list of a finished frame's files the document names; the rest are
+/// counted ("and N more"). A frame's full trail is in its log and in the store.
+pub const MAX_LISTED_FILES: usize = 20;
 
 /// Tokens each message costs beyond its content (role and framing), as providers count them.
 pub const MESSAGE_OVERHEAD: u64 = 4;
@@ -53,6 +72,11 @@ pub struct ContextInput<'a> {
     pub log_paths: &'a HashMap<FrameId, String>,
     /// The tokens of every message in the tree: what a linear chat of the same work sends.
     pub linear_message_tokens: u64,
+    /// The tree's workspace folder, absolute; `None` when the tree has none.
+    pub workspace: Option<&'a str>,
+    /// The files each frame's own tool calls read and changed; a frame without an entry touched
+    /// none. Finished frames shown with their results list them.
+    pub trails: &'a HashMap<FrameId, FileTrail>,
 }
 
 /// The assembled context.

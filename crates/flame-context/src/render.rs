@@ -6,13 +6,13 @@
 //! opening part (its tag and fields) and a closing part (its end tag), with its children between.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-use flame_model::{Frame, FrameId, Status};
+use flame_model::{FileTrail, Frame, FrameId, Status};
 use quick_xml::Writer;
 use quick_xml::events::{BytesEnd, BytesStart, BytesText, Event};
 
-use crate::{ContextError, ContextInput, SectionKind, SectionState, memo};
+use crate::{ContextError, ContextInput, MAX_LISTED_FILES, SectionKind, SectionState, memo};
 
 /// One frame of the document.
 #[derive(Debug)]
@@ -243,6 +243,9 @@ impl<'a> Plan<'a> {
                 }
                 xml.list(1, "artifacts", "artifact", &frame.artifacts);
                 xml.list(1, "decisions", "decision", &frame.decisions);
+                if let Some(trail) = self.input.trails.get(&frame.id) {
+                    write_files(xml, trail, &frame.artifacts);
+                }
                 if let Some(log) = self.input.log_paths.get(&frame.id) {
                     xml.field(1, "log", log);
                 }
@@ -252,6 +255,42 @@ impl<'a> Plan<'a> {
             Status::InProgress | Status::Invalidated => {}
         }
     }
+}
+
+/// A finished frame's files: `<files><changed>…</changed><read>…</read></files>`, each list
+/// sorted, comma-separated and cut at [`MAX_LISTED_FILES`] with "and N more"; changed files its
+/// artifacts already name are not repeated. Nothing when there is nothing left to list.
+fn write_files(xml: &mut Xml, trail: &FileTrail, artifacts: &[String]) {
+    let listed: HashSet<&str> = artifacts.iter().map(String::as_str).collect();
+    let changed = file_list(trail.changed.iter().filter(|p| !listed.contains(p.as_str())));
+    let read = file_list(trail.read.iter());
+    if changed.is_none() && read.is_none() {
+        return;
+    }
+    xml.start(1, "files");
+    if let Some(changed) = changed {
+        xml.field(2, "changed", &changed);
+    }
+    if let Some(read) = read {
+        xml.field(2, "read", &read);
+    }
+    xml.end(1, "files");
+}
+
+/// Paths sorted and without repeats, joined with ", ", cut at [`MAX_LISTED_FILES`] with "and N
+/// more"; `None` for no path.
+fn file_list<'p>(paths: impl Iterator<Item = &'p String>) -> Option<String> {
+    let mut paths: Vec<&str> = paths.map(String::as_str).collect();
+    paths.sort_unstable();
+    paths.dedup();
+    if paths.is_empty() {
+        return None;
+    }
+    let mut text = paths[..paths.len().min(MAX_LISTED_FILES)].join(", ");
+    if paths.len() > MAX_LISTED_FILES {
+        text.push_str(&format!(", and {} more", paths.len() - MAX_LISTED_FILES));
+    }
+    Some(text)
 }
 
 fn compacted_criteria(frame: &Frame) -> &str {
@@ -321,11 +360,20 @@ impl Xml {
         if items.is_empty() {
             return;
         }
-        self.indent(extra);
-        self.event(Event::Start(BytesStart::new(name)));
+        self.start(extra, name);
         for value in items {
             self.field(extra + 1, item, value);
         }
+        self.end(extra, name);
+    }
+
+    /// Opens an element whose content is other elements.
+    fn start(&mut self, extra: usize, name: &str) {
+        self.indent(extra);
+        self.event(Event::Start(BytesStart::new(name)));
+    }
+
+    fn end(&mut self, extra: usize, name: &str) {
         self.indent(extra);
         self.event(Event::End(BytesEnd::new(name)));
     }

@@ -19,7 +19,7 @@
 use std::collections::HashMap;
 
 use flame_context::{Budget, ContextInput};
-use flame_model::{FrameId, IdSource, Message, MessageId, Status};
+use flame_model::{FileTrail, FrameId, IdSource, Message, MessageId, Status};
 use flame_tokens::Encoding;
 use serde::Serialize;
 
@@ -71,6 +71,9 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
         .map_or(Encoding::ClaudeEstimate, Encoding::for_model);
     let log_paths: HashMap<FrameId, String> =
         frames.iter().map(|f| (f.id.clone(), f.log_relative_path())).collect();
+    // The files each frame's calls read and changed: none yet, since importers do not read the
+    // trail out of a transcript's tool calls (issue 17).
+    let trails: HashMap<FrameId, FileTrail> = HashMap::new();
     // The messages of each frame, as store rows, with their index in the draft.
     let mut by_frame: Vec<Vec<(usize, Message)>> = vec![Vec::new(); frames.len()];
     for (i, m) in draft.messages.iter().enumerate() {
@@ -158,6 +161,8 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
             budget,
             log_paths: &log_paths,
             linear_message_tokens,
+            workspace: None,
+            trails: &trails,
         };
         let doc = flame_context::assemble(&input).map_err(|e| e.to_string())?;
         rows.push(CallRow {

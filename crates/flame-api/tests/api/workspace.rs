@@ -201,3 +201,31 @@ fn a_commands_output_is_kept_beside_the_frames_log_and_goes_with_the_tree() {
     assert!(!path.exists());
     assert!(!log.parent().unwrap().exists());
 }
+
+#[test]
+fn the_parents_context_after_a_pop_names_the_childs_files() {
+    let s = Scratch::new(7);
+    let folder = tempfile::tempdir().unwrap();
+    let tree = s.flame.create_tree(A, "Work", "Done", Some(folder.path())).unwrap();
+    let child = s.flame.push(A, Some(&tree.root), "Fix the login", "It logs in").unwrap().id;
+    let files = trail(&["docs/login.md", "src/login.rs"], &["src/login.rs"]);
+    s.flame.add_tool_result(A, &child, &tool_result("c1", "edited"), &files).unwrap();
+    let popped = s.flame.pop(A, Some(&child), &completed()).unwrap();
+    assert_eq!(popped.artifacts, vec!["src/login.rs"]);
+
+    let doc = s.flame.context(Some(&tree.root), None).unwrap();
+    let real = folder.path().canonicalize().unwrap();
+    assert!(
+        doc.system.contains(&format!("workspace is the folder {}", real.display())),
+        "{}",
+        doc.system
+    );
+    assert!(doc.xml.contains("<artifact>src/login.rs</artifact>"), "{}", doc.xml);
+    assert!(doc.xml.contains("<read>docs/login.md</read>"), "{}", doc.xml);
+    // Already among the artifacts, so not repeated as changed.
+    assert!(!doc.xml.contains("<changed>"), "{}", doc.xml);
+
+    s.flame.set_workspace(A, &tree.id, None).unwrap();
+    let doc = s.flame.context(Some(&tree.root), None).unwrap();
+    assert!(doc.system.contains("has no workspace folder"), "{}", doc.system);
+}

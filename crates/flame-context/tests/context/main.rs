@@ -1,6 +1,7 @@
 //! The assembler's one integration test binary.
 
 mod budget;
+mod files;
 mod properties;
 mod spec_tree;
 mod xml;
@@ -8,7 +9,7 @@ mod xml;
 use std::collections::HashMap;
 
 use flame_context::{Budget, ContextDoc, ContextInput, assemble};
-use flame_model::{Frame, FrameId, Message, MessageId, Role, Status, TreeId};
+use flame_model::{FileTrail, Frame, FrameId, Message, MessageId, Role, Status, TreeId};
 use flame_tokens::Encoding;
 
 /// A frame with a marker in every field, so tests can see exactly which fields reach a context.
@@ -58,8 +59,20 @@ pub fn log_paths(frames: &[Frame]) -> HashMap<FrameId, String> {
     frames.iter().map(|f| (f.id.clone(), format!("logs/t0000000000/{}.md", f.id))).collect()
 }
 
-/// Assembles with a budget of `budget` tokens.
+/// Assembles with a budget of `budget` tokens, for a tree without a workspace.
 pub fn context(frames: &[Frame], focus: &FrameId, messages: &[Message], budget: u64) -> ContextDoc {
+    context_with_files(frames, focus, messages, budget, None, &HashMap::new())
+}
+
+/// Assembles with a budget of `budget` tokens, the tree's workspace and its frames' trails.
+pub fn context_with_files(
+    frames: &[Frame],
+    focus: &FrameId,
+    messages: &[Message],
+    budget: u64,
+    workspace: Option<&str>,
+    trails: &HashMap<FrameId, FileTrail>,
+) -> ContextDoc {
     let logs = log_paths(frames);
     let input = ContextInput {
         focus,
@@ -69,6 +82,8 @@ pub fn context(frames: &[Frame], focus: &FrameId, messages: &[Message], budget: 
         budget: Budget::of(budget),
         log_paths: &logs,
         linear_message_tokens: 0,
+        workspace,
+        trails,
     };
     assemble(&input).unwrap()
 }
