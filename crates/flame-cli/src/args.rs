@@ -126,6 +126,10 @@ pub enum Command {
         /// The model (default: the settings' default model).
         #[arg(long, value_name = "NAME")]
         model: Option<String>,
+        /// Kinds of workspace tool call to run without asking, whatever the settings say; a call
+        /// that would ask is refused, since there is no one to ask.
+        #[arg(long, value_name = "read,change,run", value_delimiter = ',')]
+        approve: Vec<ApproveArg>,
     },
     /// Serve the frame tools over the Model Context Protocol on stdin and stdout, for Claude
     /// Code, OpenCode and other MCP clients.
@@ -213,6 +217,24 @@ pub enum ProviderArg {
     Openai,
 }
 
+/// A kind of workspace tool call, as `--approve` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ApproveArg {
+    Read,
+    Change,
+    Run,
+}
+
+impl ApproveArg {
+    pub fn kind(self) -> flame_model::ToolKind {
+        match self {
+            ApproveArg::Read => flame_model::ToolKind::Reading,
+            ApproveArg::Change => flame_model::ToolKind::Changing,
+            ApproveArg::Run => flame_model::ToolKind::Running,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ContextFormat {
     Xml,
@@ -226,7 +248,18 @@ pub enum TreeCommand {
         title: String,
         #[arg(long, value_name = "TEXT")]
         criteria: String,
+        /// The folder the agent's workspace tools (read, search, edit, run) work in.
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
     },
     /// List every tree; `*` marks the current one.
     List,
+    /// Set the folder a tree's workspace tools work in, or with --none take it away.
+    Workspace {
+        tree: String,
+        #[arg(required_unless_present = "none")]
+        dir: Option<PathBuf>,
+        #[arg(long, conflicts_with = "dir")]
+        none: bool,
+    },
 }

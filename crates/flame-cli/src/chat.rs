@@ -1,13 +1,14 @@
 //! `flame chat`: one message answered by the agent, streamed to the terminal. The reply's text
 //! goes to stdout as it arrives; tool calls, frame moves and notices go to stderr in brackets, so
-//! the reply can be piped on its own.
+//! the reply can be piped on its own. A workspace call that would ask the person is refused,
+//! since a script has no one to ask, unless `--approve` lets its kind run.
 
 use std::io::{IsTerminal as _, Write as _};
 use std::sync::Arc;
 
-use flame_agent::{Agent, ChatEvent, Settings, Stopped};
+use flame_agent::{Agent, Answer, Ask, ChatEvent, Settings, Stopped};
 use flame_api::{ApiError, ErrorCode, Flame};
-use flame_model::{Actor, FrameId};
+use flame_model::{Actor, FrameId, ToolKind};
 use flame_models::{CancellationToken, ProviderKind, RetryPolicy};
 
 use crate::args::ProviderArg;
@@ -19,6 +20,7 @@ pub fn run(
     text: &str,
     provider: Option<ProviderArg>,
     model: Option<&str>,
+    approve: &[ToolKind],
 ) -> Result<(), ApiError> {
     let mut agent = Agent::from_settings_file(
         flame.clone(),
@@ -37,6 +39,7 @@ pub fn run(
         })?;
         agent.use_provider(kind, &name)?;
     }
+    agent.allow_kinds(approve);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -73,8 +76,27 @@ pub fn run(
         }
         ChatEvent::Saved { .. } => {}
     };
-    let outcome =
+    let mut outcome =
         runtime.block_on(agent.send(Actor::Cli, Some(frame), text, model, &cancel, &mut print));
+    // Each refusal lets the model go on, and it may ask again; the rounds it has are the limit.
+    for _ in 0..agent.settings().max_tool_rounds {
+        let Ok(answered) = &outcome else { break };
+        let Stopped::AwaitingApproval { request } = &answered.stopped else { break };
+        let Ask::Workspace { tool_kind, .. } = request.ask else { break };
+        let reason = format!(
+            "flame chat runs without anyone to ask, and {} calls need approval; it was run without --approve {}",
+            request.call.name,
+            tool_kind.as_str()
+        );
+        eprintln!(
+            "\n[refused {}: it needs approval; give flame chat --approve {} to let such calls run]",
+            escape_controls(&request.call.name),
+            tool_kind.as_str()
+        );
+        let at = answered.frame.clone();
+        let refusal = Answer::Refuse { reason: Some(reason) };
+        outcome = runtime.block_on(agent.answer_request(&at, refusal, model, &cancel, &mut print));
+    }
     // A closed reader is the end of a pipeline, not a failure.
     if reader_gone || writeln!(std::io::stdout()).is_err() {
         return Ok(());
@@ -86,8 +108,11 @@ pub fn run(
             "[stopped after {} rounds of tool calls; send another message to go on]",
             outcome.rounds
         ),
-        Stopped::AwaitingApproval { call } => {
-            eprintln!("[the agent asks to run {}; accept or refuse it in the app]", call.name);
+        Stopped::AwaitingApproval { request } => {
+            eprintln!(
+                "[the agent asks to run {}; accept or refuse it in the app]",
+                escape_controls(&request.call.name)
+            );
         }
     }
     if outcome.frame != *frame {

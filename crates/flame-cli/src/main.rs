@@ -69,10 +69,16 @@ fn main() -> ExitCode {
 fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
     let out = Output { json: cli.json };
     match &cli.command {
-        Command::Tree { command: TreeCommand::New { title, criteria } } => {
-            let tree = flame.create_tree(ACTOR, title, criteria, None)?;
+        Command::Tree { command: TreeCommand::New { title, criteria, workspace } } => {
+            let tree = flame.create_tree(ACTOR, title, criteria, workspace.as_deref())?;
             out.print(&json!({ "tree": tree.id, "root": tree.root }), || {
                 format!("tree {}\nroot {}", tree.id, tree.root)
+            })
+        }
+        Command::Tree { command: TreeCommand::Workspace { tree, dir, none: _ } } => {
+            let tree = flame.set_workspace(ACTOR, &TreeId::parse(tree)?, dir.as_deref())?;
+            out.print(&json!({ "tree": tree.id, "workspace": tree.workspace }), || {
+                render::workspace_line(&tree)
             })
         }
         Command::Tree { command: TreeCommand::List } => {
@@ -162,8 +168,9 @@ fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
                 )
             })
         }
-        Command::Chat { id, text, provider, model } => {
-            chat::run(flame, &FrameId::parse(id)?, text, *provider, model.as_deref())
+        Command::Chat { id, text, provider, model, approve } => {
+            let approve: Vec<_> = approve.iter().map(|a| a.kind()).collect();
+            chat::run(flame, &FrameId::parse(id)?, text, *provider, model.as_deref(), &approve)
         }
         Command::Mcp { tree } => {
             let tree = tree.as_deref().map(TreeId::parse).transpose()?;

@@ -46,9 +46,21 @@ pub fn tree_list(trees: &[TreeListEntry]) -> String {
     out.trim_end().to_owned()
 }
 
+/// Where a tree's workspace tools work.
+pub fn workspace_line(tree: &flame_model::Tree) -> String {
+    match &tree.workspace {
+        Some(folder) => format!("workspace {folder}"),
+        None => "no workspace: the agent has no tools to read files or run commands".to_owned(),
+    }
+}
+
 /// The tree drawn with box characters, root on top, the focus marked.
 pub fn status(status: &TreeStatus) -> String {
     let mut out = format!("{} (tree {})\n", status.tree.title, status.tree.id);
+    if status.tree.workspace.is_some() {
+        out.push_str(&workspace_line(&status.tree));
+        out.push('\n');
+    }
     // Frames come depth first, so each frame's depth and whether it is its parent's last child
     // are enough to draw the guides.
     let mut last_child_at_depth: Vec<bool> = Vec::new();

@@ -12,6 +12,8 @@ mod llama_server;
 mod pop_frame;
 #[path = "cli/terminal.rs"]
 mod terminal;
+#[path = "cli/workspace.rs"]
+mod workspace;
 
 struct Home {
     dir: tempfile::TempDir,

@@ -135,11 +135,25 @@ impl Chat {
     }
 }
 
-/// Makes a tree in a fresh data directory, then runs `flame chat ROOT PROMPT` with settings that
+/// Makes a tree in a fresh data directory, with a workspace folder so that every tool Flame has
+/// is offered (the frame tools and the six workspace tools: the server must compile all their
+/// schemas), then runs `flame chat ROOT PROMPT` with settings that
 /// name the server's model over `api`, its replies at most `max_output_tokens` long.
 fn chat(server: &LlamaServer, api: Api, prompt: &str, max_output_tokens: u32) -> Chat {
     let home = Home::new();
-    let tree = home.json(&["tree", "new", "Plan a small web app", "--criteria", "A plan exists"]);
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("notes.txt"), "Use SQLite.\n").unwrap();
+    let folder = workspace.path().to_str().unwrap();
+    let tree = home.json(&[
+        "tree",
+        "new",
+        "Plan a small web app",
+        "--criteria",
+        "A plan exists",
+        "--workspace",
+        folder,
+    ]);
+    assert!(home.ok(&["status"]).contains("workspace "), "the tree has no workspace");
     let (tree_id, root) = (tree["tree"].as_str().unwrap(), tree["root"].as_str().unwrap());
     let provider = match api {
         Api::Openai => "openai",
