@@ -308,6 +308,33 @@ describe("the chat pane", () => {
     expect(root.querySelector("[data-testid=stop-button]")).toBeNull();
   });
 
+  it("draws a streaming reply only in the frame it streams in", async () => {
+    let listener: ChatListener = () => undefined;
+    const root = await mount(
+      fakeBackend({
+        frameView: views("in_progress"),
+        sendMessage: (_frame, _text, _model, onEvent) => {
+          listener = onEvent;
+          return new Promise(() => undefined);
+        },
+      }),
+    );
+    await pressEnter(await type(root, "hello"));
+    await act(async () => {
+      listener({ kind: "text", frame: FRAME, text: "Here " });
+      await settle();
+    });
+    expect(root.querySelector("[data-testid=streaming-reply]")?.textContent).toContain("Here");
+    // A pop moved the conversation to the parent, which answers there: not in this pane.
+    await act(async () => {
+      listener({ kind: "moved", from: FRAME, to: "f0000000001" });
+      listener({ kind: "text", frame: "f0000000001", text: "In the parent" });
+      await settle();
+    });
+    expect(root.querySelector("[data-testid=streaming-reply]")).toBeNull();
+    expect(root.textContent).not.toContain("In the parent");
+  });
+
   it("shows the reply being streamed once: its stored open copy gives way to the draft", async () => {
     let listener: ChatListener = () => undefined;
     let finish: (outcome: ChatOutcome) => void = () => undefined;

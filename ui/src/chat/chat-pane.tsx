@@ -104,7 +104,9 @@ export function ChatPane({
         {messages.map((message) => (
           <MessageView key={message.id} message={message} />
         ))}
-        {reply.state === "streaming" && <StreamingReply reply={reply} />}
+        {reply.state === "streaming" && reply.frame === frame.id && (
+          <StreamingReply reply={reply} />
+        )}
         {conversation.notices.map((notice, i) => (
           <p key={i} class="chat-notice muted" role="status">
             {notice}

@@ -20,6 +20,7 @@ import type {
   ChatOutcome,
   ChatView_Serialize as ChatView,
   FrameDetail_Serialize as FrameDetail,
+  FrameId,
   Message_Serialize as Message,
   Suggestion,
   SuggestionKind,
@@ -90,6 +91,11 @@ export interface StreamingTool {
 /** A reply on its way: the text since the last stored message, and the tools it ran. */
 export interface Streaming {
   state: "streaming";
+  /**
+   * The frame the reply streams in: where it was sent, then where the conversation moved. The
+   * pane shows the draft only there, not in a frame focused meanwhile.
+   */
+  frame: FrameId;
   draft: string;
   tools: StreamingTool[];
 }
@@ -219,7 +225,7 @@ export function useConversation(
     switch (event.kind) {
       case "text":
         return setReply((r) =>
-          r.state === "streaming" ? { ...r, draft: r.draft + event.text } : r,
+          r.state === "streaming" ? { ...r, frame: event.frame, draft: r.draft + event.text } : r,
         );
       case "tool_call":
         return setReply((r) =>
@@ -252,7 +258,9 @@ export function useConversation(
         setReply((r) => (r.state === "streaming" ? { ...r, draft: "", tools: [] } : r));
         return ask({ kind: "message", frame: event.frame, message: event.message });
       case "moved":
-        return setReply((r) => (r.state === "streaming" ? { ...r, draft: "", tools: [] } : r));
+        return setReply((r) =>
+          r.state === "streaming" ? { ...r, frame: event.to, draft: "", tools: [] } : r,
+        );
       case "notice":
         return setNotices((n) => [...n, event.text]);
       case "suggestion":
@@ -275,7 +283,7 @@ export function useConversation(
     let at = frame;
     stopRequested.current = false;
     setOutcome(null);
-    setReply({ state: "streaming", draft: "", tools: [] });
+    setReply({ state: "streaming", frame, draft: "", tools: [] });
     const answer = await call((event) => {
       if (event.kind === "saved") {
         stored = true;
