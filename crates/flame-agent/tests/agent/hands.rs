@@ -1,0 +1,311 @@
+//! The agent's hands: workspace tools offered only in a tree with a workspace, calls that wait
+//! for the person with the diff or the command, refusals with the person's words, the file
+//! trail recorded and merged into the artifacts on pop, commands stopped and their environment
+//! scrubbed.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use flame_agent::{Answer, Approval, ApprovalPolicy, Ask, Preview, waiting_request};
+use flame_model::{FileTrail, ToolDetail, ToolKind};
+use flame_workspace::Environment;
+
+use super::*;
+
+/// A tree whose workspace holds `greet.py`, with a child frame "Fix the greeting" focused, and
+/// an agent with the given approval policy.
+async fn workspace_setup(
+    approval: ApprovalPolicy,
+    replies: Vec<Reply>,
+) -> (Setup, tempfile::TempDir) {
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("greet.py"), "print('helo')\n").unwrap();
+    std::fs::write(workspace.path().join("README.md"), "Says hello.\n").unwrap();
+    let mut s = setup(Autonomy::Auto, replies).await;
+    let tree = s.flame.status(None).unwrap().tree.id;
+    s.flame.set_workspace(Actor::Person, &tree, Some(workspace.path())).unwrap();
+    s.flame.push(Actor::Person, None, "Fix the greeting", "greet.py prints hello").unwrap();
+    let mut settings = s.agent.settings().clone();
+    settings.approval = approval;
+    let base = s.server.base_url.clone();
+    let env = move |name: &str| match name {
+        "ANTHROPIC_API_KEY" => Some(SENTINEL.to_owned()),
+        "ANTHROPIC_BASE_URL" => Some(base.clone()),
+        _ => None,
+    };
+    s.agent = Agent::new(s.flame.clone(), settings, env, RetryPolicy::default());
+    s.agent.set_command_environment(Environment::from_variables([
+        (OsString::from("PATH"), std::env::var_os("PATH").unwrap_or_default()),
+        (OsString::from("ANTHROPIC_API_KEY"), OsString::from(SENTINEL)),
+        (OsString::from("FLAME_HOME"), s.dir.path().as_os_str().to_owned()),
+    ]));
+    (s, workspace)
+}
+
+fn tool_names(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_agent_reads_edits_and_runs_with_approval_then_pops_with_its_trail() {
+    let (s, workspace) = workspace_setup(
+        ApprovalPolicy::default(),
+        vec![
+            turn("Reading it.", Some(("read_file", json!({"path": "greet.py"})))),
+            turn(
+                "Fixing the typo.",
+                Some((
+                    "edit_file",
+                    json!({"path": "greet.py", "old_string": "helo", "new_string": "hello"}),
+                )),
+            ),
+            turn(
+                "Running it.",
+                Some(("run_command", json!({"command": "python3 greet.py || cat greet.py"}))),
+            ),
+            turn(
+                "Fixed.",
+                Some((
+                    "pop_frame",
+                    json!({"status": "completed", "results": "greet.py now prints hello", "artifacts": ["notes.md"]}),
+                )),
+            ),
+            turn("The greeting is fixed.", None),
+        ],
+    )
+    .await;
+    let child = s.flame.status(None).unwrap().focus;
+    let outcome = s
+        .agent
+        .send(Actor::Person, None, "Fix the typo", None, &CancellationToken::new(), &mut |_| {})
+        .await
+        .unwrap();
+    // The read ran at once; the edit waits, with its diff, and nothing changed yet.
+    let Stopped::AwaitingApproval { request } = outcome.stopped else { panic!("{outcome:?}") };
+    assert_eq!(request.call.name, "edit_file");
+    let Ask::Workspace {
+        tool_kind: ToolKind::Changing,
+        preview: Preview::Change { path, created: false, diff },
+    } = &request.ask
+    else {
+        panic!("{:?}", request.ask)
+    };
+    assert_eq!(path, "greet.py");
+    assert!(diff.contains("-print('helo')") && diff.contains("+print('hello')"), "{diff}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("greet.py")).unwrap(),
+        "print('helo')\n"
+    );
+    // The question is read back from the store, as after a restart.
+    assert_eq!(waiting_request(&s.flame, &child).unwrap(), Some(request.clone()));
+    let first = s.server.requests()[0].json();
+    let names = tool_names(&first);
+    for tool in ["read_file", "list_files", "search", "write_file", "edit_file", "run_command"] {
+        assert!(names.contains(&tool.to_owned()), "{tool} not offered: {names:?}");
+    }
+    let system = first["system"].as_str().unwrap();
+    assert!(
+        system.contains(&workspace.path().canonicalize().unwrap().display().to_string()),
+        "{system}"
+    );
+
+    let outcome = s
+        .agent
+        .answer_request(&child, Answer::Accept, None, &CancellationToken::new(), &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("greet.py")).unwrap(),
+        "print('hello')\n"
+    );
+    let Stopped::AwaitingApproval { request } = outcome.stopped else { panic!("{outcome:?}") };
+    let Ask::Workspace { preview: Preview::Command { command, timeout_seconds: 120, .. }, .. } =
+        &request.ask
+    else {
+        panic!("{:?}", request.ask)
+    };
+    assert_eq!(command, "python3 greet.py || cat greet.py");
+
+    let outcome = s
+        .agent
+        .answer_request(&child, Answer::AcceptKind, None, &CancellationToken::new(), &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!(outcome.stopped, Stopped::Finished);
+    let tree = s.flame.status(None).unwrap().tree.id;
+    assert_eq!(s.flame.allowed_kinds(&tree).unwrap(), [ToolKind::Running]);
+
+    // The command's result carries its detail and its whole output is kept in a file.
+    let messages = s.flame.messages(&child).unwrap();
+    let command_result = messages
+        .iter()
+        .filter_map(|m| m.tool_result.as_ref())
+        .find(|r| r.name.as_deref() == Some("run_command"))
+        .unwrap();
+    let Some(ToolDetail::Command { exit_code: Some(0), output_file: Some(output_file), .. }) =
+        &command_result.detail
+    else {
+        panic!("{command_result:?}")
+    };
+    assert!(std::fs::read_to_string(output_file).unwrap().contains("hello"));
+    let read_result = messages
+        .iter()
+        .filter_map(|m| m.tool_result.as_ref())
+        .find(|r| r.name.as_deref() == Some("read_file"))
+        .unwrap();
+    assert!(matches!(
+        read_result.detail,
+        Some(ToolDetail::Read { first_line: 1, last_line: 1, total_lines: Some(1), .. })
+    ));
+
+    // The trail, the artifacts merged, and the parent's next context naming the file.
+    assert_eq!(
+        s.flame.file_trail(&child).unwrap(),
+        FileTrail { read: vec![], changed: vec!["greet.py".into()] }
+    );
+    let popped = s.flame.frame(&child).unwrap().frame;
+    assert_eq!(popped.status, Status::Completed);
+    assert_eq!(popped.artifacts, ["notes.md", "greet.py"]);
+    let last = s.server.requests().last().unwrap().json();
+    assert!(last["system"].as_str().unwrap().contains("greet.py"), "{last}");
+    assert_key_nowhere(&s);
+}
+
+#[tokio::test]
+async fn a_refusal_reaches_the_model_with_the_persons_words_and_changes_nothing() {
+    let (s, workspace) = workspace_setup(
+        ApprovalPolicy::default(),
+        vec![
+            turn(
+                "Replacing it.",
+                Some(("write_file", json!({"path": "greet.py", "content": "rm -rf /\n"}))),
+            ),
+            turn("Understood.", None),
+        ],
+    )
+    .await;
+    let child = s.flame.status(None).unwrap().focus;
+    let outcome = s
+        .agent
+        .send(Actor::Person, None, "Go", None, &CancellationToken::new(), &mut |_| {})
+        .await
+        .unwrap();
+    assert!(matches!(outcome.stopped, Stopped::AwaitingApproval { .. }));
+    let refused = Answer::Refuse { reason: Some("Keep the file; fix only the typo.".into()) };
+    let outcome = s
+        .agent
+        .answer_request(&child, refused, None, &CancellationToken::new(), &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!(outcome.stopped, Stopped::Finished);
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("greet.py")).unwrap(),
+        "print('helo')\n"
+    );
+    let second = s.server.requests()[1].json();
+    let last = second["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["content"][0]["is_error"], true, "{last}");
+    let text = last["content"][0]["content"].to_string();
+    assert!(
+        text.contains("refused") && text.contains("Keep the file; fix only the typo."),
+        "{text}"
+    );
+    assert!(s.flame.file_trail(&child).unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_tree_without_a_workspace_offers_no_workspace_tools_and_says_so() {
+    let s = setup(Autonomy::Auto, vec![turn("I cannot see any files.", None)]).await;
+    s.agent
+        .send(Actor::Person, None, "Read main.rs", None, &CancellationToken::new(), &mut |_| {})
+        .await
+        .unwrap();
+    let request = s.server.requests()[0].json();
+    let names = tool_names(&request);
+    assert!(!names.contains(&"read_file".to_owned()), "{names:?}");
+    assert!(names.contains(&"push_frame".to_owned()), "{names:?}");
+    let system = request["system"].as_str().unwrap();
+    assert!(system.contains("no workspace"), "{system}");
+}
+
+#[tokio::test]
+async fn a_command_gets_no_keys_and_automatic_kinds_do_not_ask() {
+    let policy = ApprovalPolicy::default().allowing(&[ToolKind::Running]);
+    assert_eq!(policy.run, Approval::Auto);
+    let (s, _workspace) = workspace_setup(
+        policy,
+        vec![
+            turn("Looking.", Some(("run_command", json!({"command": "env; echo ok"})))),
+            turn("Done.", None),
+        ],
+    )
+    .await;
+    let child = s.flame.status(None).unwrap().focus;
+    let outcome = s
+        .agent
+        .send(
+            Actor::Person,
+            None,
+            "Show the environment",
+            None,
+            &CancellationToken::new(),
+            &mut |_| {},
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.stopped, Stopped::Finished);
+    let result =
+        s.flame.messages(&child).unwrap().into_iter().find(|m| m.role == Role::Tool).unwrap();
+    assert!(result.content.contains("ok"), "{}", result.content);
+    assert!(!result.content.contains("ANTHROPIC_API_KEY"), "{}", result.content);
+    assert!(!result.content.contains("FLAME_HOME"), "{}", result.content);
+    assert_key_nowhere(&s);
+}
+
+/// Whether a process with this id still runs: it exists and is not a zombie waiting to be
+/// reaped by whoever adopted it.
+fn alive(pid: i32) -> bool {
+    let stat = std::fs::read_to_string(Path::new(&format!("/proc/{pid}/stat"))).unwrap_or_default();
+    // The state is the field after the command name, which is in parentheses.
+    stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+}
+
+#[tokio::test]
+async fn stop_during_a_command_kills_its_process_group_and_keeps_what_happened() {
+    let (s, workspace) = workspace_setup(
+        ApprovalPolicy::default().allowing(&[ToolKind::Running]),
+        vec![turn(
+            "Waiting a while.",
+            Some(("run_command", json!({"command": "sleep 300 & echo $! > pid; wait"}))),
+        )],
+    )
+    .await;
+    let child = s.flame.status(None).unwrap().focus;
+    let cancel = CancellationToken::new();
+    // Stop is pressed once the command's background sleep has written its process id.
+    let pid_file = workspace.path().join("pid");
+    let stopper = cancel.clone();
+    let watcher = std::thread::spawn(move || {
+        loop {
+            if let Some(pid) =
+                std::fs::read_to_string(&pid_file).ok().and_then(|t| t.trim().parse::<i32>().ok())
+            {
+                stopper.cancel();
+                return pid;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    });
+    let answered = s.agent.send(Actor::Person, None, "Wait", None, &cancel, &mut |_| {}).await;
+    let pid = watcher.join().unwrap();
+    assert!(answered.is_err(), "a stopped answer ends as stopped: {answered:?}");
+    assert!(!alive(pid), "the command's background process {pid} outlived Stop");
+    let result =
+        s.flame.messages(&child).unwrap().into_iter().find(|m| m.role == Role::Tool).unwrap();
+    assert!(result.content.contains("stopped by the person"), "{}", result.content);
+}

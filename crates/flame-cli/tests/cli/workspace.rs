@@ -1,0 +1,127 @@
+//! A tree's workspace from the command line: set when the tree is made or later, shown by
+//! `status`, refused when it is not a folder; and `flame chat`, which has no one to ask, refusing
+//! the calls that would ask unless `--approve` lets their kind run.
+
+use std::process::Command;
+
+use serde_json::json;
+
+use super::Home;
+
+#[test]
+fn a_tree_gets_a_workspace_shows_it_and_refuses_what_is_not_a_folder() {
+    let home = Home::new();
+    let folder = tempfile::tempdir().unwrap();
+    let real = folder.path().canonicalize().unwrap();
+    let made = home.json(&[
+        "tree",
+        "new",
+        "Fix the site",
+        "--criteria",
+        "It builds",
+        "--workspace",
+        folder.path().to_str().unwrap(),
+    ]);
+    let tree = made["tree"].as_str().unwrap().to_owned();
+    let status = home.json(&["status"]);
+    assert_eq!(status["tree"]["workspace"], real.to_str().unwrap());
+    assert!(home.ok(&["status"]).contains(&format!("workspace {}", real.display())));
+
+    let missing = folder.path().join("not-there");
+    let err = home.refused(&["tree", "workspace", &tree, missing.to_str().unwrap()]);
+    assert!(err.contains("not-there") && err.contains("choose an existing folder"), "{err}");
+    let file = folder.path().join("a.txt");
+    std::fs::write(&file, "x").unwrap();
+    let err = home.refused(&["tree", "workspace", &tree, file.to_str().unwrap()]);
+    assert!(err.contains("is a file, not a folder"), "{err}");
+
+    let cleared = home.json(&["tree", "workspace", &tree, "--none"]);
+    assert_eq!(cleared["workspace"], serde_json::Value::Null);
+    assert!(!home.ok(&["status"]).contains("workspace"));
+    let err = home.run(&["tree", "workspace", &tree]);
+    assert_eq!(err.status.code(), Some(2), "a folder or --none is needed");
+}
+
+/// One streamed Anthropic message calling `edit_file` on `greet.py`, then one that just answers.
+fn edit_then_answer() -> [flame_models::replay::Reply; 2] {
+    let arguments = json!({"path": "greet.py", "old_string": "helo", "new_string": "hello"});
+    let events = [
+        json!({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}}),
+        json!({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_edit","name":"edit_file","input":{}}}),
+        json!({"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":arguments.to_string()}}),
+        json!({"type":"content_block_stop","index":0}),
+        json!({"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":20}}),
+        json!({"type":"message_stop"}),
+    ];
+    let body: String = events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect();
+    let answer = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../flame-models/tests/models/wire/anthropic-text.sse"),
+    )
+    .unwrap();
+    [flame_models::replay::Reply::stream(body), flame_models::replay::Reply::stream(answer)]
+}
+
+/// Runs `flame chat ROOT "Fix the typo" EXTRA…` in a tree whose workspace holds `greet.py`;
+/// returns the command's stderr, the file afterwards and the requests the model received.
+async fn chat_in_workspace(extra: &[&str]) -> (String, String, Vec<serde_json::Value>) {
+    let home = Home::new();
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("greet.py"), "print('helo')\n").unwrap();
+    let made = home.json(&[
+        "tree",
+        "new",
+        "Fix the greeting",
+        "--criteria",
+        "It says hello",
+        "--workspace",
+        folder.path().to_str().unwrap(),
+    ]);
+    let root = made["root"].as_str().unwrap().to_owned();
+    let server = flame_models::replay::ReplayServer::start().await.unwrap();
+    server.push(edit_then_answer());
+    let config = home.path().join("config");
+    std::fs::create_dir_all(config.join("flame")).unwrap();
+    std::fs::write(config.join("flame/settings.json"), r#"{"default_model": "claude-sonnet-4-5"}"#)
+        .unwrap();
+    let mut args = vec!["chat".to_owned(), root, "Fix the typo".to_owned()];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    let (path, base) = (home.path().to_path_buf(), server.base_url.clone());
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_flame"))
+            .args(&args)
+            .env("FLAME_HOME", &path)
+            .env("XDG_CONFIG_HOME", path.join("config"))
+            .env("ANTHROPIC_API_KEY", "sk-ant-cli-SENTINEL-0123456789")
+            .env("ANTHROPIC_BASE_URL", base)
+            .env_remove("FLAME_LOG")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    let file = std::fs::read_to_string(folder.path().join("greet.py")).unwrap();
+    (stderr, file, server.requests().iter().map(|r| r.json()).collect())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chat_refuses_a_change_without_approve_and_makes_it_with_approve_change() {
+    let (stderr, file, requests) = chat_in_workspace(&[]).await;
+    assert!(
+        stderr.contains("refused edit_file") && stderr.contains("--approve change"),
+        "{stderr}"
+    );
+    assert_eq!(file, "print('helo')\n");
+    let result = requests[1]["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(result["content"][0]["is_error"], true, "{result}");
+    assert!(result.to_string().contains("--approve change"), "{result}");
+
+    let (stderr, file, _) = chat_in_workspace(&["--approve", "read,change"]).await;
+    assert!(!stderr.contains("refused"), "{stderr}");
+    assert_eq!(file, "print('hello')\n");
+}
