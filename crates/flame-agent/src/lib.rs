@@ -401,16 +401,17 @@ impl Agent {
         frame: &FrameId,
         on_event: Sink<'_>,
     ) -> Result<Vec<ToolSpec>, ApiError> {
-        let mut offered = tools::specs();
         let tree = self.flame.frame(frame)?.frame.tree;
-        match open_workspace(&self.flame, &tree) {
-            Ok(Some(_)) => offered.extend(hands::specs()),
-            Ok(None) => {}
-            Err(message) => on_event(ChatEvent::Notice {
-                text: format!("{message}; the agent has no workspace tools until it is fixed"),
-            }),
-        }
-        Ok(offered)
+        let with_workspace = match open_workspace(&self.flame, &tree) {
+            Ok(found) => found.is_some(),
+            Err(message) => {
+                on_event(ChatEvent::Notice {
+                    text: format!("{message}; the agent has no workspace tools until it is fixed"),
+                });
+                false
+            }
+        };
+        Ok(offered_tool_specs(with_workspace))
     }
 
     /// Runs the tool calls of a turn made in `frame`, in order, until one must wait for the
@@ -569,6 +570,16 @@ impl Agent {
     ) -> Result<GeneratedResults, ApiError> {
         compaction::generate_results(self, frame, model, cancel).await
     }
+}
+
+/// The tools the agent offers a model: the frame tools, and the workspace tools when the tree has
+/// a workspace folder.
+pub fn offered_tool_specs(with_workspace: bool) -> Vec<ToolSpec> {
+    let mut offered = tools::specs();
+    if with_workspace {
+        offered.extend(hands::specs());
+    }
+    offered
 }
 
 /// How running a turn's tool calls ended.
@@ -763,6 +774,20 @@ mod tests {
 
     fn call(id: &str, name: &str) -> ToolCall {
         ToolCall { arguments: serde_json::json!({}), id: id.into(), name: name.into() }
+    }
+
+    /// The aim for what every call costs before any frame or message: the system
+    /// preamble and every tool's schema.
+    const MAX_FIXED_TOKENS: u64 = 3_000;
+
+    #[test]
+    fn the_preamble_and_every_tool_schema_stay_under_the_aim() {
+        let system = flame_context::preamble(Some("/home/someone/projects/flame"));
+        let schemas = serde_json::to_string(&offered_tool_specs(true)).unwrap();
+        let encoding = flame_tokens::Encoding::O200kBase;
+        let tokens =
+            flame_tokens::count(encoding, &system) + flame_tokens::count(encoding, &schemas);
+        assert!(tokens <= MAX_FIXED_TOKENS, "{tokens} tokens");
     }
 
     #[test]
