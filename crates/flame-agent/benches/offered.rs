@@ -2,6 +2,8 @@
 //! workspace) and the schemas of every tool offered, in tokens of o200k_base. Not a timing: a
 //! size, printed so it can be compared run to run.
 
+use std::io::Write;
+
 use flame_tokens::{Encoding, count};
 
 fn main() {
@@ -13,8 +15,14 @@ fn main() {
         count(Encoding::O200kBase, &schemas),
         count(Encoding::O200kBase, &frame_only),
     );
-    println!("BENCH agent.system_preamble_tokens {system} tokens");
-    println!("BENCH agent.tool_schemas_tokens {schemas} tokens");
-    println!("BENCH agent.frame_tool_schemas_tokens {frame_only} tokens");
-    println!("BENCH agent.preamble_and_tools_tokens {} tokens", system + schemas);
+    let total = system + schemas;
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "BENCH agent.system_preamble_tokens {system} tokens\n\
+         BENCH agent.tool_schemas_tokens {schemas} tokens\n\
+         BENCH agent.frame_tool_schemas_tokens {frame_only} tokens\n\
+         BENCH agent.preamble_and_tools_tokens {total} tokens"
+    )
+    .expect("stdout");
 }
