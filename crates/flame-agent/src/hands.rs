@@ -109,7 +109,7 @@ pub(crate) struct HandsOutcome {
 }
 
 impl HandsOutcome {
-    fn error(message: String) -> HandsOutcome {
+    pub(crate) fn error(message: String) -> HandsOutcome {
         HandsOutcome { content: message, is_error: true, detail: None, trail: FileTrail::default() }
     }
 

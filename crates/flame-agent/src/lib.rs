@@ -428,7 +428,7 @@ impl Agent {
         on_event: Sink<'_>,
     ) -> Result<Ran, ApiError> {
         let tree = self.flame.frame(frame)?.frame.tree;
-        let workspace = open_workspace(&self.flame, &tree).ok().flatten();
+        let workspace = open_workspace(&self.flame, &tree);
         let mut allowed = self.flame.allowed_kinds(&tree)?;
         let mut current = frame.clone();
         let mut created = Vec::new();
@@ -466,7 +466,7 @@ impl Agent {
                 (Some(text), _) => (text, true, None, FileTrail::default(), None, Vec::new()),
                 (None, Some(_)) => {
                     let outcome = match &workspace {
-                        Some(workspace) => {
+                        Ok(Some(workspace)) => {
                             let output_file =
                                 self.flame.command_output_path(frame, &call.id).ok();
                             let setting = hands::CommandSetting {
@@ -475,12 +475,12 @@ impl Agent {
                             };
                             hands::run(workspace, call, setting, cancel).await
                         }
-                        None => hands::HandsOutcome {
-                            content: "This tree has no workspace folder, so there are no files to work on; ask the person to choose one for the tree.".to_owned(),
-                            is_error: true,
-                            detail: None,
-                            trail: FileTrail::default(),
-                        },
+                        Ok(None) => hands::HandsOutcome::error(
+                            "This tree has no workspace folder, so there are no files to work on; ask the person to choose one for the tree.".to_owned(),
+                        ),
+                        Err(message) => hands::HandsOutcome::error(format!(
+                            "{message}; ask the person to choose the tree's workspace folder again"
+                        )),
                     };
                     (
                         outcome.content,

@@ -309,3 +309,32 @@ async fn stop_during_a_command_kills_its_process_group_and_keeps_what_happened()
         s.flame.messages(&child).unwrap().into_iter().find(|m| m.role == Role::Tool).unwrap();
     assert!(result.content.contains("stopped by the person"), "{}", result.content);
 }
+
+#[tokio::test]
+async fn a_workspace_folder_gone_since_is_said_plainly_and_offers_no_tools() {
+    let (s, workspace) = workspace_setup(
+        ApprovalPolicy::default(),
+        vec![
+            turn("Reading it.", Some(("read_file", json!({"path": "greet.py"})))),
+            turn("The folder is gone.", None),
+        ],
+    )
+    .await;
+    let child = s.flame.status(None).unwrap().focus;
+    std::fs::remove_dir_all(workspace.path()).unwrap();
+    let mut notices = Vec::new();
+    s.agent
+        .send(Actor::Person, None, "Go", None, &CancellationToken::new(), &mut |e| {
+            if let ChatEvent::Notice { text } = e {
+                notices.push(text);
+            }
+        })
+        .await
+        .unwrap();
+    assert!(notices.iter().any(|n| n.contains("no workspace tools")), "{notices:?}");
+    assert!(!tool_names(&s.server.requests()[0].json()).contains(&"read_file".to_owned()));
+    let result =
+        s.flame.messages(&child).unwrap().into_iter().find(|m| m.role == Role::Tool).unwrap();
+    assert!(result.tool_result.unwrap().is_error);
+    assert!(result.content.contains("cannot be opened"), "{}", result.content);
+}
