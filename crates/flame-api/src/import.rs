@@ -222,7 +222,13 @@ impl Flame {
                         at: m.at,
                     })
                     .collect();
-                store.import_tree(change, &tree.tree, &tree.frames, &messages)?;
+                store.import_tree_with_trails(
+                    change,
+                    &tree.tree,
+                    &tree.frames,
+                    &messages,
+                    &tree.trails,
+                )?;
                 Ok(tree.tree)
             })
         })

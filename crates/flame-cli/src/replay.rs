@@ -35,19 +35,25 @@ fn table(r: &Replay, calls: bool) -> String {
     if calls {
         let _ = writeln!(
             out,
-            "{:>5}  {:<44} {:>10} {:>10} {:>6}",
-            "call", "frame", "linear", "flame", "share"
+            "{:>5}  {:<44} {:>10} {:>10} {:>6} {:>8}",
+            "call", "frame", "linear", "flame", "share", "recalled"
         );
         for (i, c) in r.per_call.iter().enumerate() {
             let title: String = c.frame_title.chars().take(44).collect();
+            let recalled = if c.returning_paths == 0 {
+                String::new()
+            } else {
+                format!("{}/{}", c.recalled_paths, c.returning_paths)
+            };
             let _ = writeln!(
                 out,
-                "{:>5}  {:<44} {:>10} {:>10} {:>6}",
+                "{:>5}  {:<44} {:>10} {:>10} {:>6} {:>8}",
                 i + 1,
                 title,
                 c.linear_tokens,
                 c.flame_tokens,
-                share(c.flame_tokens, c.linear_tokens)
+                share(c.flame_tokens, c.linear_tokens),
+                recalled
             );
         }
         out.push('\n');
@@ -80,6 +86,13 @@ fn table(r: &Replay, calls: bool) -> String {
     let percentiles: Vec<String> =
         r.ratio_percentiles.iter().map(|(p, v)| format!("p{p} {:.0}%", v * 100.0)).collect();
     let _ = writeln!(out, "flame/linear per call: {}", percentiles.join(", "));
+    let _ = writeln!(
+        out,
+        "first-touch recall: {} ({} of {} files a frame touched first, after another frame had, named in its context)",
+        r.first_touch_recall.map_or_else(|| "-".to_owned(), |v| format!("{:.0}%", v * 100.0)),
+        r.recalled_paths,
+        r.returning_paths
+    );
     let _ = writeln!(
         out,
         "subagents: {} tokens of transcript, {} tokens of results handed back",

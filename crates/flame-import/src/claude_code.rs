@@ -8,7 +8,7 @@
 //! `Task` call started it, with the call's description as title, its prompt as criteria and
 //! what it returned as results.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use flame_model::{NewMessage, Role, Status, Timestamp, ToolCall, ToolResult, Usage};
@@ -16,6 +16,7 @@ use flame_tokens::{Encoding, count_message};
 use serde_json::Value;
 
 use crate::draft::{Draft, DraftFrame, FrameKind, title_from};
+use crate::files::{self, FileTouch};
 use crate::jsonl::for_each_record;
 use crate::segment;
 use crate::thread::{RecordedCall, SegmentStart, ThreadMessage};
@@ -293,6 +294,11 @@ struct ThreadReader {
     pending_items: HashMap<String, (String, String)>,
     /// `bd close` calls: tool-use id → reason.
     pending_closes: HashMap<String, String>,
+    /// Tool calls that touch files: tool-use id → (index of the message that made the call, the
+    /// files), recorded on that message once the result says the call did not fail.
+    pending_files: HashMap<String, (usize, Vec<FileTouch>)>,
+    /// Tool-use ids of `git commit` commands, which end a segment when they succeed.
+    pending_commits: HashSet<String>,
     /// A segment start waiting for the next message.
     next_start: Option<SegmentStart>,
     current_item: Option<String>,
@@ -360,6 +366,7 @@ impl ThreadReader {
             tokens: 0,
             starts: self.next_start.take(),
             closes: None,
+            files: Vec::new(),
         });
         self.thread.messages.len() - 1
     }
@@ -434,6 +441,15 @@ impl ThreadReader {
         {
             self.thread.messages[index].closes = Some(reason);
         }
+        if let Some((call, touched)) = self.pending_files.remove(&id)
+            && !is_error
+        {
+            self.thread.messages[call].files.extend(touched);
+        }
+        if self.pending_commits.remove(&id) && !is_error {
+            // A request or work item already waiting to open the next segment says more.
+            self.next_start.get_or_insert(SegmentStart::Commit);
+        }
     }
 
     /// Adds an assistant record; returns whether it was merged into an earlier one.
@@ -505,6 +521,10 @@ impl ThreadReader {
         let id = item["id"].as_str().unwrap_or_default().to_owned();
         let name = item["name"].as_str().unwrap_or_default();
         let input = &item["input"];
+        let touched = files::claude_code(name, input, self.thread.cwd.as_deref());
+        if !touched.is_empty() {
+            self.pending_files.insert(id.clone(), (index, touched));
+        }
         if SUBAGENT_TOOLS.contains(&name) {
             let description = input["description"].as_str().unwrap_or("Subagent").to_owned();
             let prompt = input["prompt"].as_str().unwrap_or_default().to_owned();
@@ -526,7 +546,7 @@ impl ThreadReader {
                 if self.current_item.as_deref() != Some(&item) {
                     self.current_item = Some(item.clone());
                     self.pending_items.insert(
-                        id,
+                        id.clone(),
                         (
                             format!("Work item {item}"),
                             format!("Finish work item {item} (bd issue tracker)"),
@@ -534,7 +554,10 @@ impl ThreadReader {
                     );
                 }
             } else if let Some(reason) = beads_closed(command) {
-                self.pending_closes.insert(id, reason);
+                self.pending_closes.insert(id.clone(), reason);
+            }
+            if runs_git_commit(command) {
+                self.pending_commits.insert(id);
             }
         }
     }
@@ -609,6 +632,17 @@ fn beads_started(command: &str) -> Option<String> {
     flag.then(|| (*item).to_owned())
 }
 
+/// Whether a shell command runs `git commit` (and not, say, `git commit-tree`), anywhere in
+/// it: after `&&`, `;` or a `cd`.
+fn runs_git_commit(command: &str) -> bool {
+    command.match_indices("git commit").any(|(at, text)| {
+        let before = command[..at].chars().next_back();
+        let after = command[at + text.len()..].chars().next();
+        before.is_none_or(|c| !c.is_alphanumeric() && c != '-' && c != '_')
+            && after.is_none_or(char::is_whitespace)
+    })
+}
+
 /// The reason of a `bd close ITEM --reason="…"` command.
 fn beads_closed(command: &str) -> Option<String> {
     let at = command.find("bd close ")?;
@@ -650,6 +684,16 @@ mod tests {
         );
         assert_eq!(beads_closed("bd close a.1"), Some("Closed a.1".into()));
         assert_eq!(beads_closed("bd ready"), None);
+    }
+
+    #[test]
+    fn recognises_git_commit_commands() {
+        assert!(runs_git_commit("git commit -m \"Fix it\""));
+        assert!(runs_git_commit("cd /w && git add -A && git commit -q -m x"));
+        assert!(runs_git_commit("git commit"));
+        assert!(!runs_git_commit("git commit-tree abc"));
+        assert!(!runs_git_commit("git log --oneline"));
+        assert!(!runs_git_commit("legit commit"));
     }
 
     #[test]

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use flame_model::{
-    Frame, FrameTree, IdSource, MAX_DEPTH, MAX_TITLE_CHARS, NewMessage, Status, Timestamp, Tree,
-    lifecycle,
+    FileTrail, Frame, FrameTree, IdSource, MAX_DEPTH, MAX_TITLE_CHARS, NewMessage, Status,
+    Timestamp, Tree, lifecycle,
 };
 use flame_tokens::{Encoding, count_message};
 use serde::Serialize;
@@ -94,6 +94,19 @@ pub struct DraftMessage {
     pub at: Timestamp,
 }
 
+/// A file one of a frame's tool calls read or changed (`files.rs` says which calls count).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DraftFile {
+    pub frame: usize,
+    /// Index into [`Draft::messages`] of the assistant message whose tool call touched it.
+    pub message: usize,
+    /// When that message was recorded.
+    pub at: Timestamp,
+    /// Relative to the session's folder when inside it, else as the transcript wrote it.
+    pub path: String,
+    pub changed: bool,
+}
+
 /// One model call as the transcript recorded it: the context the agent sent, in the provider's
 /// own token count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -177,6 +190,8 @@ pub struct Draft {
     /// Messages in the order they were recorded, per frame.
     pub messages: Vec<DraftMessage>,
     pub calls: Vec<ModelCall>,
+    /// The files the frames' tool calls touched, in transcript order per frame.
+    pub files: Vec<DraftFile>,
     /// The frame to focus; the root when `None`.
     pub focus: Option<usize>,
     pub report: ImportReport,
@@ -189,9 +204,26 @@ pub struct Materialised {
     pub frames: Vec<Frame>,
     /// `(frame index, message, tokens, time)` in the draft's order.
     pub messages: Vec<DraftMessage>,
+    /// `(frame index, trail)` of every frame whose tool calls touched a file, by frame index.
+    pub trails: Vec<(usize, FileTrail)>,
 }
 
 impl Draft {
+    /// The file trail of every frame, counting only the touches `counts` keeps; a frame with
+    /// none has no entry. Each trail is sorted and deduplicated, a path both read and changed
+    /// kept as changed.
+    pub fn trails(&self, counts: impl Fn(&DraftFile) -> bool) -> BTreeMap<usize, FileTrail> {
+        let mut paths: BTreeMap<usize, (Vec<String>, Vec<String>)> = BTreeMap::new();
+        for f in self.files.iter().filter(|f| counts(f)) {
+            let (read, changed) = paths.entry(f.frame).or_default();
+            if f.changed { changed.push(f.path.clone()) } else { read.push(f.path.clone()) }
+        }
+        paths
+            .into_iter()
+            .map(|(frame, (read, changed))| (frame, FileTrail::new(read, changed)))
+            .collect()
+    }
+
     /// Gives every frame an id from `ids` and positions in creation order among siblings, and
     /// checks the result against the rules live operations follow: every title and criteria
     /// pass `lifecycle::check_identity`, no frame is deeper than [`MAX_DEPTH`], and the tree
@@ -247,6 +279,9 @@ impl Draft {
             frame.ended_at = d.ended_at;
             frames.push(frame);
         }
+        if self.files.iter().any(|f| f.frame >= frames.len()) {
+            return Err("a file of the trail names a missing frame".to_owned());
+        }
         for m in &self.messages {
             let frame = frames.get_mut(m.frame).ok_or("a message names a missing frame")?;
             frame.message_count += 1;
@@ -267,6 +302,7 @@ impl Draft {
             tree: tree.clone(),
             frames: whole.frames().to_vec(),
             messages: self.messages.clone(),
+            trails: self.trails(|_| true).into_iter().collect(),
         })
     }
 

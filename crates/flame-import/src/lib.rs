@@ -9,6 +9,7 @@
 
 mod claude_code;
 mod draft;
+mod files;
 pub mod flame_json;
 mod jsonl;
 pub mod opencode;
@@ -20,8 +21,8 @@ mod time;
 use std::path::{Path, PathBuf};
 
 pub use draft::{
-    Draft, DraftFrame, DraftMessage, FrameKind, ImportReport, LIVE_ENCODING, MAX_LISTED_PROBLEMS,
-    Materialised, ModelCall, fit_title, title_from,
+    Draft, DraftFile, DraftFrame, DraftMessage, FrameKind, ImportReport, LIVE_ENCODING,
+    MAX_LISTED_PROBLEMS, Materialised, ModelCall, fit_title, title_from,
 };
 pub use thread::SegmentStart;
 pub use time::parse_rfc3339;

@@ -21,6 +21,7 @@ use flame_tokens::{Encoding, count_message};
 use serde_json::Value;
 
 use crate::draft::{Draft, DraftFrame, FrameKind, title_from};
+use crate::files::{self, FileTouch};
 use crate::segment;
 use crate::thread::{RecordedCall, SegmentStart, ThreadMessage};
 use crate::{ImportError, ImportOptions, ImportReport, Progress};
@@ -365,6 +366,7 @@ fn read_session(
             tokens: 0,
             starts: start.take(),
             closes: None,
+            files: Vec::new(),
         });
         t.messages.len() - 1
     };
@@ -458,6 +460,13 @@ fn read_session(
                             state["metadata"]["sessionId"].as_str().unwrap_or_default().to_owned();
                         t.tasks.push((child, call));
                     }
+                    if state["status"] == "completed" {
+                        step.files.extend(files::opencode(
+                            d["tool"].as_str().unwrap_or_default(),
+                            &state["input"],
+                            session.directory.as_deref(),
+                        ));
+                    }
                     step.results.push((call_id, output, is_error));
                 }
                 Some("step-finish") => {
@@ -501,6 +510,8 @@ struct Step {
     text: Vec<String>,
     calls: Vec<ToolCall>,
     results: Vec<(String, String, bool)>,
+    /// The files the step's finished, successful tool calls touched.
+    files: Vec<FileTouch>,
     /// Whether any step of the message recorded its tokens.
     any_call: bool,
 }
@@ -529,6 +540,7 @@ impl Step {
             message.tool_calls = Some(std::mem::take(&mut self.calls));
         }
         let index = push(t, message, at, start);
+        t.messages[index].files = std::mem::take(&mut self.files);
         if let Some(input) = input_tokens {
             t.calls.push((index, at, input));
             self.any_call = true;

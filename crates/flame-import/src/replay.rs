@@ -15,15 +15,28 @@
 //! everything Flame would show, not contexts trimmed to fit. Compaction calls (a model call that
 //! summarises the conversation) are listed apart and left out of the totals: their recorded
 //! input is the whole conversation, which Flame would not send to anything.
+//!
+//! Each frame's file trail is the one the draft carries (`files.rs`), as it stood at the call:
+//! a frame's touches count when the tool call that made them came before the call (in the
+//! call's own frame, an earlier message; in any other, a message recorded no later).
+//!
+//! *First-touch recall* asks whether the trail does its job. For each call, the files its tool
+//! calls touched for the first time in its frame, and that another frame touched before, are
+//! the *returning* paths; one is *recalled* when what Flame assembles at that call names it —
+//! the `<stack-context>` document with its `<log>` lines left out (every log is named, so they
+//! would prove nothing), or the frame's own messages, their text and tool-call arguments. A
+//! path is named where it appears whole: not preceded by a letter, digit, `.`, `-` or `_`, nor
+//! followed by a letter, digit, `-`, `_` or `/`; a path relative to the session's folder may
+//! thus be found within the absolute path the transcript wrote.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use flame_context::{Budget, ContextInput};
 use flame_model::{FileTrail, FrameId, IdSource, Message, MessageId, Status};
 use flame_tokens::Encoding;
 use serde::Serialize;
 
-use crate::draft::{Draft, FrameKind};
+use crate::draft::{Draft, DraftFile, FrameKind, ModelCall};
 
 /// One model call compared.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -39,6 +52,10 @@ pub struct CallRow {
     pub flame_tokens: u64,
     /// The fixed overhead included in `flame_tokens`.
     pub overhead_tokens: u64,
+    /// Files the call touched first in its frame that another frame had touched before.
+    pub returning_paths: u64,
+    /// How many of those the assembled context names (see the module's comment).
+    pub recalled_paths: u64,
 }
 
 /// The whole comparison.
@@ -50,6 +67,12 @@ pub struct Replay {
     pub flame_tokens: u64,
     pub peak_linear: u64,
     pub peak_flame: u64,
+    /// Over every call: files touched first in a frame that another frame touched before, and
+    /// how many of them the context assembled at that call named.
+    pub returning_paths: u64,
+    pub recalled_paths: u64,
+    /// `recalled_paths / returning_paths`; `None` when no file returned.
+    pub first_touch_recall: Option<f64>,
     /// Percentiles (10, 25, 50, 75, 90, 100) of Flame's context as a share of the linear one.
     pub ratio_percentiles: Vec<(u32, f64)>,
     pub compaction_calls: u64,
@@ -71,9 +94,6 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
         .map_or(Encoding::ClaudeEstimate, Encoding::for_model);
     let log_paths: HashMap<FrameId, String> =
         frames.iter().map(|f| (f.id.clone(), f.log_relative_path())).collect();
-    // The files each frame's calls read and changed: none yet, since importers do not read the
-    // trail out of a transcript's tool calls (issue 17).
-    let trails: HashMap<FrameId, FileTrail> = HashMap::new();
     // The messages of each frame, as store rows, with their index in the draft.
     let mut by_frame: Vec<Vec<(usize, Message)>> = vec![Vec::new(); frames.len()];
     for (i, m) in draft.messages.iter().enumerate() {
@@ -153,6 +173,14 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
                 f
             })
             .collect();
+        let came_before = |f: &DraftFile| {
+            if f.frame == call.frame { f.message < call.message } else { f.at <= call.at }
+        };
+        let trails: HashMap<FrameId, FileTrail> = draft
+            .trails(came_before)
+            .into_iter()
+            .map(|(frame, trail)| (frames[frame].id.clone(), trail))
+            .collect();
         let input = ContextInput {
             focus: &frames[call.frame].id,
             frames: &snapshot,
@@ -165,6 +193,13 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
             trails: &trails,
         };
         let doc = flame_context::assemble(&input).map_err(|e| e.to_string())?;
+        let returning = returning_paths(draft, call, &came_before);
+        let recalled = if returning.is_empty() {
+            0
+        } else {
+            let assembled = assembled_text(&doc);
+            returning.iter().filter(|p| names(&assembled, p)).count() as u64
+        };
         rows.push(CallRow {
             frame: call.frame,
             frame_title: draft.frames[call.frame].title.clone(),
@@ -173,6 +208,8 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
             linear_tokens: call.input_tokens,
             flame_tokens: doc.report.total_tokens.saturating_add(fixed),
             overhead_tokens: fixed,
+            returning_paths: returning.len() as u64,
+            recalled_paths: recalled,
         });
     }
     let mut ratios: Vec<f64> = rows
@@ -198,8 +235,13 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
             .map_or(0, |r| flame_tokens::count(encoding, r))
             .saturating_add(results);
     }
+    let returning = sum(rows.iter().map(|r| r.returning_paths));
+    let recalled = sum(rows.iter().map(|r| r.recalled_paths));
     Ok(Replay {
         calls: rows.len() as u64,
+        returning_paths: returning,
+        recalled_paths: recalled,
+        first_touch_recall: (returning > 0).then(|| recalled as f64 / returning as f64),
         linear_tokens: sum(rows.iter().map(|r| r.linear_tokens)),
         flame_tokens: sum(rows.iter().map(|r| r.flame_tokens)),
         peak_linear: rows.iter().map(|r| r.linear_tokens).max().unwrap_or(0),
@@ -216,8 +258,88 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
     })
 }
 
+/// The paths `call`'s tool calls touched that its frame had not touched before and another
+/// frame had (as `came_before` tells), sorted.
+fn returning_paths(
+    draft: &Draft,
+    call: &ModelCall,
+    came_before: &impl Fn(&DraftFile) -> bool,
+) -> Vec<String> {
+    let touched: HashSet<&str> = draft
+        .files
+        .iter()
+        .filter(|f| f.frame == call.frame && f.message == call.message)
+        .map(|f| f.path.as_str())
+        .collect();
+    if touched.is_empty() {
+        return Vec::new();
+    }
+    let mut own_before = HashSet::new();
+    let mut others_before = HashSet::new();
+    for f in draft.files.iter().filter(|f| came_before(f)) {
+        if f.frame == call.frame {
+            own_before.insert(f.path.as_str())
+        } else {
+            others_before.insert(f.path.as_str())
+        };
+    }
+    let mut paths: Vec<String> = touched
+        .into_iter()
+        .filter(|p| !own_before.contains(p) && others_before.contains(p))
+        .map(str::to_owned)
+        .collect();
+    paths.sort();
+    paths
+}
+
+/// What Flame assembled at a call, as text to look for paths in: the stack-context without its
+/// `<log>` lines, then each message's text and tool-call arguments.
+fn assembled_text(doc: &flame_context::ContextDoc) -> String {
+    let mut text: String = doc
+        .xml
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("<log>"))
+        .flat_map(|l| [l, "\n"])
+        .collect();
+    for m in &doc.messages {
+        text.push_str(&m.content);
+        text.push('\n');
+        for c in m.tool_calls.iter().flatten() {
+            text.push_str(&c.arguments.to_string());
+            text.push('\n');
+        }
+    }
+    text
+}
+
+/// Whether `text` names `path` whole (see the module's comment).
+fn names(text: &str, path: &str) -> bool {
+    text.match_indices(path).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + path.len()..].chars().next();
+        before.is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '.' | '-' | '_')))
+            && after.is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '/')))
+    })
+}
+
 /// A total of token counts that stops at `u64::MAX` instead of overflowing: the counts come
 /// from transcripts, which may state anything.
 fn sum(counts: impl Iterator<Item = u64>) -> u64 {
     counts.fold(0, u64::saturating_add)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names;
+
+    #[test]
+    fn a_path_is_named_only_whole() {
+        assert!(names("read src/lib.rs, then", "src/lib.rs"));
+        assert!(names("{\"file_path\":\"/home/u/p/src/lib.rs\"}", "src/lib.rs"));
+        assert!(names("<read>a.rs, src/lib.rs</read>", "src/lib.rs"));
+        assert!(!names("src/lib.rsx", "src/lib.rs"));
+        assert!(!names("my-src/lib.rs", "src/lib.rs"));
+        assert!(!names("src/lib.rs/x", "src/lib.rs"));
+        assert!(!names("", "src/lib.rs"));
+    }
 }

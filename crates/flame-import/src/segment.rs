@@ -7,7 +7,11 @@
 //! - a work item the agent starts on its task list: a `TodoWrite` call that puts a different
 //!   item `in_progress`, or `bd update ITEM --status in_progress` (the tracker the shared
 //!   sessions use). The segment begins after that call's result, so the bookkeeping of choosing
-//!   the item stays with the work before it.
+//!   the item stays with the work before it;
+//! - a successful `git commit`: a `Bash` call whose command runs `git commit` and whose result
+//!   is not an error. A commit is the agent saying a unit of work is done, so the segment ends
+//!   with the commit's result; the next one carries on the same request (its criteria) and is
+//!   titled after it, "(after commit)".
 //!
 //! A request or item that arrives before the current segment has any assistant message does not
 //! cut (the segment would be empty of work); it renames the segment instead when it is an item.
@@ -19,7 +23,7 @@
 
 use flame_model::{Role, Status, Timestamp};
 
-use crate::draft::{Draft, DraftFrame, DraftMessage, FrameKind, ModelCall, title_from};
+use crate::draft::{Draft, DraftFile, DraftFrame, DraftMessage, FrameKind, ModelCall, title_from};
 use crate::thread::{RecordedCall, SegmentStart, ThreadMessage};
 
 /// A stretch of the main thread: messages `start..end`.
@@ -53,16 +57,19 @@ pub fn split(messages: &[ThreadMessage]) -> Vec<Segment> {
     let opening = |m: &ThreadMessage, previous: Option<&Segment>| -> (String, String) {
         match &m.starts {
             Some(SegmentStart::Item { title, criteria }) => (title_from(title), criteria.clone()),
-            Some(SegmentStart::Compaction) => match previous {
-                Some(p) => (
-                    title_from(&format!(
-                        "{} (after compaction)",
-                        p.title.trim_end_matches(" (after compaction)")
-                    )),
-                    p.criteria.clone(),
-                ),
-                None => ("Continued after compaction".to_owned(), m.message.content.clone()),
-            },
+            Some(start @ (SegmentStart::Compaction | SegmentStart::Commit)) => {
+                let after = match start {
+                    SegmentStart::Commit => "commit",
+                    _ => "compaction",
+                };
+                match previous {
+                    Some(p) => (
+                        title_from(&format!("{} (after {after})", base_title(&p.title))),
+                        p.criteria.clone(),
+                    ),
+                    None => (format!("Continued after {after}"), m.message.content.clone()),
+                }
+            }
             _ => (title_from(&m.message.content), m.message.content.clone()),
         }
     };
@@ -146,6 +153,14 @@ pub fn place_with<E>(
         placed.push((holder, messages[seg.start].at));
         let first = draft.messages.len();
         for m in &messages[seg.start..seg.end] {
+            let message = draft.messages.len();
+            draft.files.extend(m.files.iter().map(|f| DraftFile {
+                frame: holder,
+                message,
+                at: m.at,
+                path: f.path.clone(),
+                changed: f.changed,
+            }));
             draft.messages.push(DraftMessage {
                 frame: holder,
                 message: m.message.clone(),
@@ -180,6 +195,18 @@ pub fn place(
         Ok::<(), std::convert::Infallible>(())
     });
     placed
+}
+
+/// A title without the "(after …)" its segment inherited, so that a chain of compactions and
+/// commits does not pile them up.
+fn base_title(title: &str) -> &str {
+    let mut title = title;
+    while let Some(rest) =
+        title.strip_suffix(" (after compaction)").or_else(|| title.strip_suffix(" (after commit)"))
+    {
+        title = rest;
+    }
+    title
 }
 
 fn results_of(messages: &[ThreadMessage]) -> String {
@@ -226,6 +253,7 @@ mod tests {
             tokens: 1,
             starts,
             closes: None,
+            files: Vec::new(),
         }
     }
 

@@ -7,12 +7,19 @@
 
 use flame_model::{NewMessage, Timestamp};
 
+use crate::files::FileTouch;
+
 /// Why a segment begins where it does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SegmentStart {
     Request,
     Compaction,
-    Item { title: String, criteria: String },
+    Item {
+        title: String,
+        criteria: String,
+    },
+    /// The message after a successful `git commit`: the agent said a unit of work is done.
+    Commit,
 }
 
 /// One message of a thread with what segmentation and linking need to know about it.
@@ -25,6 +32,9 @@ pub struct ThreadMessage {
     pub starts: Option<SegmentStart>,
     /// The agent closed a work item here, with this reason (`bd close --reason`).
     pub closes: Option<String>,
+    /// The files this message's tool calls read and changed, from the calls whose result was
+    /// not an error.
+    pub files: Vec<FileTouch>,
 }
 
 /// A model call a thread recorded: `(index of the message it produced, time, input tokens)`.

@@ -1,10 +1,12 @@
 //! Bulk import of a whole tree in one transaction, for transcripts from other tools.
 
-use flame_model::{EventKind, Frame, FrameError, FrameTree, NewMessage, Timestamp, Tree};
+use flame_model::{
+    EventKind, FileTrail, Frame, FrameError, FrameTree, NewMessage, Timestamp, Tree,
+};
 use rusqlite::{TransactionBehavior, params};
 use serde_json::json;
 
-use crate::frames::{Change, MAX_MESSAGE_BYTES};
+use crate::frames::{Change, MAX_MESSAGE_BYTES, MAX_TRAIL_PATH_BYTES, MAX_TRAIL_PATHS};
 use crate::{Store, StoreError, rows};
 
 /// The most message tokens an imported tree may hold in all. Far above any real tree (a million
@@ -27,6 +29,10 @@ pub struct ImportedMessage {
 pub struct ImportCounts {
     pub frames: u64,
     pub messages: u64,
+    /// Paths of the frames' trails recorded, and left out for [`MAX_TRAIL_PATHS`] or
+    /// [`MAX_TRAIL_PATH_BYTES`].
+    pub trail_paths: u64,
+    pub trail_paths_left_out: u64,
 }
 
 impl Store {
@@ -41,6 +47,29 @@ impl Store {
         frames: &[Frame],
         messages: &[ImportedMessage],
     ) -> Result<ImportCounts, StoreError> {
+        self.import_tree_with_trails(change, tree, frames, messages, &[])
+    }
+
+    /// [`Store::import_tree`], with the file trails of the frames: `(frame index, trail)`, each
+    /// written to `frame_files` in the same transaction. As with live tool results, a path over
+    /// [`MAX_TRAIL_PATH_BYTES`] and the paths of a frame past [`MAX_TRAIL_PATHS`] (changed ones
+    /// first) are left out and counted; a trail naming a frame that is not imported refuses the
+    /// import.
+    pub fn import_tree_with_trails(
+        &mut self,
+        change: Change,
+        tree: &Tree,
+        frames: &[Frame],
+        messages: &[ImportedMessage],
+        trails: &[(usize, FileTrail)],
+    ) -> Result<ImportCounts, StoreError> {
+        if let Some((frame, _)) = trails.iter().find(|(frame, _)| *frame >= frames.len()) {
+            return Err(FrameError::Invalid(format!(
+                "an imported file trail names frame {frame} of {}",
+                frames.len()
+            ))
+            .into());
+        }
         let whole = FrameTree::new(tree.clone(), frames.to_vec());
         whole.check_invariants().map_err(|broken| {
             FrameError::Invalid(format!("the imported tree is not valid: {broken}"))
@@ -181,13 +210,45 @@ impl Store {
                 pending.execute(params![f.id.as_str(), tx.last_insert_rowid()])?;
             }
         }
+        let (mut trail_paths, mut trail_paths_left_out) = (0u64, 0u64);
+        {
+            // `OR IGNORE`: a path listed twice, or a frame listed twice, keeps one row.
+            let mut insert_path = tx.prepare(
+                "INSERT OR IGNORE INTO frame_files (frame_id, changed, path) VALUES (?1, ?2, ?3)",
+            )?;
+            let mut recorded = vec![0usize; frames.len()];
+            for (frame, trail) in trails {
+                // A path both read and changed is recorded as changed only, as live results do.
+                let changed: std::collections::HashSet<&String> = trail.changed.iter().collect();
+                let paths =
+                    trail.changed.iter().map(|p| (p, true)).chain(
+                        trail.read.iter().filter(|p| !changed.contains(p)).map(|p| (p, false)),
+                    );
+                for (path, changed) in paths {
+                    if path.len() > MAX_TRAIL_PATH_BYTES || recorded[*frame] >= MAX_TRAIL_PATHS {
+                        trail_paths_left_out += 1;
+                        continue;
+                    }
+                    if insert_path.execute(params![frames[*frame].id.as_str(), changed, path])? > 0
+                    {
+                        recorded[*frame] += 1;
+                        trail_paths += 1;
+                    }
+                }
+            }
+        }
         tx.execute(
             "INSERT INTO store_meta (key, value) VALUES ('current_tree', ?1)
              ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             [tree.id.as_str()],
         )?;
         tx.commit()?;
-        Ok(ImportCounts { frames: frames.len() as u64, messages: messages.len() as u64 })
+        Ok(ImportCounts {
+            frames: frames.len() as u64,
+            messages: messages.len() as u64,
+            trail_paths,
+            trail_paths_left_out,
+        })
     }
 }
 
@@ -257,5 +318,36 @@ mod tests {
         let reopened = Store::open(&path).unwrap();
         assert_eq!(reopened.frame(&frames[1].id).unwrap().tokens, MAX_IMPORTED_TREE_TOKENS);
         assert_eq!(reopened.tree_message_tokens(&tree.id).unwrap(), MAX_IMPORTED_TREE_TOKENS);
+    }
+
+    #[test]
+    fn trails_are_written_with_the_tree_within_the_store_caps() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("flame.db")).unwrap();
+        let change = Change { actor: Actor::Cli, at: 9 };
+        let (tree, frames, messages) = tree_stating(8, &[1]);
+        // A frame index past the frames refuses the whole import.
+        let stray = [(2, FileTrail::new(["a".to_owned()], []))];
+        let err =
+            store.import_tree_with_trails(change, &tree, &frames, &messages, &stray).unwrap_err();
+        assert!(err.to_string().contains("names frame 2 of 2"), "{err}");
+        assert!(store.trees().unwrap().is_empty());
+
+        // One path too long, and one more path than a frame may hold, read ones last.
+        let long = "x".repeat(MAX_TRAIL_PATH_BYTES + 1);
+        let read: Vec<String> = (0..MAX_TRAIL_PATHS).map(|i| format!("r/{i:05}")).collect();
+        let trails = [
+            (0, FileTrail::new(["README.md".to_owned()], [])),
+            (1, FileTrail::new(read.iter().cloned().chain([long]), ["src/a.rs".to_owned()])),
+        ];
+        let counts =
+            store.import_tree_with_trails(change, &tree, &frames, &messages, &trails).unwrap();
+        assert_eq!(counts.trail_paths, 1 + MAX_TRAIL_PATHS as u64);
+        assert_eq!(counts.trail_paths_left_out, 2);
+        assert_eq!(store.file_trail(&frames[0].id).unwrap().read, ["README.md"]);
+        let child = store.file_trail(&frames[1].id).unwrap();
+        assert_eq!(child.changed, ["src/a.rs"]);
+        assert_eq!(child.read.len(), MAX_TRAIL_PATHS - 1);
+        assert!(child.read.iter().all(|p| p.len() <= MAX_TRAIL_PATH_BYTES));
     }
 }

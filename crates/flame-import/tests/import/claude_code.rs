@@ -13,7 +13,8 @@ fn session_b_has_its_two_subagents_and_compaction_under_segments() {
         .iter()
         .map(|f| format!("{:?} {:?} {} <- {:?}", f.kind, f.status, f.title, f.parent))
         .collect();
-    assert_eq!(outline.len(), 11, "{outline:#?}");
+    // The root, 10 segments (5 of them after a commit), 2 subagents and the compaction.
+    assert_eq!(outline.len(), 16, "{outline:#?}");
     let subagents: Vec<_> = draft.frames.iter().filter(|f| f.kind == FrameKind::Subagent).collect();
     assert_eq!(
         subagents.iter().map(|f| f.title.as_str()).collect::<Vec<_>>(),
@@ -80,7 +81,7 @@ fn assistant_records_sharing_a_message_id_are_merged() {
 }
 
 #[test]
-fn the_main_thread_is_segmented_at_items_requests_and_compaction() {
+fn the_main_thread_is_segmented_at_items_requests_compaction_and_commits() {
     for name in [SESSION_A, SESSION_B] {
         let draft = import(&shared(name));
         let segments: Vec<&str> = draft
@@ -89,12 +90,17 @@ fn the_main_thread_is_segmented_at_items_requests_and_compaction() {
             .filter(|f| f.kind == FrameKind::Segment)
             .map(|f| f.title.as_str())
             .collect();
-        let items = if name == SESSION_A { 3 } else { 4 };
-        // The first request, one segment per work item, "continue", and the item after the
-        // compaction.
-        assert_eq!(segments.len(), items + 3, "{segments:#?}");
-        assert_eq!(segments.iter().filter(|t| t.starts_with("Work item ")).count(), items + 1);
-        assert!(segments.last().unwrap().ends_with("(after compaction)"));
+        let (items, commits) = if name == SESSION_A { (3, 1) } else { (4, 5) };
+        // The first request, one segment per work item, "continue", the item after the
+        // compaction, and the work after each successful `git commit`.
+        assert_eq!(segments.len(), items + 3 + commits, "{segments:#?}");
+        assert_eq!(
+            segments.iter().filter(|t| t.starts_with("Work item ")).count(),
+            items + 1 + commits
+        );
+        assert_eq!(segments.iter().filter(|t| t.ends_with("(after compaction)")).count(), 1);
+        assert_eq!(segments.iter().filter(|t| t.ends_with("(after commit)")).count(), commits);
+        assert!(segments.last().unwrap().ends_with("(after commit)"));
         // Unsegmented, the root holds the whole main thread.
         let whole = flame_import::import(
             &shared(name),

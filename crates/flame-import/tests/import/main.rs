@@ -4,6 +4,7 @@ mod claude_code;
 mod hostile;
 mod opencode;
 mod replay;
+mod trail;
 
 use std::path::PathBuf;
 
