@@ -566,7 +566,8 @@ fn import_replay_and_export_a_shared_session() {
     let home = Home::new();
     let session = shared_session("4d5611e5-241a-462a-8d15-5122611a9569.jsonl");
     let summary = home.json(&["import", &session]);
-    assert_eq!(summary["frames"], 9);
+    // The root, 7 segments (one after a `git commit`), the subagent and the compaction.
+    assert_eq!(summary["frames"], 10);
     assert_eq!(summary["problems"].as_array().unwrap().len(), 0);
     let status = home.ok(&["status"]);
     assert!(status.contains("✓ completed \"Explore transcript rendering codebase\""), "{status}");
@@ -578,6 +579,8 @@ fn import_replay_and_export_a_shared_session() {
     assert!(replay["flame_tokens"].as_u64() < replay["linear_tokens"].as_u64());
     let table = home.ok(&["replay", &session]);
     assert!(table.contains("total over 151 calls"), "{table}");
+    assert!(table.contains("first-touch recall: "), "{table}");
+    assert!(replay["first_touch_recall"].as_f64().is_some_and(|r| r > 0.0), "{replay}");
 
     let tree = summary["tree"]["id"].as_str().unwrap();
     let markdown = home.ok(&["export", tree, "--format", "markdown"]);
@@ -596,7 +599,7 @@ fn import_replay_and_export_a_shared_session() {
     assert_eq!(alone[0]["id"], child);
     assert_eq!(alone[0]["parent"], Value::Null);
     let whole = frames(&["export", child, "--scope", "tree"]);
-    assert_eq!(whole.len(), 9);
+    assert_eq!(whole.len(), 10);
     assert_eq!(whole[0]["id"], export["frames"][0]["id"]);
 }
 
