@@ -23,12 +23,13 @@ fn a_shared_session_is_stored_with_logs_and_progress() {
         .flame
         .import_file(Actor::Cli, &shared(SESSION), None, true, None, &mut |p| seen.push(p))
         .unwrap();
-    assert_eq!(summary.frames, 11);
+    // The root, 10 segments (5 begun by a `git commit`), 2 subagents and the compaction.
+    assert_eq!(summary.frames, 16);
     assert!(summary.problems.is_empty(), "{:?}", summary.problems);
     assert!(seen.iter().any(|p| p.bytes_read == p.total_bytes && p.file == SESSION));
     let status = s.flame.status(None).unwrap();
     assert_eq!(status.tree.id, summary.tree.id, "the imported tree becomes current");
-    assert_eq!(status.frames.len(), 11);
+    assert_eq!(status.frames.len(), 16);
     let sub = status.frames.iter().find(|f| f.frame.title == "Explore existing codebase").unwrap();
     assert_eq!(sub.frame.status, Status::Completed);
     assert!(sub.frame.tokens > 10_000);
@@ -40,7 +41,16 @@ fn a_shared_session_is_stored_with_logs_and_progress() {
     // The focused frame's context holds its own messages only, and the subagents' results.
     let context = s.flame.context(None, None).unwrap();
     assert!(context.report.total_tokens < context.report.linear_tokens);
-    let messages = s.flame.messages(&status.focus).unwrap();
+    // The finished segments' file trails were stored with the tree, and the stack-context
+    // names them, since imported frames have no artifacts.
+    let first = status.frames.iter().find(|f| f.frame.title == "Work item spotter-a0y.1").unwrap();
+    let trail = s.flame.file_trail(&first.frame.id).unwrap();
+    assert!(!trail.changed.is_empty() && !trail.read.is_empty(), "{trail:?}");
+    assert!(trail.changed.iter().chain(&trail.read).all(|p| !p.starts_with("/home/")), "{trail:?}");
+    assert!(context.xml.contains("<files>"), "{}", context.xml);
+    let compacted =
+        status.frames.iter().find(|f| f.frame.title.ends_with("(after compaction)")).unwrap();
+    let messages = s.flame.messages(&compacted.frame.id).unwrap();
     assert_eq!(messages[0].role, Role::Note);
     assert!(messages[0].content.starts_with("Conversation compacted"));
 }
