@@ -22,12 +22,12 @@ describe("import from the window", () => {
         20_000,
         "the import summary",
       );
-      expect(await summary.getText()).toContain("11 frames");
+      expect(await summary.getText()).toContain("16 frames");
       // The graph draws the imported tree, and the store holds it.
       await app.driver.wait(
-        async () => (await app.driver.findElements(By.css("[role=treeitem]"))).length === 11,
+        async () => (await app.driver.findElements(By.css("[role=treeitem]"))).length === 16,
         5_000,
-        "eleven frames in the accessible tree",
+        "sixteen frames in the accessible tree",
       );
       const stored = status(app.home);
       expect(stored.frames.map((f) => f.title)).toContain("Explore existing codebase");
