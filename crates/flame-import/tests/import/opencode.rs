@@ -42,6 +42,14 @@ fn a_session_and_its_child_session_become_a_tree() {
 }
 
 #[test]
+fn each_segment_has_the_files_its_edit_calls_changed() {
+    let draft = import(&storage(), None, &ImportOptions::default(), &mut |_| {}).unwrap();
+    let changed: Vec<(usize, Vec<String>)> =
+        draft.trails(|_| true).into_iter().map(|(frame, t)| (frame, t.changed)).collect();
+    assert_eq!(changed, [(1, vec!["src/routes.ts".to_owned()]), (2, vec!["README.md".to_owned()])]);
+}
+
+#[test]
 fn a_damaged_file_in_storage_is_reported_and_the_rest_imported() {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&storage(), &dir.path().join("storage"));
