@@ -35,5 +35,13 @@ fn main() {
         let replay = flame_api::replay_file(&path, None, None).unwrap();
         println!("BENCH import.replay_{name} {:.1} ms", started.elapsed().as_secs_f64() * 1e3);
         println!("BENCH import.replay_{name}_calls {} calls", replay.calls);
+        // What issue 17's goal is stated in: Flame's tokens as a share of the linear chat's,
+        // first-touch recall, and the largest call Flame would send.
+        let ratio = replay.flame_tokens as f64 / replay.linear_tokens.max(1) as f64;
+        println!("BENCH import.replay_{name}_ratio {ratio:.3} ratio");
+        if let Some(recall) = replay.first_touch_recall {
+            println!("BENCH import.replay_{name}_recall {:.1} %", recall * 100.0);
+        }
+        println!("BENCH import.replay_{name}_peak {} tokens", replay.peak_flame);
     }
 }
