@@ -366,6 +366,10 @@ export type ContextReport_Deserialize = {
 	 *  the tree.
 	 */
 	linear_tokens: number,
+	/**  How many of the included tool results were sent as a one-line stub. */
+	masked_results: number,
+	/**  The tokens those stubs saved against the results in full. */
+	masked_tokens_saved: number,
 };
 
 /**  How the context was built: the data of the context inspector. */
@@ -386,6 +390,10 @@ export type ContextReport_Serialize = {
 	 *  the tree.
 	 */
 	linear_tokens: number,
+	/**  How many of the included tool results were sent as a one-line stub. */
+	masked_results: number,
+	/**  The tokens those stubs saved against the results in full. */
+	masked_tokens_saved: number,
 };
 
 /**  Where the data directory setting came from, so a person can tell why Flame uses it. */

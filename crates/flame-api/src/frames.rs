@@ -553,6 +553,7 @@ impl Flame {
             linear_message_tokens: store.tree_message_tokens(&tree)?,
             workspace: workspace.as_deref(),
             trails: &trails,
+            keep_tool_results: Some(flame_context::DEFAULT_KEEP_TOOL_RESULTS),
         };
         flame_context::assemble(&input).map_err(|e| ApiError::internal("assemble the context", e))
     }

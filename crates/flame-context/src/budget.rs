@@ -62,6 +62,9 @@ enum Step {
 
 pub(crate) fn fit(input: &ContextInput<'_>, plan: Plan<'_>) -> ContextDoc {
     let budget = input.budget.available();
+    let masked =
+        crate::mask::mask(input.messages, input.keep_tool_results, input.focus, input.encoding);
+    let messages = masked.messages.as_slice();
     let preamble = crate::preamble(input.workspace);
     let preamble_tokens = crate::memo::count(input.encoding, &preamble);
     let mut states = vec![SectionState::Full; plan.units.len()];
@@ -81,7 +84,7 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: Plan<'_>) -> ContextDoc {
         (0..states.len()).map(|u| plan.tokens(u, states[u])).sum()
     };
     let messages_total = |first: usize, line: bool| -> u64 {
-        let kept: u64 = input.messages[first..].iter().map(message_cost).sum();
+        let kept: u64 = messages[first..].iter().map(message_cost).sum();
         let note = if first > 0 && line {
             crate::memo::count(input.encoding, &omission_line(first)) + MESSAGE_OVERHEAD
         } else {
@@ -90,7 +93,7 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: Plan<'_>) -> ContextDoc {
         kept + note
     };
 
-    let steps = give_way_order(&plan, input.messages.len());
+    let steps = give_way_order(&plan, messages.len());
     let mut next = 0;
     let mut unit_tokens = units_total(&states);
     let mut total =
@@ -132,11 +135,7 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: Plan<'_>) -> ContextDoc {
     sections.push(Section {
         kind: SectionKind::History,
         frame: Some(input.focus.clone()),
-        label: format!(
-            "{} of {} messages",
-            input.messages.len() - first_message,
-            input.messages.len()
-        ),
+        label: format!("{} of {} messages", messages.len() - first_message, messages.len()),
         tokens: messages_total(first_message, omission_line_kept),
         state: if first_message == 0 { SectionState::Full } else { SectionState::Compacted },
     });
@@ -146,7 +145,7 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: Plan<'_>) -> ContextDoc {
         system: format!("{preamble}\n{xml}"),
         xml,
         omission: (first_message > 0 && omission_line_kept).then(|| omission_line(first_message)),
-        messages: input.messages[first_message..].to_vec(),
+        messages: messages[first_message..].to_vec(),
         report: ContextReport {
             focus: input.focus.clone(),
             budget,
@@ -155,6 +154,8 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: Plan<'_>) -> ContextDoc {
             sections,
             omitted_messages: first_message as u32,
             linear_tokens,
+            masked_results: masked.saved[first_message..].iter().filter(|&&s| s > 0).count() as u32,
+            masked_tokens_saved: masked.saved[first_message..].iter().sum(),
         },
     }
 }

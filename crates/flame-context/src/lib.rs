@@ -12,8 +12,15 @@
 //! The assembly is pure: the caller reads the frames and messages and passes them in, with the
 //! budget and the encoding. When everything does not fit, parts give way in the fixed order of
 //! [`budget`]; the [`ContextReport`] says what each section cost and what was left out.
+//!
+//! Before fitting, F's tool results older than the newest [`ContextInput::keep_tool_results`]
+//! are sent as one-line stubs (observation masking): the tool, its arguments, the result's size,
+//! and how to read it back with `read_frame_log`. The newest result and any result the model has
+//! not answered yet are always sent in full; the report says how many were masked and what that
+//! saved.
 
 pub mod budget;
+mod mask;
 mod memo;
 mod render;
 
@@ -24,6 +31,9 @@ use flame_tokens::Encoding;
 use serde::Serialize;
 
 pub use budget::Budget;
+pub use mask::{
+    DEFAULT_KEEP_TOOL_RESULTS, MAX_STUB_ARGUMENTS, MAX_STUB_PATH_BYTES, MAX_STUB_VALUE_BYTES,
+};
 
 /// The preamble that opens every context.
 pub const PREAMBLE: &str = "You are working inside Flame, which organises work as a call stack of frames \
@@ -77,6 +87,10 @@ pub struct ContextInput<'a> {
     /// The files each frame's own tool calls read and changed; a frame without an entry touched
     /// none. Finished frames shown with their results list them.
     pub trails: &'a HashMap<FrameId, FileTrail>,
+    /// How many of the focus's newest tool results are sent in full; older ones are sent as a
+    /// one-line stub naming the tool, its arguments, the result's size and where
+    /// to read it back. `None` sends every result in full.
+    pub keep_tool_results: Option<usize>,
 }
 
 /// The assembled context.
@@ -110,6 +124,10 @@ pub struct ContextReport {
     /// What a linear chat of the same work would send: the preamble and every message of
     /// the tree.
     pub linear_tokens: u64,
+    /// How many of the included tool results were sent as a one-line stub.
+    pub masked_results: u32,
+    /// The tokens those stubs saved against the results in full.
+    pub masked_tokens_saved: u64,
 }
 
 /// One part of the context.

@@ -191,6 +191,7 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
             linear_message_tokens,
             workspace: None,
             trails: &trails,
+            keep_tool_results: Some(flame_context::DEFAULT_KEEP_TOOL_RESULTS),
         };
         let doc = flame_context::assemble(&input).map_err(|e| e.to_string())?;
         let returning = returning_paths(draft, call, &came_before);

@@ -19,6 +19,8 @@ const REPORT: ContextReport = {
   ],
   omitted_messages: 2,
   linear_tokens: 41_000,
+  masked_results: 0,
+  masked_tokens_saved: 0,
 };
 
 describe("the context inspector's numbers", () => {

@@ -84,6 +84,7 @@ pub fn context_with_files(
         linear_message_tokens: 0,
         workspace,
         trails,
+        keep_tool_results: None,
     };
     assemble(&input).unwrap()
 }

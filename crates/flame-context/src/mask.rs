@@ -1,0 +1,413 @@
+//! Observation masking: the focused frame's older tool results are sent as one-line stubs.
+//!
+//! Old tool output is most of a long frame's history, and the model rarely needs it verbatim
+//! once it has answered it (Lindenbauer et al., "The Complexity Trap", arXiv 2508.21433). A tool
+//! result older than the newest K results is replaced by a line that names the tool, its
+//! arguments (paths kept whole), the result's size, and how to read it back from the frame's
+//! log. The newest result is never masked, nor any result after the last assistant message: the
+//! model has not answered those yet. The rule depends only on the messages and K, so the same
+//! history always gives the same context.
+
+use flame_model::{FrameId, Message, Role, ToolCall};
+use flame_tokens::Encoding;
+use serde_json::Value;
+
+use crate::memo;
+
+/// The default number of newest tool results sent in full, chosen by replaying the two shared
+/// sessions (`cargo bench -p flame-api --bench import`): the smallest K tried (4, 8, 16) that did
+/// not lower first-touch recall. None of them lowered it (the stubs keep the paths); K = 4 sent
+/// 0.48× and 0.40× of the linear chat's tokens, against 0.69× and 0.55× without masking.
+pub const DEFAULT_KEEP_TOOL_RESULTS: usize = 4;
+
+/// The most bytes of one argument value (other than a path) a stub shows; longer values are
+/// cut and end in "…". Arguments come from the model or an imported transcript.
+pub const MAX_STUB_VALUE_BYTES: usize = 200;
+
+/// The most bytes of a path-like argument a stub shows. Paths are kept whole up to this, since
+/// they are what lets the model (and first-touch recall) find the file again.
+pub const MAX_STUB_PATH_BYTES: usize = 1024;
+
+/// The most arguments a stub shows; the rest are left out.
+pub const MAX_STUB_ARGUMENTS: usize = 8;
+
+/// The focus's messages as they are sent, and what masking saved.
+pub(crate) struct Masked {
+    pub messages: Vec<Message>,
+    /// For each message, the tokens masking saved on it (0 for one sent as it is).
+    pub saved: Vec<u64>,
+}
+
+/// Masks `messages` (the focus's own, oldest first) keeping the newest `keep` tool results in
+/// full; `None` masks nothing.
+pub(crate) fn mask(
+    messages: &[Message],
+    keep: Option<usize>,
+    focus: &FrameId,
+    encoding: Encoding,
+) -> Masked {
+    let mut out = Masked { messages: messages.to_vec(), saved: vec![0; messages.len()] };
+    let Some(keep) = keep else { return out };
+    // The newest result is always kept, whatever K says.
+    let keep = keep.max(1);
+    let Some(last_assistant) = messages.iter().rposition(|m| m.role == Role::Assistant) else {
+        return out;
+    };
+    let results: Vec<usize> =
+        (0..messages.len()).filter(|&i| is_tool_result(&messages[i])).collect();
+    let masked_count = results.len().saturating_sub(keep);
+    for &i in &results[..masked_count] {
+        if i > last_assistant {
+            continue;
+        }
+        let message = &messages[i];
+        let stub = stub(message, &messages[..i], focus);
+        let tokens = memo::count(encoding, &stub);
+        if tokens >= message.tokens {
+            // A result already smaller than its stub is sent as it is.
+            continue;
+        }
+        out.saved[i] = message.tokens - tokens;
+        let sent = &mut out.messages[i];
+        sent.content = stub;
+        sent.tokens = tokens;
+        if let Some(result) = &mut sent.tool_result {
+            result.detail = None;
+        }
+    }
+    out
+}
+
+fn is_tool_result(m: &Message) -> bool {
+    m.role == Role::Tool && m.tool_result.is_some()
+}
+
+/// The line a masked result is sent as. `earlier` are the messages before it, where its call is.
+fn stub(result: &Message, earlier: &[Message], focus: &FrameId) -> String {
+    let tool_result = result.tool_result.as_ref().expect("only tool results are masked");
+    let call: Option<&ToolCall> = earlier
+        .iter()
+        .rev()
+        .filter_map(|m| m.tool_calls.as_ref())
+        .flatten()
+        .find(|c| c.id == tool_result.tool_call_id);
+    let name =
+        tool_result.name.as_deref().or(call.map(|c| c.name.as_str())).unwrap_or("a tool call");
+    let arguments = call.map(|c| format!(" {}", arguments(&c.arguments))).unwrap_or_default();
+    let read_back = serde_json::json!({ "id": focus.to_string() });
+    let call_id = Value::String(tool_result.tool_call_id.clone());
+    format!(
+        "[Flame] Result of {name}{arguments} masked ({} bytes, {} tokens); read it back with read_frame_log {read_back}, where its tool_call_id is {call_id}",
+        grouped(result.content.len() as u64),
+        grouped(result.tokens),
+    )
+}
+
+/// The arguments as compact JSON, paths whole and other long values cut.
+fn arguments(value: &Value) -> String {
+    let Value::Object(map) = value else {
+        return cut(&value.to_string(), MAX_STUB_VALUE_BYTES);
+    };
+    let mut shown = serde_json::Map::new();
+    for (key, v) in map.iter().take(MAX_STUB_ARGUMENTS) {
+        let limit = if is_path_key(key) { MAX_STUB_PATH_BYTES } else { MAX_STUB_VALUE_BYTES };
+        let key = cut(key, MAX_STUB_VALUE_BYTES);
+        let shown_value = match v {
+            Value::String(s) => Value::String(cut(s, limit)),
+            other => {
+                let text = other.to_string();
+                if text.len() <= limit { other.clone() } else { Value::String(cut(&text, limit)) }
+            }
+        };
+        shown.insert(key, shown_value);
+    }
+    Value::Object(shown).to_string()
+}
+
+/// Whether an argument names a file or folder: `path`, `file_path`, `notebook_path`, `paths`…
+fn is_path_key(key: &str) -> bool {
+    key.to_ascii_lowercase().contains("path")
+}
+
+/// `text` cut to at most `limit` bytes on a character boundary, with "…" when cut.
+fn cut(text: &str, limit: usize) -> String {
+    if text.len() <= limit {
+        return text.to_owned();
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// `n` with thousands separated by commas: 12,345.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use flame_model::{Frame, MessageId, Status, ToolResult, TreeId};
+    use serde_json::json;
+
+    use super::*;
+    use crate::{Budget, ContextInput};
+
+    const ENCODING: Encoding = Encoding::O200kBase;
+
+    fn focus() -> FrameId {
+        FrameId::parse("f0000000001").unwrap()
+    }
+
+    fn message(id: i64, role: Role, content: &str) -> Message {
+        Message {
+            id: MessageId(id),
+            frame: focus(),
+            role,
+            content: content.to_owned(),
+            tool_calls: None,
+            tool_result: None,
+            tokens: flame_tokens::count(ENCODING, content),
+            model: None,
+            usage: None,
+            created_at: id,
+            interrupted: false,
+        }
+    }
+
+    fn call(id: i64, call_id: &str, arguments: Value) -> Message {
+        let mut m = message(id, Role::Assistant, "");
+        m.tool_calls = Some(vec![ToolCall {
+            arguments,
+            id: call_id.to_owned(),
+            name: "read_file".to_owned(),
+        }]);
+        m
+    }
+
+    fn result(id: i64, call_id: &str, content: &str) -> Message {
+        let mut m = message(id, Role::Tool, content);
+        m.tool_result = Some(ToolResult {
+            detail: None,
+            is_error: false,
+            name: None,
+            tool_call_id: call_id.to_owned(),
+        });
+        m
+    }
+
+    /// A long output, far larger than any stub.
+    fn output(n: usize) -> String {
+        format!("output {n}: {}", "fn main() { println!(\"hello\"); }\n".repeat(100))
+    }
+
+    /// A user request, then `n` call/result pairs, then the assistant's answer.
+    fn history(n: usize) -> Vec<Message> {
+        let mut messages = vec![message(0, Role::User, "read the files")];
+        for k in 0..n {
+            let id = messages.len() as i64;
+            let call_id = format!("call_{k}");
+            messages.push(call(id, &call_id, json!({"path": format!("src/{k}.rs")})));
+            messages.push(result(id + 1, &call_id, &output(k)));
+        }
+        let id = messages.len() as i64;
+        messages.push(message(id, Role::Assistant, "done"));
+        messages
+    }
+
+    fn masked_indexes(masked: &Masked) -> Vec<usize> {
+        (0..masked.saved.len()).filter(|&i| masked.saved[i] > 0).collect()
+    }
+
+    #[test]
+    fn keeps_the_newest_k_results_in_full() {
+        let messages = history(6);
+        let masked = mask(&messages, Some(2), &focus(), ENCODING);
+        // Results are at 2, 4, 6, 8, 10, 12; the newest two (10 and 12) stay.
+        assert_eq!(masked_indexes(&masked), vec![2, 4, 6, 8]);
+        assert_eq!(masked.messages[10], messages[10]);
+        assert_eq!(masked.messages[12], messages[12]);
+        for i in [2, 4, 6, 8] {
+            assert!(masked.messages[i].content.starts_with("[Flame] Result of read_file"));
+            assert_eq!(masked.messages[i].tool_result, messages[i].tool_result);
+            assert!(masked.messages[i].tokens < messages[i].tokens);
+        }
+        assert_eq!(masked.messages.len(), messages.len());
+    }
+
+    #[test]
+    fn never_masks_the_newest_result() {
+        let messages = history(3);
+        let masked = mask(&messages, Some(0), &focus(), ENCODING);
+        assert_eq!(masked_indexes(&masked), vec![2, 4]);
+        assert_eq!(masked.messages[6], messages[6]);
+    }
+
+    #[test]
+    fn never_masks_a_result_the_model_has_not_answered() {
+        let mut messages = history(3);
+        // The model's last turn called three tools at once; their results have no answer yet.
+        let id = messages.len() as i64;
+        let mut turn = call(id, "late_0", json!({"path": "src/late0.rs"}));
+        turn.tool_calls.as_mut().unwrap().extend([
+            ToolCall {
+                arguments: json!({"path": "src/late1.rs"}),
+                id: "late_1".to_owned(),
+                name: "read_file".to_owned(),
+            },
+            ToolCall {
+                arguments: json!({"path": "src/late2.rs"}),
+                id: "late_2".to_owned(),
+                name: "read_file".to_owned(),
+            },
+        ]);
+        messages.push(turn);
+        for k in 0..3 {
+            let id = messages.len() as i64;
+            messages.push(result(id, &format!("late_{k}"), &output(10 + k)));
+        }
+        let masked = mask(&messages, Some(1), &focus(), ENCODING);
+        // All three unanswered results stay although K is 1; the earlier, answered ones go.
+        assert_eq!(masked_indexes(&masked), vec![2, 4, 6]);
+        assert_eq!(&masked.messages[9..], &messages[9..]);
+    }
+
+    #[test]
+    fn none_masks_nothing() {
+        let messages = history(20);
+        let masked = mask(&messages, None, &focus(), ENCODING);
+        assert_eq!(masked.messages, messages);
+        assert!(masked.saved.iter().all(|&s| s == 0));
+    }
+
+    #[test]
+    fn masking_is_deterministic() {
+        let messages = history(12);
+        let first = mask(&messages, Some(4), &focus(), ENCODING);
+        let second = mask(&messages, Some(4), &focus(), ENCODING);
+        assert_eq!(first.messages, second.messages);
+        assert_eq!(first.saved, second.saved);
+    }
+
+    #[test]
+    fn the_stub_names_the_tool_its_arguments_the_size_and_where_to_read_it() {
+        let mut messages = history(2);
+        messages[1] = call(1, "call_0", json!({"path": "src/a.rs", "limit": 200}));
+        let masked = mask(&messages, Some(1), &focus(), ENCODING);
+        let size = messages[2].content.len();
+        assert!(size > 1000);
+        assert_eq!(
+            masked.messages[2].content,
+            format!(
+                "[Flame] Result of read_file {{\"limit\":200,\"path\":\"src/a.rs\"}} masked ({} bytes, {} tokens); read it back with read_frame_log {{\"id\":\"f0000000001\"}}, where its tool_call_id is \"call_0\"",
+                grouped(size as u64),
+                grouped(messages[2].tokens),
+            )
+        );
+    }
+
+    #[test]
+    fn the_stub_takes_the_name_the_result_records_and_names_a_call_it_cannot_find() {
+        let mut messages = history(2);
+        messages[2].tool_result.as_mut().unwrap().name = Some("search".to_owned());
+        messages[2].tool_result.as_mut().unwrap().tool_call_id = "elsewhere".to_owned();
+        let masked = mask(&messages, Some(1), &focus(), ENCODING);
+        assert!(
+            masked.messages[2].content.starts_with("[Flame] Result of search masked ("),
+            "{}",
+            masked.messages[2].content
+        );
+    }
+
+    #[test]
+    fn long_arguments_are_cut_but_paths_are_kept_up_to_their_limit() {
+        let path = format!("src/{}.rs", "deep/".repeat(100));
+        assert!(path.len() > MAX_STUB_VALUE_BYTES && path.len() < MAX_STUB_PATH_BYTES);
+        let long_path = "p".repeat(MAX_STUB_PATH_BYTES + 10);
+        let text = "x".repeat(MAX_STUB_VALUE_BYTES + 50);
+        let shown =
+            arguments(&json!({"file_path": path, "new_string": text, "notebook_path": long_path}));
+        assert!(shown.contains(&path), "{shown}");
+        assert!(shown.contains(&format!("\"{}…\"", "x".repeat(MAX_STUB_VALUE_BYTES))), "{shown}");
+        assert!(!shown.contains(&"x".repeat(MAX_STUB_VALUE_BYTES + 1)));
+        assert!(shown.contains(&format!("\"{}…\"", "p".repeat(MAX_STUB_PATH_BYTES))));
+        assert!(!shown.contains(&"p".repeat(MAX_STUB_PATH_BYTES + 1)));
+        // A value that is not text is cut as its JSON, and a multi-byte character is not split.
+        let list: Vec<u32> = (0..200).collect();
+        let shown = arguments(&json!({"lines": list, "query": "é".repeat(MAX_STUB_VALUE_BYTES)}));
+        assert!(shown.len() < 3 * MAX_STUB_VALUE_BYTES + 40, "{shown}");
+        assert!(shown.contains(&format!("\"{}…\"", "é".repeat(MAX_STUB_VALUE_BYTES / 2))));
+    }
+
+    #[test]
+    fn a_stub_shows_at_most_its_limit_of_arguments() {
+        let many: serde_json::Map<String, Value> =
+            (0..MAX_STUB_ARGUMENTS + 3).map(|k| (format!("a{k:02}"), json!(k))).collect();
+        let shown = arguments(&Value::Object(many));
+        assert!(shown.contains(&format!("\"a{:02}\"", MAX_STUB_ARGUMENTS - 1)));
+        assert!(!shown.contains(&format!("\"a{:02}\"", MAX_STUB_ARGUMENTS)));
+    }
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(12_345), "12,345");
+        assert_eq!(grouped(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn the_report_says_what_masking_saved() {
+        let frame = Frame::new(
+            focus(),
+            TreeId::parse("t0000000000").unwrap(),
+            None,
+            0,
+            "Read",
+            "Read the files",
+            Status::InProgress,
+            1,
+        );
+        let messages = history(5);
+        let logs = HashMap::new();
+        let trails = HashMap::new();
+        let frames = [frame];
+        let input = |keep| ContextInput {
+            focus: &frames[0].id,
+            frames: &frames,
+            messages: &messages,
+            encoding: ENCODING,
+            budget: Budget::of(1_000_000),
+            log_paths: &logs,
+            linear_message_tokens: 0,
+            workspace: None,
+            trails: &trails,
+            keep_tool_results: keep,
+        };
+        let full = crate::assemble(&input(None)).unwrap();
+        let masked = crate::assemble(&input(Some(2))).unwrap();
+        assert_eq!(full.report.masked_results, 0);
+        assert_eq!(full.report.masked_tokens_saved, 0);
+        assert_eq!(masked.report.masked_results, 3);
+        assert!(masked.report.masked_tokens_saved > 0);
+        assert_eq!(
+            full.report.total_tokens - masked.report.total_tokens,
+            masked.report.masked_tokens_saved
+        );
+        assert_eq!(
+            masked.messages[2].content,
+            mask(&messages, Some(2), &focus(), ENCODING).messages[2].content
+        );
+    }
+}
