@@ -94,10 +94,12 @@ fn stub(result: &Message, earlier: &[Message], focus: &FrameId) -> String {
     let name =
         tool_result.name.as_deref().or(call.map(|c| c.name.as_str())).unwrap_or("a tool call");
     let arguments = call.map(|c| format!(" {}", arguments(&c.arguments))).unwrap_or_default();
-    let read_back = serde_json::json!({ "id": focus.to_string() });
-    let call_id = Value::String(tool_result.tool_call_id.clone());
+    let read_back = serde_json::json!({
+        "id": focus.to_string(),
+        "tool_call_id": tool_result.tool_call_id,
+    });
     format!(
-        "[Flame] Result of {name}{arguments} masked ({} bytes, {} tokens); read it back with read_frame_log {read_back}, where its tool_call_id is {call_id}",
+        "[Flame] Result of {name}{arguments} masked ({} bytes, {} tokens); read it back with read_frame_log {read_back}",
         grouped(result.content.len() as u64),
         grouped(result.tokens),
     )
@@ -310,7 +312,7 @@ mod tests {
         assert_eq!(
             masked.messages[2].content,
             format!(
-                "[Flame] Result of read_file {{\"limit\":200,\"path\":\"src/a.rs\"}} masked ({} bytes, {} tokens); read it back with read_frame_log {{\"id\":\"f0000000001\"}}, where its tool_call_id is \"call_0\"",
+                "[Flame] Result of read_file {{\"limit\":200,\"path\":\"src/a.rs\"}} masked ({} bytes, {} tokens); read it back with read_frame_log {{\"id\":\"f0000000001\",\"tool_call_id\":\"call_0\"}}",
                 grouped(size as u64),
                 grouped(messages[2].tokens),
             )

@@ -16,6 +16,10 @@ use serde_json::{Value, json};
 /// The most of a frame log `read_frame_log` returns; the rest is named, not sent.
 const LOG_LIMIT: usize = 40_000;
 
+/// The most of one tool result `read_frame_log` returns when asked for it by its call's id (a
+/// masked result): as much as the largest workspace read, so what was sent once can be again.
+const RESULT_LIMIT: usize = 256 * 1024;
+
 /// Every tool, with its JSON schema.
 pub fn specs() -> Vec<ToolSpec> {
     // A planned frame nests planned children of the same shape. The recursion goes through
@@ -83,8 +87,8 @@ pub fn specs() -> Vec<ToolSpec> {
         ),
         spec(
             "read_frame_log",
-            "Read a frame's full log (its whole conversation and history), for detail its summary leaves out.",
-            json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}),
+            "Read a frame's full log (its whole conversation and history), for detail its summary leaves out; with tool_call_id, only that tool call's result (one masked in your context).",
+            json!({"type": "object", "properties": {"id": {"type": "string"}, "tool_call_id": {"type": "string"}}, "required": ["id"]}),
         ),
     ]
 }
@@ -286,8 +290,35 @@ fn run_inner(flame: &Flame, current: &FrameId, call: &ToolCall) -> Result<ToolOu
             #[derive(Deserialize)]
             struct Args {
                 id: String,
+                tool_call_id: Option<String>,
             }
             let a: Args = args(call)?;
+            if let Some(wanted) = &a.tool_call_id {
+                let frame = frame_in_tree(flame, current, &a.id)?;
+                let messages = flame.messages(&frame).map_err(failed)?;
+                let found = messages
+                    .iter()
+                    .find(|m| m.tool_result.as_ref().is_some_and(|r| &r.tool_call_id == wanted));
+                let Some(found) = found else {
+                    return Err(format!("frame {frame} has no result of a tool call {wanted:?}"));
+                };
+                let text = &found.content;
+                if text.len() <= RESULT_LIMIT {
+                    return Ok(ToolOutcome::ok(text.clone(), None));
+                }
+                let mut end = RESULT_LIMIT;
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                return Ok(ToolOutcome::ok(
+                    format!(
+                        "{}\n[the last {} bytes of this result are left out]",
+                        &text[..end],
+                        text.len() - end
+                    ),
+                    None,
+                ));
+            }
             let log = flame.log(&frame_in_tree(flame, current, &a.id)?).map_err(failed)?;
             if log.len() <= LOG_LIMIT {
                 return Ok(ToolOutcome::ok(log, None));

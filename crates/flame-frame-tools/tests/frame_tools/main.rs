@@ -55,3 +55,36 @@ fn a_call_with_unreadable_arguments_is_refused_with_the_reason() {
     assert!(outcome.content.contains("cut off at its length limit"), "{}", outcome.content);
     assert_eq!(flame.status(None).unwrap().frames[0].frame.status, Status::InProgress);
 }
+
+/// A masked result can be read back whole by its call's id, however long the frame's log is; an
+/// id the frame does not have is a clear error.
+#[test]
+fn a_result_is_read_back_by_its_call_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = DataDir::resolve(Some(dir.path().as_os_str()), None, None).unwrap();
+    let flame = Flame::open_with(home, Env::fixed(1_795_307_601_000, 9)).unwrap();
+    let tree = flame.create_tree(Actor::Person, "Work", "Done", None).unwrap();
+    let early = format!("EARLY RESULT {}", "x".repeat(30_000));
+    for (id, text) in [("call_0", early.clone()), ("call_1", "y".repeat(60_000))] {
+        let mut result = flame_model::NewMessage::text(Role::Tool, text);
+        result.tool_result = Some(flame_model::ToolResult {
+            detail: None,
+            is_error: false,
+            name: Some("read_file".into()),
+            tool_call_id: id.into(),
+        });
+        flame.add_message(Actor::Agent, &tree.root, &result).unwrap();
+    }
+    let read = |arguments| {
+        let call = ToolCall { arguments, id: "c9".into(), name: "read_frame_log".into() };
+        flame_frame_tools::run(&flame, &tree.root, &call)
+    };
+    // The whole log is cut to its end, so the early result is not in it.
+    let whole = read(json!({"id": tree.root}));
+    assert!(!whole.content.contains("EARLY RESULT"));
+    let one = read(json!({"id": tree.root, "tool_call_id": "call_0"}));
+    assert!(!one.is_error);
+    assert_eq!(one.content, early);
+    let missing = read(json!({"id": tree.root, "tool_call_id": "call_7"}));
+    assert!(missing.is_error && missing.content.contains("call_7"), "{}", missing.content);
+}
