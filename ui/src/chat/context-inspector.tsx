@@ -129,6 +129,14 @@ export function ContextInspector({
           </ul>
         </div>
       )}
+      {doc.report.masked_results > 0 && (
+        <p class="inspector-masked muted" data-testid="context-masked">
+          {doc.report.masked_results} older tool{" "}
+          {doc.report.masked_results === 1 ? "result is" : "results are"} sent as one-line stubs
+          (the model can read them back), saving{" "}
+          {doc.report.masked_tokens_saved.toLocaleString("en")} tokens.
+        </p>
+      )}
       <details class="inspector-system" open>
         <summary>System text sent to the model</summary>
         <pre data-testid="context-system">{doc.system}</pre>
