@@ -338,3 +338,60 @@ async fn a_workspace_folder_gone_since_is_said_plainly_and_offers_no_tools() {
     assert!(result.tool_result.unwrap().is_error);
     assert!(result.content.contains("cannot be opened"), "{}", result.content);
 }
+
+/// `turn` with a call id of its own, so that many calls of one tool can be told apart.
+fn read_turn(n: usize) -> Reply {
+    let Reply::Stream { body, .. } =
+        turn("Reading.", Some(("read_file", json!({"path": format!("file{n}.txt")}))))
+    else {
+        unreachable!("turn streams")
+    };
+    Reply::stream(body.replace("toolu_read_file", &format!("toolu_read_{n}")))
+}
+
+#[tokio::test]
+async fn after_twenty_tool_results_only_the_newest_few_are_sent_whole() {
+    let mut replies: Vec<Reply> = (0..20).map(read_turn).collect();
+    replies.push(turn("Read them all.", None));
+    let (mut s, workspace) = workspace_setup(ApprovalPolicy::default(), replies).await;
+    for n in 0..20 {
+        std::fs::write(workspace.path().join(format!("file{n}.txt")), format!("CONTENT-{n}\n"))
+            .unwrap();
+    }
+    let mut settings = s.agent.settings().clone();
+    settings.max_tool_rounds = 25;
+    let base = s.server.base_url.clone();
+    s.agent = Agent::new(
+        s.flame.clone(),
+        settings,
+        move |name: &str| match name {
+            "ANTHROPIC_API_KEY" => Some(SENTINEL.to_owned()),
+            "ANTHROPIC_BASE_URL" => Some(base.clone()),
+            _ => None,
+        },
+        RetryPolicy::default(),
+    );
+    let outcome = s
+        .agent
+        .send(Actor::Person, None, "Read every file", None, &CancellationToken::new(), &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!(outcome.stopped, Stopped::Finished);
+    let last = s.server.requests().last().unwrap().json();
+    let results: Vec<String> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|block| block["type"] == "tool_result")
+        .map(|block| block["content"].to_string())
+        .collect();
+    assert_eq!(results.len(), 20, "every call keeps its result, whole or as a stub");
+    let whole: Vec<usize> =
+        (0..20).filter(|n| results[*n].contains(&format!("CONTENT-{n}"))).collect();
+    assert_eq!(whole, [16, 17, 18, 19], "only the newest results are sent whole");
+    for (n, text) in results.iter().enumerate().take(16) {
+        assert!(text.contains("masked") && text.contains(&format!("file{n}.txt")), "{text}");
+        assert!(text.contains(&format!("toolu_read_{n}")), "no way to read it back: {text}");
+    }
+}
