@@ -122,16 +122,14 @@ fn checked_folder(
     Ok(Some(path))
 }
 
-/// A folder the person typed or chose: blank is none, and `~` starts at the home folder.
+/// A folder the person typed or chose: blank is none, and `~` starts at the home folder (a `~`
+/// with no home folder is kept as typed, and refused as a folder that does not exist).
 fn folder_path(text: &str) -> Option<std::path::PathBuf> {
     let text = text.trim();
-    let home = || dirs::home_dir().unwrap_or_default();
-    match text.strip_prefix('~') {
-        _ if text.is_empty() => None,
-        Some("") => Some(home()),
-        Some(rest) if rest.starts_with('/') => Some(home().join(rest.trim_start_matches('/'))),
-        _ => Some(text.into()),
+    if text.is_empty() {
+        return None;
     }
+    flame_api::expand_home(text, dirs::home_dir().as_deref()).or_else(|| Some(text.into()))
 }
 
 /// Sets (null: clears) the folder tree `tree`'s workspace tools work in (`~/` is the home

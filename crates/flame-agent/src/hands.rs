@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use flame_model::{FileTrail, ToolCall, ToolDetail, ToolKind, ToolSpec};
+use flame_model::{FileTrail, ToolCall, ToolDetail, ToolSpec};
 use flame_models::CancellationToken;
 use flame_workspace::{
     CancelHandle, CommandOutcome, Ending, Environment, Exit, Touched, Workspace, WorkspaceCall,
@@ -26,11 +26,6 @@ pub(crate) fn specs() -> Vec<ToolSpec> {
             schema: spec.schema,
         })
         .collect()
-}
-
-/// The kind of the workspace tool `name`; `None` for any other tool.
-pub(crate) fn kind_of(name: &str) -> Option<ToolKind> {
-    flame_workspace::tool_specs().into_iter().find(|spec| spec.name == name).map(|s| s.kind)
 }
 
 /// What a call would do, for the person deciding on it. Reading the file an edit changes is

@@ -433,7 +433,7 @@ impl Agent {
         let mut current = frame.clone();
         let mut created = Vec::new();
         for call in calls {
-            let kind = hands::kind_of(&call.name);
+            let kind = flame_workspace::tool_kind(&call.name);
             let asks = match kind {
                 Some(kind) => {
                     self.settings.approval.for_kind(kind) == Approval::Ask
@@ -605,7 +605,7 @@ fn waiting_request_for(
     tree: &TreeId,
     call: &ToolCall,
 ) -> Result<WaitingRequest, ApiError> {
-    let ask = match hands::kind_of(&call.name) {
+    let ask = match flame_workspace::tool_kind(&call.name) {
         Some(tool_kind) => {
             let workspace = open_workspace(flame, tree).ok().flatten();
             Ask::Workspace { tool_kind, preview: hands::preview(workspace.as_ref(), call) }
@@ -630,7 +630,7 @@ fn open_workspace(
 /// What the model is told when the person refuses `call`, with their words (cut to
 /// [`approval::MAX_REFUSAL_BYTES`]).
 fn refusal_text(call: &ToolCall, reason: Option<&str>) -> String {
-    let what = if hands::kind_of(&call.name).is_some() {
+    let what = if flame_workspace::tool_kind(&call.name).is_some() {
         format!("The person refused this {} call", call.name)
     } else {
         "The person refused this frame change; carry on in the current frame".to_owned()
@@ -655,7 +655,10 @@ fn pending_calls(messages: &[flame_model::Message]) -> Vec<ToolCall> {
         return Vec::new();
     };
     let calls = messages[last].tool_calls.clone().unwrap_or_default();
-    if !calls.iter().any(|c| tools::is_frame_tool(&c.name) || hands::kind_of(&c.name).is_some()) {
+    if !calls
+        .iter()
+        .any(|c| tools::is_frame_tool(&c.name) || flame_workspace::tool_kind(&c.name).is_some())
+    {
         return Vec::new();
     }
     let answered: Vec<&str> = messages[last..]

@@ -61,6 +61,17 @@ pub struct ExportSummary {
     pub bytes: u64,
 }
 
+/// `text` as a path, `~` and `~/…` taken from `home`; `None` when it starts at a home folder
+/// there is not.
+pub fn expand_home(text: &str, home: Option<&Path>) -> Option<PathBuf> {
+    match text.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            Some(home?.join(rest.trim_start_matches('/')))
+        }
+        _ => Some(PathBuf::from(text)),
+    }
+}
+
 /// The file a person named for an export: `~` and `~/…` are taken from `home`, anything else
 /// must be absolute, since a relative path would depend on where the process happened to start.
 pub fn resolve_export_path(text: &str, home: Option<&Path>) -> Result<PathBuf, ApiError> {
@@ -68,15 +79,9 @@ pub fn resolve_export_path(text: &str, home: Option<&Path>) -> Result<PathBuf, A
     if text.is_empty() {
         return Err(invalid_path("name a file to export to"));
     }
-    let path = match text.strip_prefix('~') {
-        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
-            let home = home.ok_or_else(|| {
-                invalid_path(format!("cannot expand ~ in {text}: there is no home folder"))
-            })?;
-            home.join(rest.trim_start_matches('/'))
-        }
-        _ => PathBuf::from(text),
-    };
+    let path = expand_home(text, home).ok_or_else(|| {
+        invalid_path(format!("cannot expand ~ in {text}: there is no home folder"))
+    })?;
     if !path.is_absolute() {
         return Err(invalid_path(format!(
             "give the export's full path (starting with / or ~/), not {text}"

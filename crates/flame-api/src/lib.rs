@@ -26,7 +26,9 @@ use serde::Serialize;
 pub use clock::Env;
 pub use data_dir::{DataDir, DataDirSource};
 pub use error::{ApiError, ErrorCode};
-pub use export::{ExportFormat, ExportProgress, ExportScope, ExportSummary, resolve_export_path};
+pub use export::{
+    ExportFormat, ExportProgress, ExportScope, ExportSummary, expand_home, resolve_export_path,
+};
 pub use flame_context::{Budget, ContextDoc, ContextReport};
 pub use flame_import::flame_json::Export;
 pub use flame_import::replay::{CallRow, Replay};

@@ -439,15 +439,26 @@ async fn chat_against(
     args: &[&str],
 ) -> (Output, Home, flame_models::replay::ReplayServer) {
     let home = Home::new();
-    let ids = home.spec_tree();
+    let crud = home.spec_tree()["CRUD Endpoints"].clone();
+    let (out, server) = chat_in(&home, &crud, [reply], args).await;
+    (out, home, server)
+}
+
+/// Runs `flame chat FRAME ARGS…` on `home` against a replay server answering with `replies`, the
+/// settings naming its model, a key in the environment.
+async fn chat_in(
+    home: &Home,
+    frame: &str,
+    replies: impl IntoIterator<Item = flame_models::replay::Reply>,
+    args: &[&str],
+) -> (Output, flame_models::replay::ReplayServer) {
     let server = flame_models::replay::ReplayServer::start().await.unwrap();
-    server.push([reply]);
+    server.push(replies);
     let config = home.path().join("config");
     std::fs::create_dir_all(config.join("flame")).unwrap();
     std::fs::write(config.join("flame/settings.json"), r#"{"default_model": "claude-sonnet-4-5"}"#)
         .unwrap();
-    let crud = ids["CRUD Endpoints"].clone();
-    let mut all = vec!["chat".to_owned(), crud];
+    let mut all = vec!["chat".to_owned(), frame.to_owned()];
     all.extend(args.iter().map(|a| a.to_string()));
     let (path, base) = (home.path().to_path_buf(), server.base_url.clone());
     let out = tokio::task::spawn_blocking(move || {
@@ -463,7 +474,7 @@ async fn chat_against(
     })
     .await
     .unwrap();
-    (out, home, server)
+    (out, server)
 }
 
 fn wire(name: &str) -> String {

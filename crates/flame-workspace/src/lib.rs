@@ -37,5 +37,5 @@ pub use search::{
 };
 pub use tools::{
     ArgumentsError, EditFileArgs, ListFilesArgs, ReadFileArgs, RunCommandArgs, SearchArgs,
-    ToolKind, Touched, WorkspaceCall, WorkspaceToolSpec, WriteFileArgs, tool_specs,
+    ToolKind, Touched, WorkspaceCall, WorkspaceToolSpec, WriteFileArgs, tool_kind, tool_specs,
 };

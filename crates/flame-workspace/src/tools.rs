@@ -35,6 +35,17 @@ pub struct WorkspaceToolSpec {
     pub schema: Value,
 }
 
+/// The kind of the workspace tool `name`, without building the schemas; `None` for any other
+/// name. A test keeps it equal to the kinds [`tool_specs`] gives.
+pub fn tool_kind(name: &str) -> Option<ToolKind> {
+    match name {
+        "read_file" | "list_files" | "search" => Some(ToolKind::Reading),
+        "write_file" | "edit_file" => Some(ToolKind::Changing),
+        "run_command" => Some(ToolKind::Running),
+        _ => None,
+    }
+}
+
 /// The six tools, in the order they are offered.
 pub fn tool_specs() -> Vec<WorkspaceToolSpec> {
     let spec =
@@ -300,6 +311,7 @@ mod tests {
                     .expect("a workspace tool")
                     .unwrap_or_else(|e| panic!("{e}"));
                 assert_eq!(call.kind(), spec.kind);
+                assert_eq!(tool_kind(spec.name), Some(spec.kind));
             }
             for sample in invalid_samples(spec.name) {
                 assert!(!validator.is_valid(&sample), "{} accepted {sample}", spec.name);
@@ -339,6 +351,7 @@ mod tests {
         };
         assert!(error.to_string().contains("replaceAll"), "{error}");
         assert!(WorkspaceCall::parse("push_frame", &json!({})).is_none());
+        assert_eq!(tool_kind("push_frame"), None);
     }
 
     /// The aim is 3,000 tokens for the preamble and every tool schema together; these

@@ -2,11 +2,9 @@
 //! `status`, refused when it is not a folder; and `flame chat`, which has no one to ask, refusing
 //! the calls that would ask unless `--approve` lets their kind run.
 
-use std::process::Command;
-
 use serde_json::json;
 
-use super::Home;
+use super::{Home, chat_in};
 
 #[test]
 fn a_tree_gets_a_workspace_shows_it_and_refuses_what_is_not_a_folder() {
@@ -80,29 +78,10 @@ async fn chat_in_workspace(extra: &[&str]) -> (String, String, Vec<serde_json::V
         "--workspace",
         folder.path().to_str().unwrap(),
     ]);
-    let root = made["root"].as_str().unwrap().to_owned();
-    let server = flame_models::replay::ReplayServer::start().await.unwrap();
-    server.push(edit_then_answer());
-    let config = home.path().join("config");
-    std::fs::create_dir_all(config.join("flame")).unwrap();
-    std::fs::write(config.join("flame/settings.json"), r#"{"default_model": "claude-sonnet-4-5"}"#)
-        .unwrap();
-    let mut args = vec!["chat".to_owned(), root, "Fix the typo".to_owned()];
-    args.extend(extra.iter().map(|a| a.to_string()));
-    let (path, base) = (home.path().to_path_buf(), server.base_url.clone());
-    let out = tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_flame"))
-            .args(&args)
-            .env("FLAME_HOME", &path)
-            .env("XDG_CONFIG_HOME", path.join("config"))
-            .env("ANTHROPIC_API_KEY", "sk-ant-cli-SENTINEL-0123456789")
-            .env("ANTHROPIC_BASE_URL", base)
-            .env_remove("FLAME_LOG")
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
+    let root = made["root"].as_str().unwrap();
+    let mut args = vec!["Fix the typo"];
+    args.extend_from_slice(extra);
+    let (out, server) = chat_in(&home, root, edit_then_answer(), &args).await;
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{stderr}");
     let file = std::fs::read_to_string(folder.path().join("greet.py")).unwrap();
