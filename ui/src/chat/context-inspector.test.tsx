@@ -40,7 +40,7 @@ async function inspect(context: ContextDoc): Promise<HTMLElement> {
 }
 
 afterEach(() => {
-  document.body.innerHTML = "";
+  document.body.replaceChildren();
 });
 
 describe("the context inspector", () => {
