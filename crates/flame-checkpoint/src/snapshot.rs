@@ -1,0 +1,79 @@
+//! Taking a snapshot: the walk's paths fed to the shadow's index, then a tree and a commit.
+//!
+//! `git update-index --add --remove` skips every path whose stat still matches its index entry,
+//! so after the first snapshot only changed files are read and hashed. Paths the index holds but
+//! the walk did not find (deleted, newly ignored or now skipped) are removed from it first. Each
+//! snapshot is a root commit of its own, kept by the ref `refs/flame/<commit>`.
+
+use std::collections::HashSet;
+
+use crate::git::Git;
+use crate::{CheckpointError, CommitId, Snapshot, SnapshotLimits, io_error, message, walk};
+
+pub(crate) const REF_PREFIX: &str = "refs/flame/";
+
+pub(crate) fn snapshot(
+    git: &Git,
+    limits: &SnapshotLimits,
+    label: &str,
+    at: i64,
+) -> Result<Snapshot, CheckpointError> {
+    let root = git.work_tree();
+    // An unreadable workspace would look empty, as if every file were deleted.
+    std::fs::read_dir(root).map_err(io_error(format!("read the workspace {}", root.display())))?;
+    let _lock = git.lock()?;
+    // The index listing runs while the workspace is walked.
+    let (indexed, walked) = std::thread::scope(|scope| {
+        let listing = scope.spawn(|| git.run(&["ls-files", "-z"], None));
+        let walked = walk::walk(root, git.git_dir(), limits);
+        let indexed = listing
+            .join()
+            .unwrap_or_else(|_| Err(CheckpointError::Unexpected("ls-files panicked".into())));
+        (indexed, walked)
+    });
+    let (indexed, walked) = (indexed?, walked?);
+
+    let kept: HashSet<&[u8]> = walked.files.iter().map(|path| path.as_bytes()).collect();
+    let mut gone = Vec::new();
+    for path in indexed.split(|byte| *byte == 0).filter(|path| !path.is_empty()) {
+        if !kept.contains(path) {
+            gone.extend_from_slice(path);
+            gone.push(0);
+        }
+    }
+    if !gone.is_empty() {
+        git.run(&["update-index", "--force-remove", "-z", "--stdin"], Some(&gone))?;
+    }
+    let mut paths = Vec::with_capacity(walked.files.iter().map(|path| path.len() + 1).sum());
+    for path in &walked.files {
+        paths.extend_from_slice(path.as_bytes());
+        paths.push(0);
+    }
+    // `--remove`: a file deleted since the walk saw it is removed rather than stopping the run.
+    git.run(&["update-index", "--add", "--remove", "--replace", "-z", "--stdin"], Some(&paths))?;
+    let tree = single_line(git.run(&["write-tree"], None)?)?;
+
+    // `@` makes git read the number as seconds since 1970 however small; git has no dates
+    // before 1970.
+    let date = format!("@{} +0000", at.div_euclid(1000).max(0));
+    let text = message::format(label, &walked.skipped);
+    let args = ["commit-tree", tree.as_str(), "-F", "-"];
+    let mut command = git.command(&args);
+    command.env("GIT_AUTHOR_DATE", &date).env("GIT_COMMITTER_DATE", &date);
+    let commit =
+        CommitId::parse(&single_line(git.run_command(&args, command, Some(text.as_bytes()))?)?)?;
+    let reference = format!("{REF_PREFIX}{commit}");
+    git.run(&["update-ref", reference.as_str(), commit.as_str()], None)?;
+
+    let skipped_total = walked.skipped.len();
+    let mut skipped = walked.skipped;
+    skipped.truncate(crate::MAX_SKIPPED_LISTED);
+    Ok(Snapshot { commit, skipped, skipped_total, files: walked.files.len() })
+}
+
+/// git's one-line answer (an object id) without its newline.
+pub(crate) fn single_line(output: Vec<u8>) -> Result<String, CheckpointError> {
+    let text = String::from_utf8(output)
+        .map_err(|_| CheckpointError::Unexpected("an id that is not UTF-8".into()))?;
+    Ok(text.trim_end().to_owned())
+}

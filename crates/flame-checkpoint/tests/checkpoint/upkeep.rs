@@ -1,0 +1,77 @@
+//! Forgetting and collecting, and two snapshots at once.
+
+use flame_checkpoint::CheckpointError;
+
+use crate::fixture::{Setup, binary};
+
+#[test]
+fn forget_and_collect_shrink_the_shadow() {
+    let setup = Setup::new();
+    setup.write("keep.txt", "kept\n");
+    let shadow = setup.shadow();
+    let mut commits = Vec::new();
+    for n in 0..12u8 {
+        // Content that does not compress, so each snapshot costs about 200 KB.
+        setup.write("data.bin", binary(200_000, n));
+        commits.push(
+            shadow
+                .snapshot(&format!("snapshot {n}"), i64::from(n) * 1000)
+                .expect("snapshot")
+                .commit,
+        );
+    }
+    let before = shadow.size_on_disk().expect("size");
+    assert!(before > 12 * 200_000, "{before}");
+    shadow.forget(&commits[1..]).expect("forget");
+    // Forgetting twice is not an error.
+    shadow.forget(&commits[1..2]).expect("forget again");
+    let after = shadow.collect().expect("collect");
+    assert_eq!(after, shadow.size_on_disk().expect("size"));
+    assert!(after < before / 2, "{after} of {before}");
+    // What is kept is whole; what is forgotten is gone.
+    assert_eq!(shadow.skipped(&commits[0]).expect("kept"), []);
+    shadow.restore(&commits[0], &["data.bin".to_owned()]).expect("restore the kept snapshot");
+    assert_eq!(setup.read("data.bin"), binary(200_000, 0));
+    let error = shadow.changed(&commits[0], &commits[5]).expect_err("forgotten");
+    assert!(matches!(error, CheckpointError::UnknownCommit(_)), "{error}");
+}
+
+#[test]
+fn two_threads_snapshot_one_workspace_at_once() {
+    let setup = Setup::new();
+    for n in 0..200 {
+        setup.write(&format!("folder{}/file{n}.txt", n % 10), format!("file {n}\n"));
+    }
+    let results: Vec<_> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..2)
+            .map(|thread| {
+                let setup = &setup;
+                scope.spawn(move || {
+                    let shadow = setup.shadow();
+                    (0..5)
+                        .map(|n| shadow.snapshot("concurrent", thread * 100 + n))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|handle| handle.join().expect("thread")).collect()
+    });
+    assert_eq!(results.len(), 10);
+    for result in results {
+        assert_eq!(result.expect("every snapshot succeeds").files, 200);
+    }
+}
+
+#[test]
+fn a_shadow_belongs_to_one_workspace() {
+    let setup = Setup::new();
+    setup.shadow();
+    let other = Setup::new();
+    let error = flame_checkpoint::Shadow::open(&setup.shadow_dir, &other.workspace)
+        .expect_err("another workspace");
+    assert!(matches!(error, CheckpointError::OtherWorkspace { .. }), "{error}");
+    let error = flame_checkpoint::Shadow::open(&setup.workspace.join(".git"), &setup.workspace)
+        .expect_err(".git");
+    assert!(matches!(error, CheckpointError::ShadowInGitFolder(_)), "{error}");
+    assert!(!setup.workspace.join(".git").exists());
+}
