@@ -62,7 +62,13 @@ const ATTRIBUTES: &str = "* -text -filter -ident -working-tree-encoding !eol\n";
 pub(crate) struct Git {
     git_dir: PathBuf,
     work_tree: PathBuf,
+    /// Whether `update-index` writes the blobs of one run into a single pack when asked to
+    /// (git 2.37 and later); older versions would make a pack per file.
+    bulk_checkin: bool,
 }
+
+/// The first git version whose `update-index --stdin` gathers big files into one pack.
+const BULK_CHECKIN_SINCE: (u32, u32) = (2, 37);
 
 impl Git {
     /// Opens the shadow in `git_dir`, creating it when it has no `HEAD` yet.
@@ -77,7 +83,12 @@ impl Git {
         }
         std::fs::create_dir_all(git_dir)
             .map_err(io_error(format!("create the checkpoint folder {}", git_dir.display())))?;
-        let git = Git { git_dir: git_dir.to_path_buf(), work_tree: workspace.to_path_buf() };
+        let mut git = Git {
+            git_dir: git_dir.to_path_buf(),
+            work_tree: workspace.to_path_buf(),
+            bulk_checkin: false,
+        };
+        git.bulk_checkin = version(&git.run(&["version"], None)?) >= Some(BULK_CHECKIN_SINCE);
         let recorded = git_dir.join(WORKSPACE_FILE);
         if !git_dir.join("HEAD").exists() {
             let _lock = git.lock()?;
@@ -109,6 +120,10 @@ impl Git {
         write_whole(&self.git_dir.join(WORKSPACE_FILE), format!("{workspace}\n").as_bytes())
     }
 
+    pub(crate) fn bulk_checkin(&self) -> bool {
+        self.bulk_checkin
+    }
+
     pub(crate) fn git_dir(&self) -> &Path {
         &self.git_dir
     }
@@ -128,6 +143,16 @@ impl Git {
             .open(&path)
             .map_err(io_error(format!("open the lock {}", path.display())))?;
         file.lock().map_err(io_error(format!("lock {}", path.display())))?;
+        // Every git run that writes the index or the packed refs runs under this lock, so a
+        // lock file of git's found now was left by a process that was killed; git would refuse
+        // to go on while it is there.
+        for stale in [format!("{INDEX_FILE}.lock"), "packed-refs.lock".to_owned()] {
+            match std::fs::remove_file(self.git_dir.join(&stale)) {
+                Ok(()) => {}
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+                Err(error) => return Err(io_error(format!("remove the stale {stale}"))(error)),
+            }
+        }
         Ok(file)
     }
 
@@ -259,6 +284,13 @@ impl Git {
     }
 }
 
+/// The major and minor version in `git version`'s answer (`git version 2.47.3`).
+fn version(output: &[u8]) -> Option<(u32, u32)> {
+    let text = String::from_utf8_lossy(output);
+    let mut numbers = text.trim().strip_prefix("git version ")?.split('.');
+    Some((numbers.next()?.parse().ok()?, numbers.next()?.parse().ok()?))
+}
+
 fn describe(args: &[&str]) -> String {
     let mut text = String::from("git");
     for arg in args.iter().take(6) {
@@ -291,4 +323,28 @@ pub(crate) fn write_whole(path: &Path, content: &[u8]) -> Result<(), CheckpointE
     std::fs::write(&temporary, content)
         .and_then(|()| std::fs::rename(&temporary, path))
         .map_err(io_error(format!("write {}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_git_program_is_a_typed_error() {
+        let error = spawn_error(&["version"], std::io::Error::from(std::io::ErrorKind::NotFound));
+        assert!(matches!(error, CheckpointError::GitMissing));
+        assert!(error.to_string().contains("install git"), "{error}");
+        // The same error reaches the caller from a real spawn of a program that does not exist.
+        let error =
+            Command::new("/nonexistent/flame-test/git").spawn().expect_err("no such program");
+        assert!(matches!(spawn_error(&["version"], error), CheckpointError::GitMissing));
+    }
+
+    #[test]
+    fn versions_are_read_from_git_version() {
+        assert_eq!(version(b"git version 2.47.3\n"), Some((2, 47)));
+        assert_eq!(version(b"git version 2.39.5.windows.1\n"), Some((2, 39)));
+        assert!(version(b"git version 2.36.0\n") < Some(BULK_CHECKIN_SINCE));
+        assert_eq!(version(b"something else"), None);
+    }
 }

@@ -49,6 +49,13 @@ pub(crate) fn restore(
     let root = git.work_tree();
     let mut restored = Restored::default();
     let mut folders = BTreeSet::new();
+    // A killed restore may have left a temporary file beside any of these paths, also beside one
+    // that is now found unchanged.
+    let parents: BTreeSet<PathBuf> =
+        paths.iter().filter_map(|path| root.join(path).parent().map(Path::to_path_buf)).collect();
+    for parent in &parents {
+        remove_stale_temporaries(parent);
+    }
 
     // Deepest first, so a folder's files go before the folder.
     for (path, _) in entries.iter().rev().filter(|(_, entry)| entry.is_none()) {
@@ -67,10 +74,9 @@ pub(crate) fn restore(
         .collect();
     if !writes.is_empty() {
         let mut blobs = Blobs::start(git, writes.iter().map(|(_, entry)| entry.oid.as_str()))?;
-        let mut cleaned = BTreeSet::new();
         for (path, entry) in &writes {
             let content = blobs.next(&entry.oid)?;
-            if write(root, path, entry, &content, &mut cleaned)? {
+            if write(root, path, entry, &content)? {
                 restored.written.push((*path).clone());
                 if let Some(parent) = root.join(path).parent() {
                     folders.insert(parent.to_path_buf());
@@ -175,13 +181,7 @@ fn delete(
 
 /// Writes `content` at `path` as `entry` says (a file, executable or not, or a symlink) unless it
 /// is already so; answers whether it wrote.
-fn write(
-    root: &Path,
-    path: &str,
-    entry: &Entry,
-    content: &[u8],
-    cleaned: &mut BTreeSet<PathBuf>,
-) -> Result<bool, CheckpointError> {
+fn write(root: &Path, path: &str, entry: &Entry, content: &[u8]) -> Result<bool, CheckpointError> {
     // When a file stands where the snapshot has a folder, creating the folder below fails and
     // says so.
     check_ancestors(root, path)?;
@@ -224,9 +224,6 @@ fn write(
         target.parent().ok_or_else(|| CheckpointError::OutsideWorkspace(path.to_owned()))?;
     std::fs::create_dir_all(parent)
         .map_err(io_error(format!("create the folder {}", parent.display())))?;
-    if cleaned.insert(parent.to_path_buf()) {
-        remove_stale_temporaries(parent);
-    }
     let temporary = parent.join(temporary_name(
         target.file_name().unwrap_or_default(),
         TEMPORARIES.fetch_add(1, Ordering::Relaxed),

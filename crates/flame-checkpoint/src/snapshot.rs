@@ -12,6 +12,9 @@ use crate::{CheckpointError, CommitId, Snapshot, SnapshotLimits, io_error, messa
 
 pub(crate) const REF_PREFIX: &str = "refs/flame/";
 
+/// From this many paths new to the index, a snapshot writes their blobs into one pack.
+const BULK_NEW_PATHS: usize = 1_000;
+
 pub(crate) fn snapshot(
     git: &Git,
     limits: &SnapshotLimits,
@@ -35,8 +38,11 @@ pub(crate) fn snapshot(
 
     let kept: HashSet<&[u8]> = walked.files.iter().map(|path| path.as_bytes()).collect();
     let mut gone = Vec::new();
+    let (mut indexed_count, mut gone_count) = (0, 0);
     for path in indexed.split(|byte| *byte == 0).filter(|path| !path.is_empty()) {
+        indexed_count += 1;
         if !kept.contains(path) {
+            gone_count += 1;
             gone.extend_from_slice(path);
             gone.push(0);
         }
@@ -50,7 +56,19 @@ pub(crate) fn snapshot(
         paths.push(0);
     }
     // `--remove`: a file deleted since the walk saw it is removed rather than stopping the run.
-    git.run(&["update-index", "--add", "--remove", "--replace", "-z", "--stdin"], Some(&paths))?;
+    let args = ["update-index", "--add", "--remove", "--replace", "-z", "--stdin"];
+    let mut command = git.command(&args);
+    let new_paths = walked.files.len().saturating_sub(indexed_count - gone_count);
+    if new_paths >= BULK_NEW_PATHS && git.bulk_checkin() {
+        // Every blob of this run goes into one pack instead of a file each: creating tens of
+        // thousands of loose object files is most of a first snapshot's time. A small change
+        // keeps loose objects, so that snapshots do not pile up packs of one blob.
+        command
+            .env("GIT_CONFIG_COUNT", "1")
+            .env("GIT_CONFIG_KEY_0", "core.bigFileThreshold")
+            .env("GIT_CONFIG_VALUE_0", "1");
+    }
+    git.run_command(&args, command, Some(&paths))?;
     let tree = single_line(git.run(&["write-tree"], None)?)?;
 
     // `@` makes git read the number as seconds since 1970 however small; git has no dates

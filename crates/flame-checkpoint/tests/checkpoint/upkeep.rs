@@ -75,3 +75,15 @@ fn a_shadow_belongs_to_one_workspace() {
     assert!(matches!(error, CheckpointError::ShadowInGitFolder(_)), "{error}");
     assert!(!setup.workspace.join(".git").exists());
 }
+
+#[test]
+fn a_lock_file_left_by_a_killed_git_does_not_stop_the_next_snapshot() {
+    let setup = Setup::new();
+    setup.write("a.txt", "a\n");
+    let shadow = setup.shadow();
+    shadow.snapshot("first", 0).expect("snapshot");
+    // What `git update-index` leaves when it is killed while writing the index.
+    std::fs::write(setup.shadow_dir.join("flame-index.lock"), "").expect("write");
+    setup.write("a.txt", "b\n");
+    shadow.snapshot("second", 1000).expect("the stale lock is cleared");
+}
