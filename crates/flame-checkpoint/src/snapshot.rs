@@ -50,25 +50,22 @@ pub(crate) fn snapshot(
     if !gone.is_empty() {
         git.run(&["update-index", "--force-remove", "-z", "--stdin"], Some(&gone))?;
     }
-    let mut paths = Vec::with_capacity(walked.files.iter().map(|path| path.len() + 1).sum());
-    for path in &walked.files {
-        paths.extend_from_slice(path.as_bytes());
-        paths.push(0);
-    }
-    // `--remove`: a file deleted since the walk saw it is removed rather than stopping the run.
-    let args = ["update-index", "--add", "--remove", "--replace", "-z", "--stdin"];
-    let mut command = git.command(&args);
     let new_paths = walked.files.len().saturating_sub(indexed_count - gone_count);
     if new_paths >= BULK_NEW_PATHS && git.bulk_checkin() {
-        // Every blob of this run goes into one pack instead of a file each: creating tens of
-        // thousands of loose object files is most of a first snapshot's time. A small change
-        // keeps loose objects, so that snapshots do not pile up packs of one blob.
-        command
-            .env("GIT_CONFIG_COUNT", "1")
-            .env("GIT_CONFIG_KEY_0", "core.bigFileThreshold")
-            .env("GIT_CONFIG_VALUE_0", "1");
+        let indexed: HashSet<&[u8]> = indexed.split(|byte| *byte == 0).collect();
+        let new: Vec<&str> = walked
+            .files
+            .iter()
+            .map(String::as_str)
+            .filter(|path| !indexed.contains(path.as_bytes()))
+            .collect();
+        store_blobs_in_parallel(git, &new)?;
     }
-    git.run_command(&args, command, Some(&paths))?;
+    // `--remove`: a file deleted since the walk saw it is removed rather than stopping the run.
+    git.run(
+        &["update-index", "--add", "--remove", "--replace", "-z", "--stdin"],
+        Some(&nul_separated(&walked.files)),
+    )?;
     let tree = single_line(git.run(&["write-tree"], None)?)?;
 
     // `@` makes git read the number as seconds since 1970 however small; git has no dates
@@ -94,4 +91,54 @@ pub(crate) fn single_line(output: Vec<u8>) -> Result<String, CheckpointError> {
     let text = String::from_utf8(output)
         .map_err(|_| CheckpointError::Unexpected("an id that is not UTF-8".into()))?;
     Ok(text.trim_end().to_owned())
+}
+
+fn nul_separated<S: AsRef<str>>(paths: &[S]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(paths.iter().map(|path| path.as_ref().len() + 1).sum());
+    for path in paths {
+        bytes.extend_from_slice(path.as_ref().as_bytes());
+        bytes.push(0);
+    }
+    bytes
+}
+
+/// Stores the blobs of many new files before the snapshot's own `update-index`, in two git
+/// processes at once, each writing one pack. Hashing and compressing is most of a first
+/// snapshot's time and one git process uses one core; a pack rather than a loose file per blob
+/// also saves creating tens of thousands of files. The snapshot's own run then finds each blob
+/// stored and only hashes the file to record its stat. Each process uses an index of its own
+/// that is thrown away.
+fn store_blobs_in_parallel(git: &Git, paths: &[&str]) -> Result<(), CheckpointError> {
+    let half = paths.len().div_ceil(2);
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = paths
+            .chunks(half.max(1))
+            .enumerate()
+            .map(|(number, chunk)| {
+                scope.spawn(move || {
+                    let index = git.git_dir().join(format!("flame-index-blobs-{number}"));
+                    // A throwaway index left by a killed run would make its files look stored.
+                    let _ = std::fs::remove_file(&index);
+                    let args = ["update-index", "--add", "-z", "--stdin"];
+                    let mut command = git.command(&args);
+                    command
+                        .env("GIT_INDEX_FILE", &index)
+                        // Every file is "big", so all blobs of the run go into one pack.
+                        .env("GIT_CONFIG_COUNT", "1")
+                        .env("GIT_CONFIG_KEY_0", "core.bigFileThreshold")
+                        .env("GIT_CONFIG_VALUE_0", "1");
+                    let result = git.run_command(&args, command, Some(&nul_separated(chunk)));
+                    let _ = std::fs::remove_file(&index);
+                    result
+                })
+            })
+            .collect();
+        runs.into_iter().try_for_each(|run| {
+            run.join()
+                .unwrap_or_else(|_| {
+                    Err(CheckpointError::Unexpected("a blob store panicked".into()))
+                })
+                .map(drop)
+        })
+    })
 }

@@ -87,3 +87,36 @@ fn a_lock_file_left_by_a_killed_git_does_not_stop_the_next_snapshot() {
     setup.write("a.txt", "b\n");
     shadow.snapshot("second", 1000).expect("the stale lock is cleared");
 }
+
+#[test]
+fn many_new_files_go_into_packs_and_come_back_whole() {
+    let setup = Setup::new();
+    for n in 0..1_200 {
+        setup.write(&format!("folder{}/file{n}.txt", n % 12), format!("file number {n}\n"));
+    }
+    let shadow = setup.shadow();
+    let start = shadow.snapshot("many", 0).expect("snapshot");
+    assert_eq!(start.files, 1_200);
+    // The blobs are in packs: only the trees and the commit are loose object files.
+    let objects = setup.shadow_dir.join("objects");
+    let loose: usize = std::fs::read_dir(&objects)
+        .expect("objects")
+        .flatten()
+        .filter(|entry| entry.file_name().len() == 2)
+        .map(|entry| std::fs::read_dir(entry.path()).expect("fan-out folder").count())
+        .sum();
+    assert!(loose <= 14, "{loose} loose objects");
+    for n in [0, 599, 1_199] {
+        setup.write(&format!("folder{}/file{n}.txt", n % 12), "changed\n");
+    }
+    let end = shadow.snapshot("three changed", 1000).expect("snapshot");
+    let paths: Vec<String> = shadow
+        .changed(&start.commit, &end.commit)
+        .expect("changed")
+        .into_iter()
+        .map(|change| change.path)
+        .collect();
+    assert_eq!(paths.len(), 3);
+    shadow.restore(&start.commit, &paths).expect("restore");
+    assert_eq!(setup.read("folder11/file599.txt"), b"file number 599\n");
+}
