@@ -67,7 +67,7 @@ e2e: ui
 	$(XVFB) npm run --silent test:e2e
 
 # Each benchmark prints `BENCH <name> <value> <unit>` lines on stdout; the rest goes to stderr.
-BENCHES := -p flame-store -p flame-api -p flame-tokens -p flame-workspace -p flame-agent --bench store --bench append --bench context --bench tokens --bench import --bench export --bench search --bench offered
+BENCHES := -p flame-store -p flame-api -p flame-tokens -p flame-workspace -p flame-agent -p flame-checkpoint --bench store --bench append --bench context --bench tokens --bench import --bench export --bench search --bench offered --bench checkpoint
 # The UI benchmark runs in the real window under Xvfb (tests/bench).
 bench: setup ui
 	@$(CARGO) bench --locked $(BENCHES) | grep '^BENCH '

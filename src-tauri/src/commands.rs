@@ -5,9 +5,9 @@ use flame_agent::{
     Agent, Answer, ChatEvent, ChatOutcome, GeneratedResults, Settings, SettingsFile, WaitingRequest,
 };
 use flame_api::{
-    ApiError, AppInfo, Budget, ContextDoc, DeletedTree, ExportFormat, ExportProgress, ExportScope,
-    ExportSummary, FrameDetail, FrameView, PlanSpec, PopRequest, TreeListEntry, TreeOutline,
-    window_paths,
+    ApiError, AppInfo, Budget, CheckpointStorage, ContextDoc, DeletedTree, ExportFormat,
+    ExportProgress, ExportScope, ExportSummary, FrameChanges, FrameDetail, FrameView, PlanSpec,
+    PopRequest, RollbackOutcome, TreeListEntry, TreeOutline, window_paths,
 };
 use flame_model::{Actor, Frame, FrameId, Message, MessageId, Tree, TreeId};
 use flame_models::RetryPolicy;
@@ -99,7 +99,8 @@ pub fn frame_context(
 
 /// Creates a tree, its root frame in progress and focused, and makes it current. `workspace`
 /// (null: none) is the folder its agent's workspace tools work in (`~/` is the home folder).
-#[tauri::command]
+// Async: it takes a checkpoint of the workspace (git), which must not hold the window's thread.
+#[tauri::command(async)]
 #[specta::specta]
 pub fn create_tree(
     startup: State<'_, Startup>,
@@ -134,7 +135,8 @@ fn folder_path(text: &str) -> Option<std::path::PathBuf> {
 
 /// Sets (null: clears) the folder tree `tree`'s workspace tools work in (`~/` is the home
 /// folder). The kinds of call allowed for the rest of the tree are asked again.
-#[tauri::command]
+// Async: it takes a checkpoint of the workspace (git), which must not hold the window's thread.
+#[tauri::command(async)]
 #[specta::specta]
 pub fn set_tree_workspace(
     startup: State<'_, Startup>,
@@ -167,7 +169,8 @@ pub fn focus_frame(startup: State<'_, Startup>, id: FrameId) -> Result<Frame, Ap
 }
 
 /// Pushes an in-progress child under `parent` (null: the focused frame) and focuses it.
-#[tauri::command]
+// Async: it takes a checkpoint of the workspace (git), which must not hold the window's thread.
+#[tauri::command(async)]
 #[specta::specta]
 pub fn push_frame(
     startup: State<'_, Startup>,
@@ -203,7 +206,8 @@ pub fn move_frame(
 }
 
 /// Starts a planned frame (and its planned ancestors) and focuses it.
-#[tauri::command]
+// Async: it takes a checkpoint of the workspace (git), which must not hold the window's thread.
+#[tauri::command(async)]
 #[specta::specta]
 pub fn start_frame(startup: State<'_, Startup>, id: FrameId) -> Result<Frame, ApiError> {
     startup.flame()?.start(Actor::Person, &id)
@@ -228,10 +232,46 @@ pub fn resume_frame(startup: State<'_, Startup>, id: FrameId) -> Result<Frame, A
 }
 
 /// Retries a failed frame as a new in-progress sibling and focuses it.
-#[tauri::command]
+// Async: it takes a checkpoint of the workspace (git), which must not hold the window's thread.
+#[tauri::command(async)]
 #[specta::specta]
 pub fn retry_frame(startup: State<'_, Startup>, id: FrameId) -> Result<Frame, ApiError> {
     startup.flame()?.retry(Actor::Person, &id)
+}
+
+/// Rolls a failed frame's file changes back, then retries it from where it started.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn retry_frame_from_start(startup: State<'_, Startup>, id: FrameId) -> Result<Frame, ApiError> {
+    startup.flame()?.retry_from_start(Actor::Person, &id)
+}
+
+/// The files frame `id` (with `subtree`, and its descendants) changed, as a diff from its start.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn frame_changes(
+    startup: State<'_, Startup>,
+    id: FrameId,
+    subtree: bool,
+) -> Result<FrameChanges, ApiError> {
+    startup.flame()?.frame_changes(&id, subtree)
+}
+
+/// Puts the files frame `id` and its descendants changed back as they were when it started.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn rollback_frame(
+    startup: State<'_, Startup>,
+    id: FrameId,
+) -> Result<RollbackOutcome, ApiError> {
+    startup.flame()?.rollback(Actor::Person, &id)
+}
+
+/// The storage each workspace's checkpoints take, for the settings.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn checkpoint_storage(startup: State<'_, Startup>) -> Result<Vec<CheckpointStorage>, ApiError> {
+    startup.flame()?.checkpoint_storage()
 }
 
 /// Invalidates a frame and its open descendants; returns every frame invalidated.

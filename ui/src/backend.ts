@@ -37,6 +37,7 @@ export type Backend = Pick<
   | "popFrame"
   | "resumeFrame"
   | "retryFrame"
+  | "retryFrameFromStart"
   | "invalidateFrame"
   | "editFrame"
   | "deleteFrame"
@@ -50,6 +51,9 @@ export type Backend = Pick<
   | "chooseSavePath"
   | "chooseFolder"
   | "setTreeWorkspace"
+  | "frameChanges"
+  | "rollbackFrame"
+  | "checkpointStorage"
 > & {
   /** Calls `listener` with the newest event seq whenever the data directory changes. */
   onTreeChanged(listener: (seq: number) => void): Promise<() => void>;

@@ -93,6 +93,14 @@ export const commands = {
 	resumeFrame: (id: FrameId) => typedError<Frame_Serialize, ApiError>(__TAURI_INVOKE("resume_frame", { id })),
 	/**  Retries a failed frame as a new in-progress sibling and focuses it. */
 	retryFrame: (id: FrameId) => typedError<Frame_Serialize, ApiError>(__TAURI_INVOKE("retry_frame", { id })),
+	/**  Rolls a failed frame's file changes back, then retries it from where it started. */
+	retryFrameFromStart: (id: FrameId) => typedError<Frame_Serialize, ApiError>(__TAURI_INVOKE("retry_frame_from_start", { id })),
+	/**  The files frame `id` (with `subtree`, and its descendants) changed, as a diff from its start. */
+	frameChanges: (id: FrameId, subtree: boolean) => typedError<FrameChanges_Serialize, ApiError>(__TAURI_INVOKE("frame_changes", { id, subtree })),
+	/**  Puts the files frame `id` and its descendants changed back as they were when it started. */
+	rollbackFrame: (id: FrameId) => typedError<RollbackOutcome_Serialize, ApiError>(__TAURI_INVOKE("rollback_frame", { id })),
+	/**  The storage each workspace's checkpoints take, for the settings. */
+	checkpointStorage: () => typedError<CheckpointStorage[], ApiError>(__TAURI_INVOKE("checkpoint_storage")),
 	/**  Invalidates a frame and its open descendants; returns every frame invalidated. */
 	invalidateFrame: (id: FrameId, reason: string | null) => typedError<FrameId[], ApiError>(__TAURI_INVOKE("invalidate_frame", { id, reason })),
 	/**  Changes a planned frame's title and/or criteria. */
@@ -236,6 +244,31 @@ export type Budget = {
 	tool_schemas: number,
 };
 
+/**  One file of a frame's changes. */
+export type ChangedFile = ChangedFile_Serialize | ChangedFile_Deserialize;
+
+/**  One file of a frame's changes. */
+export type ChangedFile_Deserialize = {
+	path: string,
+	/**  Where the file was before, when the change is a rename. */
+	old_path?: string | null,
+	change: FileChangeKind,
+	added_lines: number,
+	removed_lines: number,
+	binary: boolean,
+};
+
+/**  One file of a frame's changes. */
+export type ChangedFile_Serialize = {
+	path: string,
+	/**  Where the file was before, when the change is a rename. */
+	old_path: string | null,
+	change: FileChangeKind,
+	added_lines: number,
+	removed_lines: number,
+	binary: boolean,
+};
+
 /**  What happens while a message is answered, for a UI or a terminal to show. */
 export type ChatEvent = ChatEvent_Serialize | ChatEvent_Deserialize;
 
@@ -315,6 +348,13 @@ export type ChatView_Serialize = {
 	/**  The tool call the agent waits on in the frame for the person, if any. */
 	waiting_request: WaitingRequest | null,
 } & FrameView_Serialize;
+
+/**  The checkpoints of one workspace on disk. */
+export type CheckpointStorage = {
+	workspace: string,
+	bytes: number,
+	checkpoints: number,
+};
 
 /**  The assembled context. */
 export type ContextDoc = ContextDoc_Serialize | ContextDoc_Deserialize;
@@ -471,6 +511,15 @@ export type ExportSummary = {
 	bytes: number,
 };
 
+/**  How a file differs between two checkpoints. */
+export type FileChangeKind = "added" | "modified" | "deleted" | 
+/**  Only the executable bit changed. */
+"mode_changed" | 
+/**  A file became a link or the other way round. */
+"type_changed" | 
+/**  Left out of the later snapshot (over the size limit, or not a regular file or link). */
+"not_snapshotted";
+
 /**
  *  The files a frame's own tool calls read and changed: workspace-relative paths, each list
  *  sorted and without repeats, and a file that was changed listed only as changed.
@@ -548,6 +597,62 @@ export type FrameActions_Serialize = {
 };
 
 /**
+ *  The files a frame changed, as a unified diff from its start checkpoint to its end (or to now
+ *  while it runs).
+ */
+export type FrameChanges = FrameChanges_Serialize | FrameChanges_Deserialize;
+
+/**
+ *  The files a frame changed, as a unified diff from its start checkpoint to its end (or to now
+ *  while it runs).
+ */
+export type FrameChanges_Deserialize = {
+	frame: FrameId,
+	/**  Whether the changes of the frame's descendants are included. */
+	subtree: boolean,
+	/**  When the checkpoint the diff starts from was taken. */
+	since?: number | null,
+	/**
+	 *  When the checkpoint it ends at was taken; absent when it ends at the files as they are
+	 *  now (the frame is running).
+	 */
+	until?: number | null,
+	files: ChangedFile_Deserialize[],
+	/**  Git's unified diff of those files, cut at `flame_checkpoint::MAX_DIFF_BYTES`. */
+	patch: string,
+	truncated: boolean,
+	/**  Why no diff can be shown, when none can. */
+	unavailable?: string | null,
+	roll_back: RollbackOffer,
+	rolled_back_at?: number | null,
+};
+
+/**
+ *  The files a frame changed, as a unified diff from its start checkpoint to its end (or to now
+ *  while it runs).
+ */
+export type FrameChanges_Serialize = {
+	frame: FrameId,
+	/**  Whether the changes of the frame's descendants are included. */
+	subtree: boolean,
+	/**  When the checkpoint the diff starts from was taken. */
+	since: number | null,
+	/**
+	 *  When the checkpoint it ends at was taken; absent when it ends at the files as they are
+	 *  now (the frame is running).
+	 */
+	until: number | null,
+	files: ChangedFile_Serialize[],
+	/**  Git's unified diff of those files, cut at `flame_checkpoint::MAX_DIFF_BYTES`. */
+	patch: string,
+	truncated: boolean,
+	/**  Why no diff can be shown, when none can. */
+	unavailable: string | null,
+	roll_back: RollbackOffer,
+	rolled_back_at: number | null,
+};
+
+/**
  *  A frame as the window's chat pane reads it: its entry, and what may be done with it now, as
  *  the lifecycle rules decide (the window shows these and checks no rule itself).
  */
@@ -613,6 +718,8 @@ export type FrameOutline_Deserialize = {
 	ended_at?: number | null,
 	message_count: number,
 	tokens: number,
+	/**  When the frame's changes were last rolled back; the graph marks it. */
+	rolled_back_at?: number | null,
 };
 
 /**
@@ -632,6 +739,8 @@ export type FrameOutline_Serialize = {
 	ended_at: number | null,
 	message_count: number,
 	tokens: number,
+	/**  When the frame's changes were last rolled back; the graph marks it. */
+	rolled_back_at: number | null,
 };
 
 /**
@@ -743,6 +852,8 @@ export type Frame_Deserialize = {
 	message_count: number,
 	/**  The tokens of the frame's own messages. */
 	tokens: number,
+	/**  When the files the frame changed were last put back as they were when it started. */
+	rolled_back_at?: number | null,
 };
 
 /**  A frame: a subtask with an identity, a status, and (once finished) its hand-off. */
@@ -772,6 +883,8 @@ export type Frame_Serialize = {
 	message_count: number,
 	/**  The tokens of the frame's own messages. */
 	tokens: number,
+	/**  When the files the frame changed were last put back as they were when it started. */
+	rolled_back_at: number | null,
 };
 
 /**  A frame's hand-off as the model proposes it; the person may edit it before it is saved. */
@@ -1008,6 +1121,46 @@ export type Role = "user" | "assistant" |
 /**  A note from the system or a person, not part of the conversation with the model. */
 "note";
 
+/**  Whether a frame's changes may be rolled back now. */
+export type RollbackOffer = 
+/**  A failed, blocked or invalidated frame with changes: offered. */
+{ kind: "offered" } | 
+/**  A finished frame with changes: possible when the person asks for it. */
+{ kind: "on_request" } | 
+/**  Not possible; `reason` says why. */
+{ kind: "unavailable"; reason: string };
+
+/**  What a rollback did. */
+export type RollbackOutcome = RollbackOutcome_Serialize | RollbackOutcome_Deserialize;
+
+/**  What a rollback did. */
+export type RollbackOutcome_Deserialize = {
+	/**  The frame, now marked rolled back. */
+	frame: Frame_Deserialize,
+	/**  Files written back as they were when the frame started. */
+	restored: string[],
+	/**  Files the frame had created, removed. */
+	deleted: string[],
+	/**  Files already as they were (a rollback run again after an interruption). */
+	unchanged: string[],
+	/**  Files that could not be put back: they were not snapshotted when the frame started. */
+	not_restored: string[],
+};
+
+/**  What a rollback did. */
+export type RollbackOutcome_Serialize = {
+	/**  The frame, now marked rolled back. */
+	frame: Frame_Serialize,
+	/**  Files written back as they were when the frame started. */
+	restored: string[],
+	/**  Files the frame had created, removed. */
+	deleted: string[],
+	/**  Files already as they were (a rollback run again after an interruption). */
+	unchanged: string[],
+	/**  Files that could not be put back: they were not snapshotted when the frame started. */
+	not_restored: string[],
+};
+
 /**  One part of the context. */
 export type Section = Section_Serialize | Section_Deserialize;
 
@@ -1067,6 +1220,8 @@ export type Settings_Deserialize = {
 	approval?: ApprovalPolicy_Deserialize,
 	/**  How many rounds of tool calls one message may lead to. */
 	max_tool_rounds?: number,
+	/**  The storage (MiB) a workspace's checkpoints may take before the oldest are pruned. */
+	checkpoint_cap_mb?: number,
 	anthropic?: ProviderSettings_Deserialize,
 	openai?: ProviderSettings_Deserialize,
 	/**  Models besides the built-in ones, or overriding them. */
@@ -1081,6 +1236,8 @@ export type Settings_Serialize = {
 	approval: ApprovalPolicy_Serialize,
 	/**  How many rounds of tool calls one message may lead to. */
 	max_tool_rounds: number,
+	/**  The storage (MiB) a workspace's checkpoints may take before the oldest are pruned. */
+	checkpoint_cap_mb: number,
 	anthropic: ProviderSettings_Serialize,
 	openai: ProviderSettings_Serialize,
 	/**  Models besides the built-in ones, or overriding them. */

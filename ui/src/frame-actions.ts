@@ -20,6 +20,8 @@ export type FrameAction =
   | { kind: "pop"; id: string; request: PopRequest }
   | { kind: "resume"; id: string }
   | { kind: "retry"; id: string }
+  /** Rolls a failed frame's changes back, then retries it from the files as they were. */
+  | { kind: "retry_from_start"; id: string }
   | { kind: "invalidate"; id: string; reason: string | null }
   | { kind: "edit"; id: string; title: string; criteria: string | null }
   | { kind: "delete"; id: string };
@@ -54,6 +56,8 @@ export function frameActions(backend: Backend, run: RunCommand): DispatchFrameAc
         return run(backend.resumeFrame(action.id));
       case "retry":
         return run(backend.retryFrame(action.id));
+      case "retry_from_start":
+        return run(backend.retryFrameFromStart(action.id));
       case "invalidate":
         return run(backend.invalidateFrame(action.id, action.reason));
       case "edit":

@@ -6,6 +6,7 @@ import type { ApiError, Settings_Deserialize, Settings_Serialize as Settings } f
 import {
   type ProviderForm,
   SettingsDialog,
+  formatMiB,
   isInsecureHttp,
   movesHost,
   needsNewKey,
@@ -86,6 +87,7 @@ const SAVED: Settings = {
   autonomy: "auto",
   approval: DEFAULT_APPROVAL,
   max_tool_rounds: 8,
+  checkpoint_cap_mb: 2048,
   anthropic: {
     base_url: null,
     api_key: "(set)",
@@ -328,5 +330,62 @@ describe("the approval policy in the settings", () => {
     await type("select[name=approval_read]", "ask");
     await submit();
     expect(sent.at(-1)?.approval).toEqual({ read: "ask", change: "auto", run: "ask" });
+  });
+});
+
+describe("checkpoints in the settings", () => {
+  it("edits the storage cap and saves it", async () => {
+    const sent: Settings_Deserialize[] = [];
+    const { root, submit, type } = await openDialog({
+      getSettings: () => answer(SAVED),
+      saveSettings: (settings) => {
+        sent.push(settings);
+        return answer(SAVED);
+      },
+    });
+    const cap = root.querySelector<HTMLInputElement>("input[name=checkpoint_cap_mb]");
+    expect(cap?.value).toBe("2048");
+    expect(cap?.closest("label")?.textContent).toContain("Checkpoint storage cap (MiB)");
+    await type("input[name=checkpoint_cap_mb]", "512");
+    await submit();
+    expect(sent.at(-1)?.checkpoint_cap_mb).toBe(512);
+  });
+
+  it("lists what each workspace's checkpoints take now", async () => {
+    const { root } = await openDialog({
+      getSettings: () => answer(SAVED),
+      checkpointStorage: () =>
+        answer([
+          { workspace: "/home/someone/site", bytes: 3 * 1024 * 1024, checkpoints: 12 },
+          { workspace: "/home/someone/tool", bytes: 1536 * 1024 * 1024, checkpoints: 1 },
+        ]),
+    });
+    const rows = [...root.querySelectorAll<HTMLElement>("[data-testid=checkpoint-storage] li")];
+    expect(rows.map((row) => row.textContent)).toEqual([
+      "/home/someone/site 3.0 MiB, 12 checkpoints",
+      "/home/someone/tool 1,536 MiB, 1 checkpoint",
+    ]);
+    expect(root.querySelector("[data-testid=checkpoint-storage-empty]")).toBeNull();
+  });
+
+  it("says when there are no checkpoints yet, and shows a failed measure", async () => {
+    const empty = await openDialog({ getSettings: () => answer(SAVED) });
+    expect(empty.root.querySelector("[data-testid=checkpoint-storage-empty]")?.textContent).toBe(
+      "No checkpoints yet.",
+    );
+    document.body.replaceChildren();
+    const failed = await openDialog({
+      getSettings: () => answer(SAVED),
+      checkpointStorage: () =>
+        answer<never>({ code: "internal", message: "could not measure checkpoints" }),
+    });
+    expect(
+      failed.root.querySelector("[data-testid=settings-checkpoints] [role=alert]")?.textContent,
+    ).toBe("could not measure checkpoints");
+  });
+
+  it("writes sizes in MiB", () => {
+    expect(formatMiB(0)).toBe("0.0 MiB");
+    expect(formatMiB(1024 * 1024 * 2048)).toBe("2,048 MiB");
   });
 });

@@ -4,7 +4,9 @@
 // removed only by ticking "Remove", which sends "". Each provider says where its key is kept (the
 // system keyring, the settings file, or an environment variable). A base URL moved to another
 // host asks for the key again (the backend drops the saved one: a key only goes where it was
-// given), and plain http:// to another computer needs the person's confirmation.
+// given), and plain http:// to another computer needs the person's confirmation. Below the
+// approval sits the cap on the storage workspace checkpoints take, with what each workspace's
+// checkpoints take now.
 
 import { useEffect, useState } from "preact/hooks";
 
@@ -14,6 +16,7 @@ import type {
   Approval,
   ApprovalPolicy_Serialize as ApprovalPolicy,
   Autonomy,
+  CheckpointStorage,
   KeyLocation,
   ModelSettings,
   ProviderKind,
@@ -111,6 +114,37 @@ export const APPROVAL_ROWS: { kind: keyof ApprovalPolicy; label: string; tools: 
   { kind: "run", label: "Running commands", tools: "run shell commands" },
 ];
 
+/** A size in bytes as mebibytes, the unit the checkpoint cap is set in. */
+export function formatMiB(bytes: number): string {
+  const mib = bytes / (1024 * 1024);
+  return `${mib < 10 ? mib.toFixed(1) : Math.round(mib).toLocaleString("en-US")} MiB`;
+}
+
+/** What each workspace's checkpoints take now, as the backend measured them. */
+function CheckpointStorageList({ storage }: { storage: CheckpointStorage[] | ApiError | null }) {
+  if (storage === null) return <p class="muted">Measuring the checkpoints…</p>;
+  if (!Array.isArray(storage)) return <ErrorLine error={storage} />;
+  if (storage.length === 0)
+    return (
+      <p class="muted" data-testid="checkpoint-storage-empty">
+        No checkpoints yet.
+      </p>
+    );
+  return (
+    <ul class="checkpoint-storage" data-testid="checkpoint-storage" aria-label="Checkpoint storage">
+      {storage.map((entry) => (
+        <li key={entry.workspace} data-workspace={entry.workspace}>
+          <code>{entry.workspace}</code>{" "}
+          <span class="muted">
+            {formatMiB(entry.bytes)}, {entry.checkpoints.toLocaleString("en-US")}{" "}
+            {entry.checkpoints === 1 ? "checkpoint" : "checkpoints"}
+          </span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 /** A new row of the models list: an OpenAI-compatible server's model, with a common window. */
 export const NEW_MODEL: ModelSettings = {
   name: "",
@@ -133,6 +167,7 @@ export function SettingsDialog({
   const [providers, setProviders] = useState<Record<ProviderId, ProviderForm> | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
+  const [storage, setStorage] = useState<CheckpointStorage[] | ApiError | null>(null);
 
   const show = (loaded: Settings) => {
     setSettings(loaded);
@@ -153,6 +188,9 @@ export function SettingsDialog({
       if (answer.status === "ok") show(answer.data);
       else setError(answer.error);
     });
+    void backend
+      .checkpointStorage()
+      .then((answer) => setStorage(answer.status === "ok" ? answer.data : answer.error));
   }, [backend]);
 
   // From the current state, so edits that arrive before a render all count.
@@ -272,6 +310,28 @@ export function SettingsDialog({
                   </select>
                 </label>
               ))}
+            </fieldset>
+            <fieldset class="checkpoints" data-testid="settings-checkpoints">
+              <legend>Checkpoints</legend>
+              <p class="muted">
+                Flame snapshots a tree's workspace when a frame starts and around each change, so a
+                frame's changes can be shown and rolled back. Past the cap, the oldest snapshots of
+                a workspace are removed.
+              </p>
+              <label>
+                Checkpoint storage cap (MiB)
+                <input
+                  name="checkpoint_cap_mb"
+                  type="number"
+                  min={1}
+                  max={1_048_576}
+                  value={settings.checkpoint_cap_mb}
+                  onInput={(e) =>
+                    setSettings({ ...settings, checkpoint_cap_mb: Number(e.currentTarget.value) })
+                  }
+                />
+              </label>
+              <CheckpointStorageList storage={storage} />
             </fieldset>
             <fieldset class="models" data-testid="settings-models">
               <legend>Models</legend>

@@ -56,6 +56,7 @@ export function fakeBackend(parts: Partial<Backend>): Backend {
     popFrame: refuse,
     resumeFrame: refuse,
     retryFrame: refuse,
+    retryFrameFromStart: refuse,
     invalidateFrame: refuse,
     editFrame: refuse,
     deleteFrame: refuse,
@@ -74,6 +75,9 @@ export function fakeBackend(parts: Partial<Backend>): Backend {
     chooseSavePath: refuse,
     chooseFolder: refuse,
     setTreeWorkspace: refuse,
+    frameChanges: refuse,
+    rollbackFrame: refuse,
+    checkpointStorage: () => answer([]),
     onTreeChanged: () => Promise.resolve(() => undefined),
     ...parts,
   };
@@ -175,6 +179,7 @@ export function outlineFrame(
     ended_at: null,
     message_count: 0,
     tokens: 0,
+    rolled_back_at: null,
     ...more,
   };
 }

@@ -27,8 +27,8 @@ use flame_api::{ApiError, ContextDoc, ErrorCode, Flame};
 use flame_frame_tools as tools;
 use flame_model::lifecycle::{self, Operation};
 use flame_model::{
-    Actor, FileTrail, FrameId, MessageId, NewMessage, Role, ToolDetail, ToolKind, ToolResult,
-    TreeId,
+    Actor, CheckpointReason, FileTrail, FrameId, MessageId, NewMessage, Role, ToolDetail, ToolKind,
+    ToolResult, TreeId,
 };
 use flame_models::{
     CancellationToken, ChatMessage, ChatRequest, Client, ModelError, ProviderKind, RetryPolicy,
@@ -125,6 +125,7 @@ impl Agent {
         env: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
         retry: RetryPolicy,
     ) -> Agent {
+        flame.set_checkpoint_cap(settings.checkpoint_cap_mb.saturating_mul(settings::MIB));
         Agent {
             flame,
             client: Client::new(retry),
@@ -414,6 +415,38 @@ impl Agent {
         Ok(offered_tool_specs(with_workspace))
     }
 
+    /// Takes a checkpoint of the frame's workspace around a changing call, off the async thread;
+    /// returns the files changed since the one before (after a call). A failure is shown as a
+    /// notice and the call goes on: the frame's changes then say what is missing.
+    async fn checkpoint(
+        &self,
+        frame: &FrameId,
+        reason: CheckpointReason,
+        call: &ToolCall,
+        on_event: Sink<'_>,
+    ) -> Vec<String> {
+        let flame = Arc::clone(&self.flame);
+        let (frame, call_id) = (frame.clone(), call.id.clone());
+        let taken =
+            tokio::task::spawn_blocking(move || flame.checkpoint(&frame, reason, Some(&call_id)))
+                .await;
+        match taken {
+            Ok(Ok(taken)) => taken.map(|t| t.changed).unwrap_or_default(),
+            Ok(Err(err)) => {
+                on_event(ChatEvent::Notice {
+                    text: format!("No checkpoint was taken around {}: {}", call.name, err.message),
+                });
+                Vec::new()
+            }
+            Err(err) => {
+                on_event(ChatEvent::Notice {
+                    text: format!("No checkpoint was taken around {}: {err}", call.name),
+                });
+                Vec::new()
+            }
+        }
+    }
+
     /// Runs the tool calls of a turn made in `frame`, in order, until one must wait for the
     /// person. `answer` is the person's answer to the first call, which is the one waiting.
     /// Results are stored in `frame`, where the calls are, each workspace result with the files
@@ -473,7 +506,24 @@ impl Agent {
                                 environment: &self.command_environment,
                                 output_file,
                             };
-                            hands::run(workspace, call, setting, cancel).await
+                            let changes = kind.is_some_and(|k| k != ToolKind::Reading);
+                            if changes {
+                                self.checkpoint(frame, CheckpointReason::BeforeCall, call, on_event)
+                                    .await;
+                            }
+                            let mut outcome = hands::run(workspace, call, setting, cancel).await;
+                            if changes {
+                                // What the snapshot after the call finds changed is what the
+                                // call changed: for a command, the only way to know.
+                                let changed = self
+                                    .checkpoint(frame, CheckpointReason::AfterCall, call, on_event)
+                                    .await;
+                                outcome.trail = FileTrail::new(
+                                    std::mem::take(&mut outcome.trail.read),
+                                    outcome.trail.changed.drain(..).chain(changed),
+                                );
+                            }
+                            outcome
                         }
                         Ok(None) => hands::HandsOutcome::error(
                             "This tree has no workspace folder, so there are no files to work on; ask the person to choose one for the tree.".to_owned(),

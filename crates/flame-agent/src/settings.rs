@@ -75,6 +75,13 @@ pub struct ModelSettings {
     pub max_output_tokens: u32,
 }
 
+/// Bytes in a mebibyte, the unit of `checkpoint_cap_mb`.
+pub const MIB: u64 = 1024 * 1024;
+
+/// The largest checkpoint storage cap the settings accept (1 TiB), far past any disk a
+/// workspace's history needs, so the cap in bytes cannot overflow.
+pub const MAX_CHECKPOINT_CAP_MB: u64 = 1024 * 1024;
+
 /// Everything in `settings.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(default)]
@@ -85,6 +92,8 @@ pub struct Settings {
     pub approval: crate::ApprovalPolicy,
     /// How many rounds of tool calls one message may lead to.
     pub max_tool_rounds: u32,
+    /// The storage (MiB) a workspace's checkpoints may take before the oldest are pruned.
+    pub checkpoint_cap_mb: u64,
     pub anthropic: ProviderSettings,
     pub openai: ProviderSettings,
     /// Models besides the built-in ones, or overriding them.
@@ -98,6 +107,7 @@ impl Default for Settings {
             autonomy: Autonomy::Auto,
             approval: crate::ApprovalPolicy::default(),
             max_tool_rounds: 8,
+            checkpoint_cap_mb: flame_api::DEFAULT_CHECKPOINT_CAP_BYTES / MIB,
             anthropic: ProviderSettings::default(),
             openai: ProviderSettings::default(),
             models: Vec::new(),
@@ -277,6 +287,11 @@ impl Settings {
         let invalid = |message: String| Err(ApiError::new(ErrorCode::Invalid, message));
         if self.max_tool_rounds == 0 {
             return invalid("the most tool rounds per message must be at least 1".to_owned());
+        }
+        if self.checkpoint_cap_mb == 0 || self.checkpoint_cap_mb > MAX_CHECKPOINT_CAP_MB {
+            return invalid(format!(
+                "the checkpoint storage cap must be between 1 and {MAX_CHECKPOINT_CAP_MB} MiB"
+            ));
         }
         for (kind, provider) in self.providers() {
             let Some(base_url) = provider.base_url.as_deref() else { continue };

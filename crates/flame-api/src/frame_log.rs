@@ -267,6 +267,15 @@ fn render_event(out: &mut String, event: &Event, messages: &[Message]) {
                 None => out.push_str("The workspace folder was cleared: the tree has none.\n\n"),
             }
         }
+        EventKind::RolledBack => {
+            let _ = write!(out, "\n## {when} · rolled back by {by}\n\n");
+            out.push_str(
+                "The files the frame changed were put back as they were when it started.\n\n",
+            );
+            list(out, "Restored", &d["restored"]);
+            list(out, "Deleted (the frame had created them)", &d["deleted"]);
+            list(out, "Not restored (not snapshotted when it started)", &d["not_restored"]);
+        }
         EventKind::Popped => {
             let _ = write!(out, "\n## {when} · popped as {} by {by}\n\n", str_of(&d["status"]));
             field(out, "Reason", &d["reason"]);

@@ -173,10 +173,12 @@ impl Flame {
     /// history, for a person who asks explicitly (see `Store::delete_tree`). The newest
     /// remaining tree becomes current if this one was.
     pub fn delete_tree(&self, actor: Actor, id: &TreeId) -> Result<DeletedTree, ApiError> {
-        let (title, counts) = self.write(actor, |store, change, _| {
+        let (title, counts, checkpoints) = self.write(actor, |store, change, _| {
             let title = store.tree(id)?.title;
-            Ok((title, store.delete_tree(change, id)?))
+            let checkpoints = store.checkpoints_of_tree(id)?;
+            Ok((title, store.delete_tree(change, id)?, checkpoints))
         })?;
+        self.collect_deleted(checkpoints);
         let logs = frame_log::tree_log_folder(self.data_dir.path(), id);
         match std::fs::remove_dir_all(&logs) {
             Ok(()) => {}
@@ -315,10 +317,12 @@ impl Flame {
         title: &str,
         criteria: &str,
     ) -> Result<Frame, ApiError> {
-        self.write(actor, |store, change, env| {
+        let frame = self.write(actor, |store, change, env| {
             let parent = default_to_focus(store, parent)?;
             with_fresh_ids(|| store.push(change, &env.ids.frame_id(), &parent, title, criteria))
-        })
+        })?;
+        self.checkpoint_started(&frame);
+        Ok(frame)
     }
 
     /// Plans frames, with nested planned children, under `parent` (default: the focused frame)
@@ -368,7 +372,9 @@ impl Flame {
 
     /// Starts a planned frame (and its planned ancestors) and focuses it.
     pub fn start(&self, actor: Actor, id: &FrameId) -> Result<Frame, ApiError> {
-        self.write(actor, |store, change, _| store.start(change, id))
+        let frame = self.write(actor, |store, change, _| store.start(change, id))?;
+        self.checkpoint_started(&frame);
+        Ok(frame)
     }
 
     /// Pops a frame (default: the focused frame of the current tree).
@@ -406,9 +412,11 @@ impl Flame {
 
     /// Retries a failed frame as a new in-progress sibling, and focuses it.
     pub fn retry(&self, actor: Actor, id: &FrameId) -> Result<Frame, ApiError> {
-        self.write(actor, |store, change, env| {
+        let frame = self.write(actor, |store, change, env| {
             with_fresh_ids(|| store.retry(change, id, &env.ids.frame_id()))
-        })
+        })?;
+        self.checkpoint_started(&frame);
+        Ok(frame)
     }
 
     /// Invalidates a frame and its open descendants; returns every frame invalidated.

@@ -5,6 +5,7 @@
 //! [`ApiError`]. The types here are the transport types: they derive `serde` and `specta::Type`
 //! so that the desktop shell can generate their TypeScript twins.
 
+mod checkpoints;
 mod clock;
 mod data_dir;
 mod error;
@@ -18,11 +19,16 @@ mod sample;
 pub mod window_paths;
 mod workspace;
 
+use std::sync::atomic::AtomicU64;
 use std::sync::{Mutex, MutexGuard};
 
 use flame_store::Store;
 use serde::Serialize;
 
+pub use checkpoints::{
+    ChangedFile, CheckpointStorage, Checkpointed, DEFAULT_CHECKPOINT_CAP_BYTES, FileChangeKind,
+    FrameChanges, RollbackOffer, RollbackOutcome,
+};
 pub use clock::Env;
 pub use data_dir::{DataDir, DataDirSource};
 pub use error::{ApiError, ErrorCode};
@@ -60,6 +66,8 @@ pub struct Flame {
     // busy timeout handles other processes.
     store: Mutex<Store>,
     env: Mutex<Env>,
+    /// The storage a workspace's checkpoints may take (`set_checkpoint_cap`).
+    checkpoint_cap: AtomicU64,
 }
 
 /// What the front ends show about the running Flame.
@@ -107,7 +115,12 @@ impl Flame {
             Err(err) => tracing::warn!("frame logs could not be repaired: {err:#}"),
         }
         tracing::info!(data_dir = %data_dir.path().display(), "Flame opened");
-        Ok(Flame { data_dir, store: Mutex::new(store), env: Mutex::new(env) })
+        Ok(Flame {
+            data_dir,
+            store: Mutex::new(store),
+            env: Mutex::new(env),
+            checkpoint_cap: AtomicU64::new(DEFAULT_CHECKPOINT_CAP_BYTES),
+        })
     }
 
     /// The data directory this Flame works in.

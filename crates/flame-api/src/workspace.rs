@@ -83,7 +83,7 @@ impl Flame {
         workspace: Option<&Path>,
     ) -> Result<Tree, ApiError> {
         let workspace = self.checked_workspace(workspace)?;
-        self.write(actor, |store, change, env| {
+        let tree = self.write(actor, |store, change, env| {
             crate::frames::with_fresh_ids(|| {
                 store.create_tree(
                     change,
@@ -94,7 +94,9 @@ impl Flame {
                     workspace.as_deref(),
                 )
             })
-        })
+        })?;
+        self.checkpoint_running(&tree);
+        Ok(tree)
     }
 
     /// Sets or (with `None`) clears tree `tree`'s workspace folder, with the same checks as
@@ -107,9 +109,11 @@ impl Flame {
         workspace: Option<&Path>,
     ) -> Result<Tree, ApiError> {
         let workspace = self.checked_workspace(workspace)?;
-        self.write(actor, |store, change, _| {
+        let tree = self.write(actor, |store, change, _| {
             store.set_workspace(change, tree, workspace.as_deref())
-        })
+        })?;
+        self.checkpoint_running(&tree);
+        Ok(tree)
     }
 
     /// The kinds of workspace tool call the person allowed for the rest of tree `tree`.

@@ -57,7 +57,24 @@ pub enum Command {
     /// Resume a blocked frame and focus it.
     Resume { id: String },
     /// Retry a failed frame as a new sibling and focus it.
-    Retry { id: String },
+    Retry {
+        id: String,
+        /// Roll the failed frame's file changes back first, so the retry starts from the files
+        /// as they were when it started (nothing is retried if the rollback is refused).
+        #[arg(long)]
+        from_start: bool,
+    },
+    /// Show the files a frame changed in its tree's workspace, as a unified diff from when it
+    /// started to when it ended (or to now while it runs).
+    Diff {
+        id: String,
+        /// Include the changes of the frame's descendants.
+        #[arg(long)]
+        subtree: bool,
+    },
+    /// Put the files a frame (and its descendants) changed back as they were when it started;
+    /// refused, changing nothing, when later work changed the same files.
+    Rollback { id: String },
     /// Focus a frame and make its tree current.
     Focus { id: String },
     /// Delete a planned frame that has no messages.

@@ -105,7 +105,23 @@ fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
         }
         Command::Start { id } => out.frame(flame, &flame.start(ACTOR, &FrameId::parse(id)?)?.id),
         Command::Resume { id } => out.frame(flame, &flame.resume(ACTOR, &FrameId::parse(id)?)?.id),
-        Command::Retry { id } => out.frame(flame, &flame.retry(ACTOR, &FrameId::parse(id)?)?.id),
+        Command::Retry { id, from_start } => {
+            let id = FrameId::parse(id)?;
+            let retried = if *from_start {
+                flame.retry_from_start(ACTOR, &id)?
+            } else {
+                flame.retry(ACTOR, &id)?
+            };
+            out.frame(flame, &retried.id)
+        }
+        Command::Diff { id, subtree } => {
+            let changes = flame.frame_changes(&FrameId::parse(id)?, *subtree)?;
+            out.print(&changes, || render::changes(&changes))
+        }
+        Command::Rollback { id } => {
+            let outcome = flame.rollback(ACTOR, &FrameId::parse(id)?)?;
+            out.print(&outcome, || render::rollback(&outcome))
+        }
         Command::Focus { id } => out.frame(flame, &flame.focus(ACTOR, &FrameId::parse(id)?)?.id),
         Command::Delete { id } => {
             let deleted = flame.delete(ACTOR, &FrameId::parse(id)?)?;

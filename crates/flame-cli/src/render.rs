@@ -141,6 +141,65 @@ pub fn import_summary(s: &flame_api::ImportSummary) -> String {
     out
 }
 
+/// A frame's changes: when they span, a line per file, then the unified diff.
+pub fn changes(changes: &flame_api::FrameChanges) -> String {
+    if let Some(reason) = &changes.unavailable {
+        return format!("no changes to show for {}: {reason}", changes.frame);
+    }
+    let scope = if changes.subtree { "and its descendants " } else { "" };
+    let until = if changes.until.is_some() { "when it ended" } else { "now" };
+    let mut out =
+        format!("files frame {} {scope}changed, from when it started to {until}:\n", changes.frame);
+    if changes.files.is_empty() {
+        out.push_str("  (none)\n");
+    }
+    for file in &changes.files {
+        let kind = match file.change {
+            flame_api::FileChangeKind::Added => "added",
+            flame_api::FileChangeKind::Modified => "modified",
+            flame_api::FileChangeKind::Deleted => "deleted",
+            flame_api::FileChangeKind::ModeChanged => "mode changed",
+            flame_api::FileChangeKind::TypeChanged => "type changed",
+            flame_api::FileChangeKind::NotSnapshotted => "not snapshotted",
+        };
+        let renamed =
+            file.old_path.as_deref().map(|old| format!(" (from {old})")).unwrap_or_default();
+        let lines = if file.binary {
+            "binary".to_owned()
+        } else {
+            format!("+{} -{}", file.added_lines, file.removed_lines)
+        };
+        let _ = writeln!(out, "  {kind:<15} {}{renamed}  {lines}", file.path);
+    }
+    if changes.rolled_back_at.is_some() {
+        out.push_str("(rolled back)\n");
+    }
+    if !changes.patch.is_empty() {
+        out.push('\n');
+        out.push_str(&changes.patch);
+    }
+    if changes.truncated {
+        out.push_str("\n[the diff is cut here: it is longer than Flame shows]\n");
+    }
+    out.trim_end().to_owned()
+}
+
+/// What a rollback put back.
+pub fn rollback(outcome: &flame_api::RollbackOutcome) -> String {
+    let mut out = format!("rolled back {}", frame_line(&outcome.frame));
+    for (label, paths) in [
+        ("restored", &outcome.restored),
+        ("deleted", &outcome.deleted),
+        ("already as it was", &outcome.unchanged),
+        ("not restored (not snapshotted when it started)", &outcome.not_restored),
+    ] {
+        for path in paths {
+            let _ = write!(out, "\n  {label}: {path}");
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

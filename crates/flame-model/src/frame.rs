@@ -109,6 +109,8 @@ pub struct Frame {
     pub message_count: u64,
     /// The tokens of the frame's own messages.
     pub tokens: u64,
+    /// When the files the frame changed were last put back as they were when it started.
+    pub rolled_back_at: Option<Timestamp>,
 }
 
 impl Frame {
@@ -145,6 +147,7 @@ impl Frame {
             ended_at: None,
             message_count: 0,
             tokens: 0,
+            rolled_back_at: None,
         }
     }
 
@@ -170,6 +173,8 @@ pub struct FrameOutline {
     pub ended_at: Option<Timestamp>,
     pub message_count: u64,
     pub tokens: u64,
+    /// When the frame's changes were last rolled back; the graph marks it.
+    pub rolled_back_at: Option<Timestamp>,
 }
 
 /// `logs/<tree>/<frame>.md`: where a frame's human-readable log lives in the data directory.
@@ -233,10 +238,13 @@ pub enum EventKind {
     TreeDeleted,
     /// The tree's workspace folder was set, changed or cleared; recorded on its root frame.
     WorkspaceSet,
+    /// The files the frame (and its descendants) changed were put back as they were when it
+    /// started.
+    RolledBack,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 17] = [
+    pub const ALL: [EventKind; 18] = [
         EventKind::TreeCreated,
         EventKind::Pushed,
         EventKind::Planned,
@@ -254,6 +262,7 @@ impl EventKind {
         EventKind::ResultsUpdated,
         EventKind::TreeDeleted,
         EventKind::WorkspaceSet,
+        EventKind::RolledBack,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -275,6 +284,7 @@ impl EventKind {
             EventKind::ResultsUpdated => "results_updated",
             EventKind::TreeDeleted => "tree_deleted",
             EventKind::WorkspaceSet => "workspace_set",
+            EventKind::RolledBack => "rolled_back",
         }
     }
 

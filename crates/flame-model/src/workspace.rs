@@ -35,6 +35,56 @@ impl ToolKind {
     }
 }
 
+/// Why a checkpoint (a snapshot of a tree's workspace) was taken for a frame.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, specta::Type,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckpointReason {
+    /// The frame started (pushed, started, retried), or the workspace was set while it ran: what
+    /// a rollback puts back.
+    Start,
+    /// Just before one of the frame's changing tool calls (write, edit, command).
+    BeforeCall,
+    /// Just after it: what differs from the checkpoint before is what the call changed.
+    AfterCall,
+    /// Just before a rollback of the frame: the files as the rollback found them.
+    BeforeRollback,
+    /// Just after it: what differs from the checkpoint before is what the rollback changed.
+    AfterRollback,
+}
+
+impl CheckpointReason {
+    pub const ALL: [CheckpointReason; 5] = [
+        CheckpointReason::Start,
+        CheckpointReason::BeforeCall,
+        CheckpointReason::AfterCall,
+        CheckpointReason::BeforeRollback,
+        CheckpointReason::AfterRollback,
+    ];
+
+    /// The name used in the store.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckpointReason::Start => "start",
+            CheckpointReason::BeforeCall => "before_call",
+            CheckpointReason::AfterCall => "after_call",
+            CheckpointReason::BeforeRollback => "before_rollback",
+            CheckpointReason::AfterRollback => "after_rollback",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<CheckpointReason> {
+        CheckpointReason::ALL.into_iter().find(|r| r.as_str() == text)
+    }
+
+    /// Whether the checkpoint closes a change (a call or a rollback) whose changed files are
+    /// recorded with it.
+    pub fn closes_a_change(self) -> bool {
+        matches!(self, CheckpointReason::AfterCall | CheckpointReason::AfterRollback)
+    }
+}
+
 /// The files a frame's own tool calls read and changed: workspace-relative paths, each list
 /// sorted and without repeats, and a file that was changed listed only as changed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]

@@ -30,6 +30,7 @@ const MIGRATIONS: &[Migration] = &[
     Migration { version: 4, sql: include_str!("migrations/0004_open_replies.sql") },
     Migration { version: 5, sql: include_str!("migrations/0005_reply_owner.sql") },
     Migration { version: 6, sql: include_str!("migrations/0006_workspace.sql") },
+    Migration { version: 7, sql: include_str!("migrations/0007_checkpoints.sql") },
 ];
 
 /// The version a freshly opened database is at.
@@ -105,7 +106,7 @@ mod tests {
             .unwrap();
         }
         let mut store = Store::open(&path).unwrap();
-        assert_eq!(store.schema_version().unwrap(), 6);
+        assert_eq!(store.schema_version().unwrap(), LATEST_SCHEMA_VERSION);
         let (tree, root) = (
             TreeId::from_trusted("t0000000001".into()),
             FrameId::from_trusted("f0000000001".into()),
@@ -113,6 +114,9 @@ mod tests {
         assert_eq!(store.tree(&tree).unwrap().workspace, None);
         assert_eq!(store.allowed_kinds(&tree).unwrap(), vec![]);
         assert_eq!(store.file_trail(&root).unwrap(), FileTrail::default());
+        // Version 7: no checkpoints yet, and no frame rolled back.
+        assert_eq!(store.frame(&root).unwrap().rolled_back_at, None);
+        assert!(store.checkpoint_workspaces().unwrap().is_empty());
 
         let change = Change { actor: Actor::Person, at: 2 };
         store.set_workspace(change, &tree, Some("/work/project")).unwrap();

@@ -12,10 +12,11 @@ use serde::Serialize;
 pub(crate) const FRAME_COLUMNS: &str = "id, tree_id, parent_id, position, title, \
     success_criteria, success_criteria_compacted, status, status_reason, results, \
     results_compacted, artifacts, decisions, retry_of, created_at, started_at, ended_at, \
-    message_count, tokens";
+    message_count, tokens, rolled_back_at";
 
 pub(crate) const OUTLINE_COLUMNS: &str = "id, parent_id, position, title, status, \
-    success_criteria_compacted, retry_of, created_at, started_at, ended_at, message_count, tokens";
+    success_criteria_compacted, retry_of, created_at, started_at, ended_at, message_count, tokens, \
+    rolled_back_at";
 
 pub(crate) const TREE_COLUMNS: &str = "id, title, root_id, focus_id, created_at, workspace";
 
@@ -106,6 +107,7 @@ pub(crate) fn frame(row: &Row) -> rusqlite::Result<Frame> {
         ended_at: row.get(16)?,
         message_count: count(row, 17)?,
         tokens: count(row, 18)?,
+        rolled_back_at: row.get(19)?,
     })
 }
 
@@ -123,6 +125,7 @@ pub(crate) fn outline(row: &Row) -> rusqlite::Result<FrameOutline> {
         ended_at: row.get(9)?,
         message_count: count(row, 10)?,
         tokens: count(row, 11)?,
+        rolled_back_at: row.get(12)?,
     })
 }
 

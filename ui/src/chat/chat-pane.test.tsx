@@ -734,6 +734,84 @@ describe("the chat pane", () => {
     ).toEqual(["src/a.rs", "src/b.rs"]);
   });
 
+  it("opens the frame's Changes in place of the conversation, and goes back", async () => {
+    const files = { read: [], changed: ["src/a.rs"] };
+    const asked: [string, boolean][] = [];
+    const root = await mount(
+      fakeBackend({
+        frameView: frameViewOf(() => ({
+          frame: { ...entry("completed"), files },
+          messages: [message(1, "user", "hello")],
+          open: [],
+          waiting: null,
+          seq: 1,
+        })),
+        frameChanges: (id, subtree) => {
+          asked.push([id, subtree]);
+          return answer({
+            frame: id,
+            subtree,
+            since: 1,
+            until: 2,
+            files: [],
+            patch: "",
+            truncated: false,
+            unavailable: "nothing was snapshotted",
+            roll_back: { kind: "unavailable", reason: "no changes" },
+            rolled_back_at: null,
+          });
+        },
+      }),
+      "completed",
+    );
+    const toggle = root.querySelector<HTMLButtonElement>("[data-testid=changes-toggle]");
+    expect(toggle?.textContent).toBe("Changes (1)");
+    expect(toggle?.getAttribute("aria-pressed")).toBe("false");
+    expect(root.querySelector("[data-testid=changes-view]")).toBeNull();
+    await act(async () => {
+      toggle?.click();
+      await settle();
+    });
+    await act(settle);
+    expect(asked).toEqual([[FRAME, false]]);
+    expect(root.querySelector("[data-testid=changes-view]")).not.toBeNull();
+    expect(root.querySelector("[data-testid=changes-unavailable]")?.textContent).toBe(
+      "nothing was snapshotted",
+    );
+    expect(root.querySelector<HTMLElement>("[data-testid=messages]")?.hidden).toBe(true);
+    await act(async () => {
+      root.querySelector<HTMLButtonElement>("[data-testid=changes-back]")?.click();
+      await settle();
+    });
+    expect(root.querySelector("[data-testid=changes-view]")).toBeNull();
+    expect(root.querySelector<HTMLElement>("[data-testid=messages]")?.hidden).toBe(false);
+  });
+
+  it("says in the header when the frame's changes were rolled back", async () => {
+    const tree = outline("failed");
+    const rolled = { ...tree.frames[1]!, rolled_back_at: Date.UTC(2026, 10, 23, 12, 0) };
+    const root = document.createElement("div");
+    document.body.append(root);
+    await act(async () => {
+      render(
+        <Pane
+          backend={fakeBackend({ frameView: views("failed") })}
+          tree={{ ...tree, frames: [tree.frames[0]!, rolled, tree.frames[2]!] }}
+          frame={rolled}
+        />,
+        root,
+      );
+      await settle();
+    });
+    await act(settle);
+    expect(root.querySelector("[data-testid=frame-rolled-back]")?.textContent).toContain(
+      "Rolled back",
+    );
+    document.body.replaceChildren();
+    const plain = await mount(fakeBackend({ frameView: views("failed") }), "failed");
+    expect(plain.querySelector("[data-testid=frame-rolled-back]")).toBeNull();
+  });
+
   it("says nothing of files for a frame whose tools touched none", async () => {
     const root = await mount(fakeBackend({ frameView: views("in_progress") }));
     expect(root.querySelector("[data-testid=frame-criteria]")).not.toBeNull();
@@ -887,6 +965,7 @@ describe("the composer's model picker", () => {
     autonomy: "ask",
     approval: DEFAULT_APPROVAL,
     max_tool_rounds: 8,
+    checkpoint_cap_mb: 2048,
     anthropic: { base_url: null, api_key: "(set)" },
     openai: { base_url: "http://127.0.0.1:11434/v1", api_key: null },
     models: [

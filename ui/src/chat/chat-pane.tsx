@@ -16,6 +16,7 @@ import { ExportDialog } from "../export-dialog";
 import { frameActions, type RunCommand } from "../frame-actions";
 import { STATUS_STYLE } from "../status-style";
 import { ApprovalPrompt } from "./approval-prompt";
+import { ChangesView } from "./changes-view";
 import { Composer } from "./composer";
 import { ContextInspector } from "./context-inspector";
 import { FrameHeader } from "./frame-header";
@@ -51,6 +52,8 @@ export function ChatPane({
   const [text, setText] = useState("");
   const [showStatus, setShowStatus] = useState(false);
   const [inspecting, setInspecting] = useState(false);
+  // The Changes panel stands in for the conversation while open, and follows the focus.
+  const [showingChanges, setShowingChanges] = useState(false);
   const [popping, setPopping] = useState(false);
   const [exporting, setExporting] = useState(false);
   const list = useRef<HTMLDivElement>(null);
@@ -83,13 +86,30 @@ export function ChatPane({
         detail={detail}
         canPop={actions?.pop === true}
         inspecting={inspecting}
+        showingChanges={showingChanges}
         onPop={() => setPopping(true)}
         onToggleInspector={() => setInspecting(!inspecting)}
+        onToggleChanges={() => setShowingChanges(!showingChanges)}
         onExport={() => setExporting(true)}
         onFocus={onFocus}
       />
       {inspecting && <ContextInspector backend={backend} frame={frame.id} seq={outline.seq} />}
-      <div class="messages" ref={list} data-testid="messages" aria-live="polite">
+      {showingChanges && (
+        <ChangesView
+          backend={backend}
+          frame={frame.id}
+          seq={outline.seq}
+          run={run}
+          onClose={() => setShowingChanges(false)}
+        />
+      )}
+      <div
+        class="messages"
+        ref={list}
+        data-testid="messages"
+        aria-live="polite"
+        hidden={showingChanges}
+      >
         {loadError !== null && (
           <p class="error-message" role="alert">
             {loadError.message}
@@ -217,7 +237,13 @@ export function ChatPane({
           startTarget={actions.start_target}
         />
       ) : (
-        <ReadOnlyBar frame={frame} actions={actions} dispatch={dispatch} />
+        <ReadOnlyBar
+          backend={backend}
+          frame={frame}
+          seq={outline.seq}
+          actions={actions}
+          dispatch={dispatch}
+        />
       )}
       {popping && (
         <PopDialog

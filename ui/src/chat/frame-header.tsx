@@ -1,6 +1,6 @@
-// The top of the chat pane: the focused frame's title, status and tools (Pop…, Context, Export…),
-// then its path to the root, its id, its success criteria, results, the reason for its status and
-// the files its own tool calls changed.
+// The top of the chat pane: the focused frame's title, status and tools (Pop…, Changes, Context,
+// Export…), then its path to the root, its id, its success criteria, results, the reason for its
+// status, when its changes were rolled back, and the files its own tool calls changed.
 
 import type {
   FileTrail,
@@ -9,6 +9,7 @@ import type {
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
 import { STATUS_STYLE } from "../status-style";
+import { formatTime } from "./changes-view";
 import { Markdown } from "./markdown";
 
 /** The frames from the root down to `frame`, for the breadcrumb. */
@@ -64,8 +65,10 @@ export function FrameHeader({
   detail,
   canPop,
   inspecting,
+  showingChanges,
   onPop,
   onToggleInspector,
+  onToggleChanges,
   onExport,
   onFocus,
 }: {
@@ -76,12 +79,17 @@ export function FrameHeader({
   /** Whether the backend would pop the frame now, so Pop… is offered. */
   canPop: boolean;
   inspecting: boolean;
+  /** Whether the Changes panel stands in for the conversation. */
+  showingChanges: boolean;
   onPop: () => void;
   onToggleInspector: () => void;
+  onToggleChanges: () => void;
   onExport: () => void;
   onFocus: (id: string) => void;
 }) {
   const path = pathToRoot(outline, frame.id);
+  // The count is the files the frame's own calls changed, known once the frame has been read.
+  const changed = detail !== null && detail.id === frame.id ? detail.files.changed.length : null;
   return (
     <>
       <header
@@ -98,6 +106,15 @@ export function FrameHeader({
               Pop…
             </button>
           )}
+          <button
+            type="button"
+            aria-pressed={showingChanges}
+            data-testid="changes-toggle"
+            title="The files this frame changed, and rolling them back"
+            onClick={onToggleChanges}
+          >
+            Changes{changed !== null && changed > 0 ? ` (${changed})` : ""}
+          </button>
           <button
             type="button"
             aria-pressed={inspecting}
@@ -142,6 +159,12 @@ export function FrameHeader({
                 <span class="muted">Results:</span>
                 <Markdown text={detail.results} />
               </div>
+            )}
+            {frame.rolled_back_at !== null && (
+              <p class="frame-rolled-back" data-testid="frame-rolled-back">
+                ↶ Rolled back {formatTime(frame.rolled_back_at)}: its files were put back as they
+                were when it started.
+              </p>
             )}
             {detail.status_reason !== null && (
               <p class="frame-reason">

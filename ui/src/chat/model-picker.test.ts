@@ -9,6 +9,7 @@ function settings(default_model: string | null, names: string[]): Settings {
     autonomy: "auto",
     approval: { read: "auto", change: "ask", run: "ask" },
     max_tool_rounds: 8,
+    checkpoint_cap_mb: 2048,
     anthropic: { base_url: null, api_key: null },
     openai: { base_url: null, api_key: null },
     models: names.map((name) => ({

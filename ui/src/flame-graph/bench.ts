@@ -109,6 +109,8 @@ export function runBench(count: number, steps: number, width: number, height: nu
     layout,
     status: new Uint8Array(layout.count).map((_, r) => r % 6),
     titleOf: (rank) => `frame ${rank} of the synthetic tree`,
+    // Every tenth frame rolled back, so the benchmark pays for the mark too.
+    rolledBack: new Uint8Array(layout.count).map((_, r) => (r % 10 === 0 ? 1 : 0)),
     focus: Math.floor(layout.count / 2),
     active: -1,
     hover: -1,

@@ -53,6 +53,7 @@ interface Laid {
   columns: OutlineColumns;
   layout: FlameLayout;
   status: Uint8Array;
+  rolledBack: Uint8Array;
   rankOf: Map<string, number>;
 }
 
@@ -60,13 +61,15 @@ function lay(outline: TreeOutline, mode: WeightMode): Laid {
   const columns = outlineColumns(outline.frames, mode, Date.now());
   const layout = layoutTree(columns.input);
   const status = new Uint8Array(layout.count);
+  const rolledBack = new Uint8Array(layout.count);
   const rankOf = new Map<string, number>();
   for (let r = 0; r < layout.count; r++) {
     const i = layout.source[r]!;
     status[r] = statusCode(columns.statuses[i]!);
+    rolledBack[r] = columns.rolledBack[i] === true ? 1 : 0;
     rankOf.set(columns.ids[i]!, r);
   }
-  return { columns, layout, status, rankOf };
+  return { columns, layout, status, rolledBack, rankOf };
 }
 
 type Press =
@@ -79,6 +82,8 @@ type Press =
 /** Hooks for end-to-end tests and the benchmark: where a frame is drawn, in viewport CSS pixels. */
 export interface FlameGraphHook {
   rectOf(id: string): { x: number; y: number; width: number; height: number } | null;
+  /** Whether the frame is drawn with the rolled-back mark; null when it is not in the tree. */
+  rolledBackOf(id: string): boolean | null;
   view(): Viewport;
 }
 
@@ -114,6 +119,7 @@ export function FlameGraph({ outline, mode, onFocus, onRequest, onMove }: FlameG
     layout: laid.layout,
     status: laid.status,
     titleOf: (rank) => laid.columns.titles[laid.layout.source[rank]!] ?? "",
+    rolledBack: laid.rolledBack,
     focus,
     active: activeRank,
     hover: hover?.rank ?? -1,
@@ -176,6 +182,10 @@ export function FlameGraph({ outline, mode, onFocus, onRequest, onMove }: FlameG
           width: right - left,
           height: rect.height,
         };
+      },
+      rolledBackOf(id) {
+        const rank = laid.rankOf.get(id);
+        return rank === undefined ? null : laid.rolledBack[rank] === 1;
       },
       view: () => ({ ...view.current }),
     };

@@ -183,3 +183,14 @@ describe("layoutTree edge cases", () => {
     expect(layout.rows).toEqual([]);
   });
 });
+
+describe("outlineColumns", () => {
+  it("carries which frames were rolled back", () => {
+    const { columns } = laidOut([
+      frame("Root", null, 0, "in_progress", 1),
+      frame("A", "Root", 0, "failed", 1, { rolled_back_at: 1_700_000_000_000 }),
+      frame("B", "Root", 1, "failed", 1),
+    ]);
+    expect(columns.rolledBack).toEqual([false, true, false]);
+  });
+});

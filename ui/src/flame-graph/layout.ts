@@ -207,6 +207,8 @@ export interface OutlineColumns {
   readonly ids: readonly string[];
   readonly titles: readonly string[];
   readonly statuses: readonly Status[];
+  /** Whether each frame's changes were rolled back (the backend's `rolled_back_at`). */
+  readonly rolledBack: readonly boolean[];
 }
 
 /**
@@ -242,6 +244,7 @@ export function outlineColumns(
     ids: frames.map((f) => f.id),
     titles: frames.map((f) => f.title),
     statuses: frames.map((f) => f.status),
+    rolledBack: frames.map((f) => f.rolled_back_at !== null),
   };
 }
 

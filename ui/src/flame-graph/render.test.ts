@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 
 import { layoutTree, type LayoutInput } from "./layout";
 import {
+  ROLLED_BACK_FILL,
+  ROLLED_BACK_SIGN,
   ROW_HEIGHT,
   fitLabel,
   hitTest,
@@ -29,12 +31,22 @@ function wide(n: number): LayoutInput {
 /** A stand-in 2D context that counts what is drawn. */
 function recordingContext() {
   const calls = { fillRect: 0, fillText: 0 };
+  /** Each rectangle filled, with the style it was filled with; each label drawn. */
+  const drawn: { rects: { style: string; x: number; y: number; w: number; h: number }[] } & {
+    texts: string[];
+  } = { rects: [], texts: [] };
   const ctx = {
     setTransform: () => undefined,
     clearRect: () => undefined,
-    fillRect: () => void calls.fillRect++,
+    fillRect(x: number, y: number, w: number, h: number) {
+      calls.fillRect++;
+      drawn.rects.push({ style: String(this.fillStyle), x, y, w, h });
+    },
     strokeRect: () => undefined,
-    fillText: () => void calls.fillText++,
+    fillText: (text: string) => {
+      calls.fillText++;
+      drawn.texts.push(text);
+    },
     setLineDash: () => undefined,
     measureText: (s: string) => ({ width: s.length * 7 }),
     createPattern: () => null,
@@ -44,7 +56,7 @@ function recordingContext() {
     font: "",
     textBaseline: "",
   };
-  return { ctx: ctx as unknown as CanvasRenderingContext2D, calls };
+  return { ctx: ctx as unknown as CanvasRenderingContext2D, calls, drawn };
 }
 
 function scene(input: LayoutInput): Scene {
@@ -53,6 +65,7 @@ function scene(input: LayoutInput): Scene {
     layout,
     status: new Uint8Array(layout.count).fill(2),
     titleOf: (rank) => `frame ${rank}`,
+    rolledBack: new Uint8Array(layout.count),
     focus: -1,
     active: -1,
     hover: -1,
@@ -97,6 +110,35 @@ describe("paint", () => {
       1,
     );
     expect(stats.rects).toBe(11);
+  });
+});
+
+describe("the rolled-back mark", () => {
+  it("draws a band along the top of a rolled-back frame and a sign before its label", () => {
+    const marked = scene(wide(4));
+    marked.rolledBack[2] = 1;
+    const { ctx, drawn } = recordingContext();
+    // Wide enough for every frame's label.
+    const view = { ...VIEW, width: 400 };
+    const stats = paint(ctx, marked, view, 1);
+    expect(stats.rolledBack).toBe(1);
+    const bands = drawn.rects.filter((r) => r.style === ROLLED_BACK_FILL);
+    const rect = rectOnCanvas(marked.layout, view, 2)!;
+    expect(bands).toHaveLength(1);
+    expect(bands[0]).toMatchObject({ x: rect.x, y: rect.y });
+    expect(bands[0]!.h).toBeLessThan(rect.height);
+    expect(drawn.texts).toContain(`${ROLLED_BACK_SIGN}frame 2`);
+    expect(drawn.texts).toContain("frame 1");
+    expect(drawn.texts.filter((t) => t.startsWith(ROLLED_BACK_SIGN))).toHaveLength(1);
+  });
+
+  it("draws no mark when no frame was rolled back", () => {
+    const { ctx, drawn } = recordingContext();
+    const stats = paint(ctx, scene(wide(4)), { ...VIEW, width: 400 }, 1);
+    expect(stats.rolledBack).toBe(0);
+    expect(drawn.texts).toContain("frame 2");
+    expect(drawn.rects.some((r) => r.style === ROLLED_BACK_FILL)).toBe(false);
+    expect(drawn.texts.some((t) => t.startsWith(ROLLED_BACK_SIGN))).toBe(false);
   });
 });
 

@@ -23,6 +23,10 @@ export const LABEL_FONT =
   "12px system-ui, -apple-system, 'Segoe UI', Cantarell, 'Noto Sans', sans-serif";
 
 const MERGED_FILL = "#6a6478";
+/** The band along the top of a rolled-back frame, and the sign before its label. */
+export const ROLLED_BACK_FILL = "#f5b642";
+const ROLLED_BACK_BAND = 3;
+export const ROLLED_BACK_SIGN = "↶ ";
 const STATUS_CODES: readonly Status[] = [
   "planned",
   "in_progress",
@@ -59,6 +63,8 @@ export interface Scene {
   /** Status code (see `statusCode`) by rank. */
   status: Uint8Array;
   titleOf: (rank: number) => string;
+  /** 1 by rank for a frame whose changes were rolled back: drawn with a band and a sign. */
+  rolledBack: Uint8Array;
   focus: number;
   active: number;
   hover: number;
@@ -69,6 +75,8 @@ export interface PaintStats {
   rects: number;
   merged: number;
   labels: number;
+  /** Rolled-back frames drawn with their mark. */
+  rolledBack: number;
 }
 
 /** Draws the outline of a rectangle as four filled edges `t` pixels thick, inside it. */
@@ -201,13 +209,14 @@ export function paint(
   const { layout } = scene;
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, view.width, view.height);
-  const stats: PaintStats = { rects: 0, merged: 0, labels: 0 };
+  const stats: PaintStats = { rects: 0, merged: 0, labels: 0, rolledBack: 0 };
   if (layout.count === 0 || view.width <= 0) return stats;
 
   const scale = view.width / (view.x1 - view.x0);
   const batches: number[][] = STATUS_CODES.map(() => []);
   const merged: number[] = [];
   const labels: number[] = [];
+  const rolledBack: number[] = [];
   const firstRow = Math.max(0, Math.floor(view.scrollTop / ROW_HEIGHT));
   const lastRow = Math.min(
     layout.rows.length - 1,
@@ -242,6 +251,7 @@ export function paint(
       const left = Math.max(sx0, -2);
       const right = Math.min(sx1, view.width + 2);
       batches[scene.status[r]!]!.push(left, y, right - left, r);
+      if (scene.rolledBack[r] === 1) rolledBack.push(left, y, right - left);
       if (right - left >= LABEL_MIN_PX) labels.push(r, left, right - left, y);
       k++;
     }
@@ -279,6 +289,19 @@ export function paint(
     stats.merged = merged.length / 3;
   }
 
+  if (rolledBack.length > 0) {
+    ctx.fillStyle = ROLLED_BACK_FILL;
+    for (let i = 0; i < rolledBack.length; i += 3) {
+      ctx.fillRect(
+        rolledBack[i]!,
+        rolledBack[i + 1]!,
+        Math.max(rolledBack[i + 2]! - GAP, 0.5),
+        ROLLED_BACK_BAND,
+      );
+    }
+    stats.rolledBack = rolledBack.length / 3;
+  }
+
   paintLabels(ctx, scene, labels, view);
   stats.labels = labels.length / 4;
   paintHighlights(ctx, scene, view);
@@ -303,7 +326,7 @@ function paintLabels(
     // A rectangle that starts left of the canvas keeps its label in sight.
     const left = Math.max(labels[i + 1]!, 0);
     const room = Math.min(labels[i + 1]! + labels[i + 2]!, view.width) - left - 2 * LABEL_PAD;
-    const title = scene.titleOf(r);
+    const title = (scene.rolledBack[r] === 1 ? ROLLED_BACK_SIGN : "") + scene.titleOf(r);
     const text = measure(title) <= room ? title : fitLabel(measureCut, title, room);
     if (text === "") continue;
     const color = STATUS_STYLE[STATUS_CODES[scene.status[r]!]!].text;

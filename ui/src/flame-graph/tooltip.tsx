@@ -50,6 +50,11 @@ export function Tooltip({
       <div class="tooltip-status">
         <span class={`swatch status-${frame.status}`} />
         {STATUS_STYLE[frame.status].label}
+        {frame.rolled_back_at !== null && (
+          <span class="tooltip-rolled-back">
+            , ↶ rolled back {new Date(frame.rolled_back_at).toLocaleString()}
+          </span>
+        )}
       </div>
       {frame.success_criteria_compacted !== null && (
         <div class="tooltip-criteria">{frame.success_criteria_compacted}</div>

@@ -62,6 +62,7 @@ export function TreeMirror({
             id={itemId(frame.id)}
             role="treeitem"
             data-frame-id={frame.id}
+            data-rolled-back={frame.rolled_back_at !== null ? "true" : undefined}
             aria-level={L.depth[r]! + 1}
             aria-setsize={siblings.length}
             aria-posinset={siblings.indexOf(r) + 1}
@@ -71,6 +72,7 @@ export function TreeMirror({
             onClick={() => onPick(r)}
           >
             {frame.title}, {STATUS_STYLE[frame.status].label}
+            {frame.rolled_back_at !== null ? ", rolled back" : ""}
             {r === focus ? ", focused" : ""}
           </div>
         );

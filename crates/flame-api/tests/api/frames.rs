@@ -271,6 +271,7 @@ fn imported_frames_get_logs_with_their_messages() {
         ended_at: None,
         message_count: 0,
         tokens: 0,
+        rolled_back_at: None,
     };
     let messages =
         ["hello from the transcript", "and a reply"].map(|text| flame_store::ImportedMessage {

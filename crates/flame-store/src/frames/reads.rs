@@ -207,12 +207,12 @@ pub(crate) const PATH_WITH_CHILDREN: &str = "
     )
     SELECT id, tree_id, parent_id, position, title, success_criteria, success_criteria_compacted,
            status, status_reason, results, results_compacted, artifacts, decisions, retry_of,
-           created_at, started_at, ended_at, message_count, tokens
+           created_at, started_at, ended_at, message_count, tokens, rolled_back_at
     FROM frames WHERE id IN (SELECT id FROM path)
     UNION ALL
     SELECT id, tree_id, parent_id, position, title, success_criteria, success_criteria_compacted,
            status, status_reason, results, results_compacted, artifacts, decisions, retry_of,
-           created_at, started_at, ended_at, message_count, tokens
+           created_at, started_at, ended_at, message_count, tokens, rolled_back_at
     FROM frames WHERE parent_id IN (SELECT id FROM path) AND id NOT IN (SELECT id FROM path)";
 
 pub(super) fn read_frame(conn: &rusqlite::Connection, id: &FrameId) -> Result<Frame, StoreError> {

@@ -152,6 +152,12 @@ impl Store {
                 [id.as_str()],
             )?;
             w.tx.execute("DELETE FROM tree_allowed_kinds WHERE tree_id = ?1", [id.as_str()])?;
+            // The snapshots themselves are pruned by the facade, which read them first.
+            w.tx.execute(
+                "DELETE FROM checkpoint_files WHERE checkpoint_id IN (SELECT id FROM checkpoints WHERE tree_id = ?1)",
+                [id.as_str()],
+            )?;
+            w.tx.execute("DELETE FROM checkpoints WHERE tree_id = ?1", [id.as_str()])?;
             // One statement, so the frames' references to each other (parent, retry) are
             // checked only once they are all gone.
             let frames = w.tx.execute("DELETE FROM frames WHERE tree_id = ?1", [id.as_str()])?;
