@@ -421,6 +421,10 @@ impl Flame {
             _ if paths.is_empty() => {
                 RollbackOffer::Unavailable { reason: "the frame changed no files".to_owned() }
             }
+            // Rolled back already (or changed back by its own later calls): nothing differs.
+            _ if changes.files.is_empty() => RollbackOffer::Unavailable {
+                reason: "its files are as they were when it started".to_owned(),
+            },
             Status::Completed => RollbackOffer::OnRequest,
             _ => RollbackOffer::Offered,
         };

@@ -146,6 +146,12 @@ fn a_failed_frames_changes_are_shown_and_rolled_back_and_the_users_git_is_untouc
     let drawn = outline.frames.iter().find(|f| f.id == frame.id).unwrap();
     assert_eq!(drawn.rolled_back_at, outcome.frame.rolled_back_at, "the graph can mark it");
 
+    let after = s.flame.frame_changes(&frame.id, false).unwrap();
+    assert!(after.files.is_empty(), "{:?}", after.files);
+    assert_eq!(
+        after.roll_back,
+        RollbackOffer::Unavailable { reason: "its files are as they were when it started".into() }
+    );
     // Run again, it finds every file already as it was and changes nothing.
     let again = s.flame.rollback(A, &frame.id).unwrap();
     assert!(again.restored.is_empty() && again.deleted.is_empty());
