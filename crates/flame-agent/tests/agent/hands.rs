@@ -395,3 +395,48 @@ async fn after_twenty_tool_results_only_the_newest_few_are_sent_whole() {
         assert!(text.contains(&format!("toolu_read_{n}")), "no way to read it back: {text}");
     }
 }
+
+#[tokio::test]
+async fn what_a_command_changed_joins_the_trail_and_is_rolled_back_with_its_frame() {
+    let (s, workspace) = workspace_setup(
+        ApprovalPolicy::default().allowing(&[ToolKind::Running]),
+        vec![
+            turn(
+                "Fixing it with sed.",
+                Some(("run_command", json!({"command": "sed -i 's/helo/hello/' greet.py"}))),
+            ),
+            turn("Done.", None),
+        ],
+    )
+    .await;
+    let child = s.flame.status(None).unwrap().focus;
+    s.agent
+        .send(Actor::Person, None, "Fix it", None, &CancellationToken::new(), &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("greet.py")).unwrap(),
+        "print('hello')\n"
+    );
+    // The snapshots around the command found what it changed: no tool named the file.
+    assert_eq!(s.flame.file_trail(&child).unwrap().changed, ["greet.py"]);
+    let changes = s.flame.frame_changes(&child, false).unwrap();
+    assert_eq!(changes.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["greet.py"]);
+    assert!(changes.patch.contains("+print('hello')"), "{}", changes.patch);
+
+    let failed = flame_api::PopRequest {
+        status: flame_model::lifecycle::PopStatus::Failed,
+        results: None,
+        results_compacted: None,
+        artifacts: vec![],
+        decisions: vec![],
+        reason: Some("wrong fix".into()),
+    };
+    s.flame.pop(Actor::Person, Some(&child), &failed).unwrap();
+    let outcome = s.flame.rollback(Actor::Person, &child).unwrap();
+    assert_eq!(outcome.restored, ["greet.py"]);
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("greet.py")).unwrap(),
+        "print('helo')\n"
+    );
+}
