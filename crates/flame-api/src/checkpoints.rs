@@ -594,9 +594,8 @@ impl Flame {
         let workspaces = self.store().checkpoint_workspaces()?;
         let mut storage = Vec::new();
         for (workspace, checkpoints) in workspaces {
-            let bytes = self
-                .shadow(&workspace)?
-                .size_on_disk()
+            // Measured without opening the shadow: the workspace folder may be gone.
+            let bytes = flame_checkpoint::size_on_disk(&self.shadow_folder(&workspace))
                 .map_err(|e| checkpoint_error("measure checkpoints", e))?;
             storage.push(CheckpointStorage { workspace, bytes, checkpoints });
         }

@@ -349,3 +349,9 @@ impl Shadow {
         upkeep::size_on_disk(self.git.git_dir())
     }
 }
+
+/// Bytes the shadow repository in `git_dir` takes on disk, without opening it: its workspace may
+/// be gone while its checkpoints are still kept.
+pub fn size_on_disk(git_dir: &Path) -> Result<u64, CheckpointError> {
+    upkeep::size_on_disk(git_dir)
+}

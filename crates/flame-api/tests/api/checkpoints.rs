@@ -287,6 +287,11 @@ fn a_tree_without_a_workspace_has_no_changes_and_deleting_a_tree_frees_its_check
     assert_eq!(storage.len(), 1);
     assert_eq!(storage[0].checkpoints, 4, "the root's and the frame's starts, before and after");
     let before = storage[0].bytes;
+    // A workspace folder deleted since still has its storage listed.
+    let moved = tempfile::tempdir().unwrap();
+    std::fs::rename(folder.path(), moved.path().join("away")).unwrap();
+    assert_eq!(s.flame.checkpoint_storage().unwrap()[0].bytes, before);
+    std::fs::rename(moved.path().join("away"), folder.path()).unwrap();
     s.flame.delete_tree(A, &tree.id).unwrap();
     assert!(s.flame.checkpoint_storage().unwrap().is_empty());
     // The shadow repository stays for the workspace; what only the tree kept is gone.
