@@ -9,7 +9,7 @@ import { By } from "selenium-webdriver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { flame } from "./flame-cli";
-import { type App, withApp } from "./harness";
+import { withApp, textOf } from "./harness";
 
 interface TreeEntry {
   tree: { id: string; title: string };
@@ -19,13 +19,6 @@ let kept = "";
 
 /** The text of what matches `css` now; empty when nothing does. Read afresh, since a pane that
  * re-renders replaces its elements. */
-async function textOf(app: App, css: string): Promise<string> {
-  const found = await app.driver.findElements(By.css(css));
-  // textContent, not the rendered text: a title cut short with an ellipsis still counts.
-  const text = await found[0]?.getAttribute("textContent").catch(() => "");
-  return text ?? "";
-}
-
 beforeAll(async () => {
   kept = await mkdtemp(join(tmpdir(), "flame-e2e-first-start-"));
 });

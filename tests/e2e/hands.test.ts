@@ -13,25 +13,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { FakeModel } from "./fake-model";
 import { flame, frameId, status } from "./flame-cli";
-import { type App, withApp } from "./harness";
+import { type App, withApp, textOf, keepScreenshot } from "./harness";
 
 const model = new FakeModel({ pieces: ["Done."] });
 
 beforeAll(() => model.start());
 afterAll(() => model.stop());
-
-/** The text of what matches `css` now, read afresh (panes replace their elements). */
-async function textOf(app: App, css: string): Promise<string> {
-  const found = await app.driver.findElements(By.css(css));
-  return (await found[0]?.getAttribute("textContent").catch(() => "")) ?? "";
-}
-
-/** Saves what the window shows as tests/e2e/artifacts/NAME.png, for the note's screenshots. */
-async function keepScreenshot(app: App, name: string): Promise<void> {
-  const folder = join(__dirname, "artifacts");
-  await mkdir(folder, { recursive: true });
-  await writeFile(join(folder, `${name}.png`), await app.driver.takeScreenshot(), "base64");
-}
 
 /** Waits for the approval prompt of a workspace call of `kind` and returns it. */
 async function approvalOf(app: App, kind: string) {

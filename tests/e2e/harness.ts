@@ -179,3 +179,19 @@ export async function rectOf(driver: WebDriver, id: string): Promise<Rect> {
     `frame ${id} is not drawn`,
   );
 }
+
+/** The text of what matches `css` now, read afresh (panes replace their elements): textContent,
+ * not the rendered text, so a title cut short with an ellipsis still counts. */
+export async function textOf(app: App, css: string): Promise<string> {
+  const found = await app.driver.findElements(By.css(css));
+  return (await found[0]?.getAttribute("textContent").catch(() => "")) ?? "";
+}
+
+/** Saves what the window shows as tests/e2e/artifacts/NAME.png, and returns it (base64 PNG). */
+export async function keepScreenshot(app: App, name: string): Promise<string> {
+  const folder = join(dirname(fileURLToPath(import.meta.url)), "artifacts");
+  await mkdir(folder, { recursive: true });
+  const shot = await app.driver.takeScreenshot();
+  await writeFile(join(folder, `${name}.png`), shot, "base64");
+  return shot;
+}

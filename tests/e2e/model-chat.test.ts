@@ -12,7 +12,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 import { FakeModel } from "./fake-model";
 import { flame, status, type StatusFrame } from "./flame-cli";
-import { type App, withApp } from "./harness";
+import { type App, withApp, textOf } from "./harness";
 
 const PIECES = ["Hello", " from the", " model: ", '<img src=x onerror="document.title=1">'];
 
@@ -61,14 +61,6 @@ async function replyStored(app: App): Promise<void> {
     15_000,
     "the reply is stored",
   );
-}
-
-/** The text of what matches `css` now, read afresh (panes replace their elements). */
-async function textOf(app: App, css: string): Promise<string> {
-  const found = await app.driver.findElements(By.css(css));
-  // textContent, not the rendered text: a title cut short with an ellipsis still counts.
-  const text = await found[0]?.getAttribute("textContent").catch(() => "");
-  return text ?? "";
 }
 
 describe("chatting with a model", () => {

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { FakeModel } from "./fake-model";
 import { CLI_BINARY, flame, frameId, status } from "./flame-cli";
-import { type App, rectOf, withApp } from "./harness";
+import { rectOf, withApp, textOf, keepScreenshot } from "./harness";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -23,21 +23,6 @@ const model = new FakeModel({ pieces: ["Done."] });
 
 beforeAll(() => model.start());
 afterAll(() => model.stop());
-
-/** The text of what matches `css` now, read afresh (panes replace their elements). */
-async function textOf(app: App, css: string): Promise<string> {
-  const found = await app.driver.findElements(By.css(css));
-  return (await found[0]?.getAttribute("textContent").catch(() => "")) ?? "";
-}
-
-/** Saves what the window shows as tests/e2e/artifacts/NAME.png. */
-async function keepScreenshot(app: App, name: string): Promise<string> {
-  const folder = join(__dirname, "artifacts");
-  await mkdir(folder, { recursive: true });
-  const shot = await app.driver.takeScreenshot();
-  await writeFile(join(folder, `${name}.png`), shot, "base64");
-  return shot;
-}
 
 /** Runs git in `folder`, with an identity of its own so no global configuration is needed. */
 function git(folder: string, ...args: string[]) {
