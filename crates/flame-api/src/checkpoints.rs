@@ -242,6 +242,7 @@ impl Flame {
         frames: &[FrameId],
         reason: CheckpointReason,
         call_id: Option<&str>,
+        // The checkpoint this one closes (before the call or the rollback); `None` otherwise.
         opening: Option<CheckpointRow>,
     ) -> Result<Checkpointed, ApiError> {
         let shadow = self.shadow(workspace)?;
@@ -258,7 +259,6 @@ impl Flame {
                 .collect(),
             None => Vec::new(),
         };
-        let changed = if reason.closes_a_change() { changed } else { Vec::new() };
         let change = Change { actor: Actor::Agent, at };
         self.store().record_checkpoint(
             change,
