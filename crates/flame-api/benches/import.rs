@@ -43,5 +43,8 @@ fn main() {
             println!("BENCH import.replay_{name}_recall {:.1} %", recall * 100.0);
         }
         println!("BENCH import.replay_{name}_peak {} tokens", replay.peak_flame);
+        // How Flame's token count compares with the growth the tool recorded between calls.
+        let estimate = replay.counted_growth as f64 / replay.recorded_growth.max(1) as f64;
+        println!("BENCH import.replay_{name}_estimate {:.1} %", estimate * 100.0);
     }
 }

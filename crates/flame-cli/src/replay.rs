@@ -98,6 +98,15 @@ fn table(r: &Replay, calls: bool) -> String {
         "subagents: {} tokens of transcript, {} tokens of results handed back",
         r.subagent_transcript_tokens, r.subagent_result_tokens
     );
+    if r.recorded_growth > 0 {
+        let _ = writeln!(
+            out,
+            "token estimate: Flame counts {} tokens where the recorded input grew by {} between calls ({:.1}%)",
+            r.counted_growth,
+            r.recorded_growth,
+            r.counted_growth as f64 * 100.0 / r.recorded_growth as f64
+        );
+    }
     let _ = write!(
         out,
         "compaction calls left out: {} ({} linear tokens)\nlinear: recorded input incl. cache reads and writes; flame: assembled context + the thread's fixed overhead (system prompt and tools, estimated from its first call)",

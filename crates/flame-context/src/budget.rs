@@ -154,7 +154,10 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: Plan<'_>) -> ContextDoc {
             sections,
             omitted_messages: first_message as u32,
             linear_tokens,
-            masked_results: masked.saved[first_message..].iter().filter(|&&s| s > 0).count() as u32,
+            masked_results: (first_message..messages.len())
+                .filter(|&i| messages[i].tool_result.is_some() && masked.saved[i] > 0)
+                .count() as u32,
+            masked_calls: masked.masked_calls[first_message..].iter().sum(),
             masked_tokens_saved: masked.saved[first_message..].iter().sum(),
         },
     }

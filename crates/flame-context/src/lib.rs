@@ -84,8 +84,9 @@ pub struct ContextInput<'a> {
     pub linear_message_tokens: u64,
     /// The tree's workspace folder, absolute; `None` when the tree has none.
     pub workspace: Option<&'a str>,
-    /// The files each frame's own tool calls read and changed; a frame without an entry touched
-    /// none. Finished frames shown with their results list them.
+    /// The files each finished frame's work read and changed: its own tool calls' and those of
+    /// every frame under it, since the frames under a finished frame are not shown. A frame
+    /// without an entry touched none. Finished frames shown with their results list them.
     pub trails: &'a HashMap<FrameId, FileTrail>,
     /// How many of the focus's newest tool results are sent in full; older ones are sent as a
     /// one-line stub naming the tool, its arguments, the result's size and where
@@ -126,6 +127,9 @@ pub struct ContextReport {
     pub linear_tokens: u64,
     /// How many of the included tool results were sent as a one-line stub.
     pub masked_results: u32,
+    /// How many of the included tool calls (those whose results were masked) had their long
+    /// arguments cut.
+    pub masked_calls: u32,
     /// The tokens those stubs saved against the results in full.
     pub masked_tokens_saved: u64,
 }

@@ -4,7 +4,9 @@
 //! once it has answered it (Lindenbauer et al., "The Complexity Trap", arXiv 2508.21433). A tool
 //! result older than the newest K results is replaced by a line that names the tool, its
 //! arguments (paths kept whole), the result's size, and how to read it back from the frame's
-//! log. The newest result is never masked, nor any result after the last assistant message: the
+//! log. The call it answers keeps its name and short arguments, but its long texts (a file
+//! written whole, the strings of an edit) are cut to their start with a mark saying how long
+//! they were: the workspace holds what was written, and the frame's log the call whole. The newest result is never masked, nor any result after the last assistant message: the
 //! model has not answered those yet. The rule depends only on the messages and K, so the same
 //! history always gives the same context.
 
@@ -15,10 +17,12 @@ use serde_json::Value;
 use crate::memo;
 
 /// The default number of newest tool results sent in full, chosen by replaying the two shared
-/// sessions (`cargo bench -p flame-api --bench import`): the smallest K tried (4, 8, 16) that did
-/// not lower first-touch recall. None of them lowered it (the stubs keep the paths); K = 4 sent
-/// 0.48× and 0.40× of the linear chat's tokens, against 0.69× and 0.55× without masking.
-pub const DEFAULT_KEEP_TOOL_RESULTS: usize = 4;
+/// sessions (`cargo bench -p flame-api --bench import`), with their calls' long arguments cut
+/// and finished frames listing their subtree's files: the largest K that sends at most 0.45× of
+/// the linear chat's tokens on both. K = 2, 3, 4, 6, 8 sent 0.437, 0.447, 0.458, 0.482, 0.510×
+/// (session 4d5611e5) and 0.368, 0.374, 0.380, 0.393, 0.408× (fa812bfe); first-touch recall was
+/// 100% at every K, since stubs and cut calls keep their paths.
+pub const DEFAULT_KEEP_TOOL_RESULTS: usize = 3;
 
 /// The most bytes of one argument value (other than a path) a stub shows; longer values are
 /// cut and end in "…". Arguments come from the model or an imported transcript.
@@ -36,6 +40,8 @@ pub(crate) struct Masked {
     pub messages: Vec<Message>,
     /// For each message, the tokens masking saved on it (0 for one sent as it is).
     pub saved: Vec<u64>,
+    /// For each message, how many of its tool calls had long arguments cut.
+    pub masked_calls: Vec<u32>,
 }
 
 /// Masks `messages` (the focus's own, oldest first) keeping the newest `keep` tool results in
@@ -46,7 +52,11 @@ pub(crate) fn mask(
     focus: &FrameId,
     encoding: Encoding,
 ) -> Masked {
-    let mut out = Masked { messages: messages.to_vec(), saved: vec![0; messages.len()] };
+    let mut out = Masked {
+        messages: messages.to_vec(),
+        saved: vec![0; messages.len()],
+        masked_calls: vec![0; messages.len()],
+    };
     let Some(keep) = keep else { return out };
     // The newest result is always kept, whatever K says.
     let keep = keep.max(1);
@@ -60,6 +70,7 @@ pub(crate) fn mask(
         if i > last_assistant {
             continue;
         }
+        mask_call(&mut out, messages, i);
         let message = &messages[i];
         let stub = stub(message, &messages[..i], focus);
         let tokens = memo::count(encoding, &stub);
@@ -75,7 +86,85 @@ pub(crate) fn mask(
             result.detail = None;
         }
     }
+    // A call's arguments were counted as the JSON of the message's calls, so they are weighed
+    // again the same way once cut.
+    for (m, message) in messages.iter().enumerate().filter(|(m, _)| out.masked_calls[*m] > 0) {
+        let before = memo::count(encoding, &calls_json(message));
+        let after = memo::count(encoding, &calls_json(&out.messages[m]));
+        let saved = before.saturating_sub(after);
+        out.saved[m] = saved;
+        out.messages[m].tokens = message.tokens.saturating_sub(saved);
+    }
     out
+}
+
+/// Cuts the long arguments of the call that result `i` answers, if any: old `write_file`
+/// contents and `edit_file` strings are most of a long frame's own turns, and the workspace
+/// and the frame's log hold them whole. Paths are kept as in a stub.
+fn mask_call(out: &mut Masked, messages: &[Message], i: usize) {
+    let Some(result) = &messages[i].tool_result else { return };
+    let found = (0..i).rev().find_map(|m| {
+        let calls = messages[m].tool_calls.as_ref()?;
+        calls.iter().position(|c| c.id == result.tool_call_id).map(|c| (m, c))
+    });
+    let Some((m, c)) = found else { return };
+    let Some(calls) = &mut out.messages[m].tool_calls else { return };
+    if let Some(shorter) = masked_arguments(&calls[c].arguments, false) {
+        calls[c].arguments = shorter;
+        out.masked_calls[m] += 1;
+    }
+}
+
+/// `value` with every text longer than [`MAX_STUB_VALUE_BYTES`] cut and marked, at any depth,
+/// except under a path-like key; `None` when nothing is long enough to cut.
+fn masked_arguments(value: &Value, under_path: bool) -> Option<Value> {
+    match value {
+        Value::String(text) if !under_path && text.len() > MAX_STUB_VALUE_BYTES + MARK_BYTES => {
+            Some(Value::String(format!(
+                "{} [masked by Flame: {} bytes in all; the frame's log has it whole]",
+                cut(text, MAX_STUB_VALUE_BYTES),
+                grouped(text.len() as u64)
+            )))
+        }
+        Value::Array(items) => {
+            let shorter: Vec<Option<Value>> =
+                items.iter().map(|v| masked_arguments(v, under_path)).collect();
+            shorter.iter().any(Option::is_some).then(|| {
+                Value::Array(
+                    shorter
+                        .into_iter()
+                        .zip(items)
+                        .map(|(s, v)| s.unwrap_or_else(|| v.clone()))
+                        .collect(),
+                )
+            })
+        }
+        Value::Object(map) => {
+            let mut changed = false;
+            let shorter: serde_json::Map<String, Value> = map
+                .iter()
+                .map(|(k, v)| {
+                    let cut = masked_arguments(v, under_path || is_path_key(k));
+                    changed |= cut.is_some();
+                    (k.clone(), cut.unwrap_or_else(|| v.clone()))
+                })
+                .collect();
+            changed.then_some(Value::Object(shorter))
+        }
+        _ => None,
+    }
+}
+
+/// About the bytes the mark adds to a cut text: a text only a little longer than the limit is
+/// left whole, since cutting it would save nothing.
+const MARK_BYTES: usize = 80;
+
+/// The JSON text a message's tool calls are counted as (`flame_tokens::count_message`).
+fn calls_json(message: &Message) -> String {
+    message
+        .tool_calls
+        .as_ref()
+        .map_or_else(String::new, |calls| serde_json::to_string(calls).unwrap_or_default())
 }
 
 fn is_tool_result(m: &Message) -> bool {
@@ -359,6 +448,77 @@ mod tests {
         let shown = arguments(&Value::Object(many));
         assert!(shown.contains(&format!("\"a{:02}\"", MAX_STUB_ARGUMENTS - 1)));
         assert!(!shown.contains(&format!("\"a{:02}\"", MAX_STUB_ARGUMENTS)));
+    }
+
+    #[test]
+    fn a_masked_results_call_keeps_its_paths_and_short_arguments_and_cuts_long_texts() {
+        let long = "let x = 1;\n".repeat(100);
+        let mut messages = history(3);
+        for i in [1, 3] {
+            let call_id = format!("call_{}", i / 2);
+            messages[i] = call(
+                i as i64,
+                &call_id,
+                json!({
+                    "file_path": format!("src/{}.rs", "deep/".repeat(60)),
+                    "old_string": long,
+                    "replace_all": false,
+                    "edits": [{"new_string": long, "old_string": "x"}],
+                }),
+            );
+            messages[i].tokens = flame_tokens::count_message(ENCODING, &new_message(&messages[i]));
+        }
+        let masked = mask(&messages, Some(1), &focus(), ENCODING);
+        // The results at 2 and 4 are masked, so the calls at 1 and 3 are cut; 5 and 6 stay.
+        assert_eq!(masked.masked_calls, vec![0, 1, 0, 1, 0, 0, 0, 0]);
+        assert_eq!(masked.messages[5], messages[5]);
+        let arguments = &masked.messages[1].tool_calls.as_ref().unwrap()[0].arguments;
+        assert_eq!(
+            arguments["file_path"],
+            messages[1].tool_calls.as_ref().unwrap()[0].arguments["file_path"]
+        );
+        assert_eq!(arguments["replace_all"], false);
+        assert_eq!(arguments["edits"][0]["old_string"], "x");
+        for cut in [&arguments["old_string"], &arguments["edits"][0]["new_string"]] {
+            let cut = cut.as_str().unwrap();
+            assert!(cut.starts_with(&long[..MAX_STUB_VALUE_BYTES]), "{cut}");
+            assert!(
+                cut.ends_with(
+                    "[masked by Flame: 1,100 bytes in all; the frame's log has it whole]"
+                ),
+                "{cut}"
+            );
+        }
+        // The call's message weighs what its cut calls weigh, and the saving is counted.
+        let weighed = flame_tokens::count_message(ENCODING, &new_message(&masked.messages[1]));
+        assert_eq!(masked.messages[1].tokens, weighed);
+        assert_eq!(masked.saved[1], messages[1].tokens - weighed);
+    }
+
+    #[test]
+    fn a_call_with_only_short_arguments_is_sent_as_it_is() {
+        let messages = history(4);
+        let masked = mask(&messages, Some(1), &focus(), ENCODING);
+        assert!(masked.masked_calls.iter().all(|&n| n == 0));
+        for i in [1, 3, 5] {
+            assert_eq!(masked.messages[i], messages[i]);
+            assert_eq!(masked.saved[i], 0);
+        }
+        // A text just past the limit is not worth its mark.
+        let edge = "y".repeat(MAX_STUB_VALUE_BYTES + MARK_BYTES);
+        assert_eq!(masked_arguments(&json!({"content": edge}), false), None);
+    }
+
+    fn new_message(m: &Message) -> flame_model::NewMessage {
+        flame_model::NewMessage {
+            role: m.role,
+            content: m.content.clone(),
+            tool_calls: m.tool_calls.clone(),
+            tool_result: m.tool_result.clone(),
+            model: m.model.clone(),
+            usage: m.usage,
+            interrupted: m.interrupted,
+        }
     }
 
     #[test]

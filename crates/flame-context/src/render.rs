@@ -257,7 +257,8 @@ impl<'a> Plan<'a> {
     }
 }
 
-/// A finished frame's files: `<files><changed>…</changed><read>…</read></files>`, each list
+/// A finished frame's files (its subtree's, as [`ContextInput::trails`] holds them):
+/// `<files><changed>…</changed><read>…</read></files>`, each list
 /// sorted, comma-separated and cut at [`MAX_LISTED_FILES`] with "and N more"; changed files its
 /// artifacts already name are not repeated. Nothing when there is nothing left to list.
 fn write_files(xml: &mut Xml, trail: &FileTrail, artifacts: &[String]) {

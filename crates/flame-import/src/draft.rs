@@ -213,10 +213,40 @@ impl Draft {
     /// none has no entry. Each trail is sorted and deduplicated, a path both read and changed
     /// kept as changed.
     pub fn trails(&self, counts: impl Fn(&DraftFile) -> bool) -> BTreeMap<usize, FileTrail> {
+        self.gather(counts, |frame| vec![frame])
+    }
+
+    /// Like [`Draft::trails`], but each frame's trail holds its whole subtree's touches: what
+    /// the stack-context lists for a finished frame (`flame_context::ContextInput::trails`).
+    pub fn subtree_trails(
+        &self,
+        counts: impl Fn(&DraftFile) -> bool,
+    ) -> BTreeMap<usize, FileTrail> {
+        self.gather(counts, |frame| {
+            let mut holders = vec![frame];
+            // Parents come before their children in a draft, so the walk ends.
+            while let Some(p) = self.frames[*holders.last().expect("non-empty")].parent {
+                if p >= *holders.last().expect("non-empty") {
+                    break;
+                }
+                holders.push(p);
+            }
+            holders
+        })
+    }
+
+    /// The trails of the frames `holders` names for each counted touch.
+    fn gather(
+        &self,
+        counts: impl Fn(&DraftFile) -> bool,
+        holders: impl Fn(usize) -> Vec<usize>,
+    ) -> BTreeMap<usize, FileTrail> {
         let mut paths: BTreeMap<usize, (Vec<String>, Vec<String>)> = BTreeMap::new();
         for f in self.files.iter().filter(|f| counts(f)) {
-            let (read, changed) = paths.entry(f.frame).or_default();
-            if f.changed { changed.push(f.path.clone()) } else { read.push(f.path.clone()) }
+            for frame in holders(f.frame) {
+                let (read, changed) = paths.entry(frame).or_default();
+                if f.changed { changed.push(f.path.clone()) } else { read.push(f.path.clone()) }
+            }
         }
         paths
             .into_iter()
@@ -411,6 +441,37 @@ mod tests {
         let long = title_from(&"word ".repeat(100));
         assert_eq!(long.chars().count(), 80);
         assert!(long.ends_with('…'));
+    }
+
+    #[test]
+    fn a_subtree_trail_holds_every_descendants_touches_and_a_trail_only_its_own() {
+        let mut draft = Draft { title: "t".into(), ..Draft::default() };
+        let root = draft.push_frame(DraftFrame::new(None, FrameKind::Session, "root", "c", 1));
+        let segment =
+            draft.push_frame(DraftFrame::new(Some(root), FrameKind::Segment, "s", "c", 2));
+        let agent =
+            draft.push_frame(DraftFrame::new(Some(segment), FrameKind::Subagent, "a", "c", 3));
+        let touch = |frame, path: &str, changed| DraftFile {
+            frame,
+            message: 0,
+            at: 4,
+            path: path.to_owned(),
+            changed,
+        };
+        draft.files = vec![
+            touch(agent, "lib.rs", true),
+            touch(segment, "lib.rs", false),
+            touch(segment, "README.md", false),
+            touch(agent, "late.rs", true),
+        ];
+        let early = |f: &DraftFile| f.path != "late.rs";
+        let own = draft.trails(early);
+        assert_eq!(own[&segment], FileTrail::new(["lib.rs".into(), "README.md".into()], []));
+        assert_eq!(own[&agent], FileTrail::new([], ["lib.rs".into()]));
+        let whole = draft.subtree_trails(early);
+        let expected = FileTrail::new(["README.md".into()], ["lib.rs".into()]);
+        assert_eq!((&whole[&root], &whole[&segment]), (&expected, &expected));
+        assert_eq!(whole[&agent], own[&agent]);
     }
 
     #[test]

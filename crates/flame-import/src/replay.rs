@@ -16,9 +16,10 @@
 //! summarises the conversation) are listed apart and left out of the totals: their recorded
 //! input is the whole conversation, which Flame would not send to anything.
 //!
-//! Each frame's file trail is the one the draft carries (`files.rs`), as it stood at the call:
-//! a frame's touches count when the tool call that made them came before the call (in the
-//! call's own frame, an earlier message; in any other, a message recorded no later).
+//! Each frame's file trail is the one the draft carries (`files.rs`), as it stood at the call,
+//! gathered over the frame's subtree as the live context gathers it: a frame's touches count
+//! when the tool call that made them came before the call (in the call's own frame, an earlier
+//! message; in any other, a message recorded no later).
 //!
 //! *First-touch recall* asks whether the trail does its job. For each call, the files its tool
 //! calls touched for the first time in its frame, and that another frame touched before, are
@@ -80,6 +81,11 @@ pub struct Replay {
     /// The tokens of every subagent's own transcript, and of the results they handed back.
     pub subagent_transcript_tokens: u64,
     pub subagent_result_tokens: u64,
+    /// How Flame's token count compares with the tool's own: over every pair of consecutive
+    /// calls of one thread whose recorded input grew, the growth the tool recorded, and the
+    /// tokens Flame counts for the messages in between (what the growth is made of).
+    pub recorded_growth: u64,
+    pub counted_growth: u64,
     pub per_call: Vec<CallRow>,
 }
 
@@ -177,7 +183,7 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
             if f.frame == call.frame { f.message < call.message } else { f.at <= call.at }
         };
         let trails: HashMap<FrameId, FileTrail> = draft
-            .trails(came_before)
+            .subtree_trails(came_before)
             .into_iter()
             .map(|(frame, trail)| (frames[frame].id.clone(), trail))
             .collect();
@@ -236,6 +242,7 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
             .map_or(0, |r| flame_tokens::count(encoding, r))
             .saturating_add(results);
     }
+    let (recorded_growth, counted_growth) = growth(draft, &thread_of);
     let returning = sum(rows.iter().map(|r| r.returning_paths));
     let recalled = sum(rows.iter().map(|r| r.recalled_paths));
     Ok(Replay {
@@ -255,8 +262,36 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
         compaction_linear_tokens: compaction_linear,
         subagent_transcript_tokens: transcript,
         subagent_result_tokens: results,
+        recorded_growth,
+        counted_growth,
         per_call: rows,
     })
+}
+
+/// The recorded and the counted growth of every thread's input between its consecutive calls
+/// (see [`Replay::recorded_growth`]). A pair whose input shrank (a compaction, or a cache the
+/// tool dropped) says nothing about counting and is left out, as are compaction calls.
+fn growth(draft: &Draft, thread_of: &impl Fn(usize) -> usize) -> (u64, u64) {
+    let mut last: HashMap<usize, &ModelCall> = HashMap::new();
+    let (mut recorded, mut counted) = (0u64, 0u64);
+    for call in &draft.calls {
+        if draft.frames[call.frame].kind == FrameKind::Compaction {
+            last.clear();
+            continue;
+        }
+        let thread = thread_of(call.frame);
+        if let Some(previous) = last.insert(thread, call)
+            && call.input_tokens > previous.input_tokens
+            && call.message > previous.message
+        {
+            recorded = recorded.saturating_add(call.input_tokens - previous.input_tokens);
+            let between = &draft.messages[previous.message..call.message];
+            counted =
+                sum(between.iter().filter(|m| thread_of(m.frame) == thread).map(|m| m.tokens))
+                    .saturating_add(counted);
+        }
+    }
+    (recorded, counted)
 }
 
 /// The paths `call`'s tool calls touched that its frame had not touched before and another

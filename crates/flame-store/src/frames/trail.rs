@@ -91,6 +91,42 @@ impl Store {
         }
         Ok(trails)
     }
+
+    /// For each of `frames`, the files it and every frame under it read and changed: what a
+    /// finished frame's work touched, whichever of its descendants made the calls. A path
+    /// changed anywhere in the subtree is listed as changed. A frame whose subtree touched no
+    /// file (or that does not exist) has no entry.
+    pub fn subtree_file_trails(
+        &self,
+        frames: &[FrameId],
+    ) -> Result<HashMap<FrameId, FileTrail>, StoreError> {
+        let mut paths: HashMap<FrameId, (Vec<String>, Vec<String>)> = HashMap::new();
+        for chunk in frames.chunks(FRAMES_PER_QUERY) {
+            let marks = vec!["?"; chunk.len()].join(", ");
+            let mut stmt = self.conn.prepare(&format!(
+                "WITH RECURSIVE under(root, id) AS (
+                     SELECT id, id FROM frames WHERE id IN ({marks})
+                     UNION ALL
+                     SELECT under.root, frames.id FROM frames JOIN under ON frames.parent_id = under.id
+                 )
+                 SELECT under.root, frame_files.changed, frame_files.path
+                 FROM under JOIN frame_files ON frame_files.frame_id = under.id"
+            ))?;
+            let rows = stmt.query_map(
+                rusqlite::params_from_iter(chunk.iter().map(FrameId::as_str)),
+                |row| Ok((row.get::<_, String>(0)?, row.get::<_, bool>(1)?, row.get(2)?)),
+            )?;
+            for row in rows {
+                let (frame, changed, path) = row?;
+                let (read, written) = paths.entry(FrameId::from_trusted(frame)).or_default();
+                if changed { written.push(path) } else { read.push(path) }
+            }
+        }
+        Ok(paths
+            .into_iter()
+            .map(|(frame, (read, changed))| (frame, FileTrail::new(read, changed)))
+            .collect())
+    }
 }
 
 impl Writer<'_> {

@@ -36,8 +36,13 @@ impl Fixture {
     }
 
     fn push(&mut self, title: &str) -> FrameId {
-        let (id, root, c) = (self.ids.frame_id(), self.root.clone(), self.change());
-        self.store.push(c, &id, &root, title, "criteria").unwrap();
+        let root = self.root.clone();
+        self.push_under(&root, title)
+    }
+
+    fn push_under(&mut self, parent: &FrameId, title: &str) -> FrameId {
+        let (id, c) = (self.ids.frame_id(), self.change());
+        self.store.push(c, &id, parent, title, "criteria").unwrap();
         id
     }
 
@@ -136,6 +141,38 @@ fn a_trail_keeps_a_changed_file_changed_whatever_the_order() {
     assert_eq!(
         trails,
         HashMap::from([(a, trail), (b, FileTrail { read: strings(&["b.md"]), changed: vec![] }),])
+    );
+}
+
+#[test]
+fn a_subtree_trail_gathers_every_descendants_files_with_changes_winning() {
+    let mut f = Fixture::new();
+    let a = f.push("A");
+    f.touch(&a, &["a.md", "shared.rs"], &[]);
+    let b = f.push_under(&a, "B");
+    f.touch(&b, &[], &["shared.rs", "b.rs"]);
+    let c = f.push_under(&b, "C");
+    f.touch(&c, &["c.md"], &[]);
+    let quiet = f.ids.frame_id();
+    let trails = f.store.subtree_file_trails(&[a.clone(), b.clone(), quiet]).unwrap();
+    assert_eq!(
+        trails,
+        HashMap::from([
+            (
+                a.clone(),
+                FileTrail {
+                    read: strings(&["a.md", "c.md"]),
+                    changed: strings(&["b.rs", "shared.rs"])
+                }
+            ),
+            (b, FileTrail { read: strings(&["c.md"]), changed: strings(&["b.rs", "shared.rs"]) }),
+        ])
+    );
+    // The frame's own trail is still only its own calls'.
+    assert_eq!(f.store.file_trail(&a).unwrap().changed, Vec::<String>::new());
+    assert_eq!(
+        f.store.subtree_file_trails(&[c.clone()]).unwrap()[&c],
+        f.store.file_trail(&c).unwrap()
     );
 }
 
