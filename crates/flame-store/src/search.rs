@@ -1,0 +1,329 @@
+//! Search over every message and every frame's title and results, through the FTS5 indexes of
+//! migration 8 (`migrations/0008_search.sql`). Triggers keep the indexes current inside the
+//! statement that writes a row, so nothing here writes; this module turns a person's words into
+//! an FTS5 query that cannot be a syntax error, and the index's answers into typed hits.
+
+use flame_model::{FrameId, MessageId, Role, TreeId};
+use rusqlite::params;
+
+use crate::{Store, StoreError};
+
+/// The longest search Flame runs, in characters. A search is a few words typed in a box; a
+/// longer one is refused with [`SearchError::TooLong`] rather than cut, so that what is searched
+/// is always what was typed.
+pub const MAX_SEARCH_QUERY_CHARS: usize = 500;
+
+/// The most words a search may have. Each word is one more list of rows for SQLite to intersect.
+pub const MAX_SEARCH_WORDS: usize = 32;
+
+/// How many hits a search returns when the caller does not say.
+pub const DEFAULT_SEARCH_HITS: u32 = 50;
+
+/// The most hits a search returns; a larger limit returns this many.
+pub const MAX_SEARCH_HITS: u32 = 200;
+
+/// The shortest last word matched as a prefix ("conte" finds "context"). A prefix of one or two
+/// characters matches a large part of the vocabulary, which costs more than it finds, so a
+/// shorter last word matches only whole words.
+pub const MIN_PREFIX_CHARS: usize = 3;
+
+/// The most words a snippet shows around the match (FTS5 allows at most 64).
+pub const SNIPPET_WORDS: i32 = 24;
+
+/// The markers `snippet()` puts around matched words. They are characters of Unicode's private
+/// use area, which text from people and models does not contain in practice; a message that does
+/// contain them is shown with a wrong highlight, nothing worse.
+const MATCH_START: char = '\u{E000}';
+const MATCH_END: char = '\u{E001}';
+
+/// Why a search was not run. Callers show the message; the words and the limit are stated.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    #[error(
+        "the search is {chars} characters long; Flame searches for at most {max} characters, so search for a few words of it"
+    )]
+    TooLong { chars: usize, max: usize },
+    #[error("the search has {words} words; Flame searches for at most {max} words at once")]
+    TooManyWords { words: usize, max: usize },
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+/// Where in a frame a hit is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HitPlace {
+    /// One of the frame's messages.
+    Message { id: MessageId, role: Role },
+    /// The frame's title or results.
+    Results,
+}
+
+/// A piece of a snippet: text as stored, and whether it is one of the words searched for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnippetPart {
+    pub text: String,
+    pub matched: bool,
+}
+
+/// One place a search found its words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchHit {
+    pub tree: TreeId,
+    pub frame: FrameId,
+    pub place: HitPlace,
+    /// Up to [`SNIPPET_WORDS`] words around the best match, with "…" where text was left out.
+    pub snippet: Vec<SnippetPart>,
+}
+
+impl Store {
+    /// The frames (titles and results) and messages whose text has every word of `text`, the
+    /// last word also as a prefix; in one tree when `tree` is given. Frames come first, then
+    /// messages, each newest first, at most `limit` hits in all ([`MAX_SEARCH_HITS`] at most).
+    /// Words are matched whole, ignoring case and accents; punctuation separates words, and
+    /// FTS5's operators (`AND`, `NEAR(`, `"`, `*`) are searched for as text, never obeyed. A
+    /// search with no word in it finds nothing.
+    ///
+    /// Newest first, not FTS5's BM25 rank: BM25 weighs each word by how many rows hold it, which
+    /// FTS5 counts by reading the word's whole list of rows, so a common word costs a search
+    /// tens of milliseconds on a million messages (`benches/fts.rs`). In rowid order FTS5 hands
+    /// out matches as it finds them and stops at the limit, so a search costs about the same
+    /// whatever the store's size, and snippets are made only for the hits returned.
+    pub fn search(
+        &self,
+        text: &str,
+        tree: Option<&TreeId>,
+        limit: u32,
+    ) -> Result<Vec<SearchHit>, SearchError> {
+        let Some(words) = match_expression(text)? else {
+            return Ok(Vec::new());
+        };
+        let limit = limit.min(MAX_SEARCH_HITS);
+        // The tree's id is one word of the `tree` column; quoted, so it cannot be syntax.
+        let within = tree.map_or(String::new(), |tree| {
+            format!(" AND tree : \"{}\"", tree.as_str().replace('"', "\"\""))
+        });
+        let (start, end) = (MATCH_START.to_string(), MATCH_END.to_string());
+        let mut hits = Vec::new();
+        if limit > 0 {
+            let mut frames = self.conn.prepare_cached(
+                "SELECT r.frame_id, f.tree_id,
+                        snippet(frame_search, 1, ?3, ?4, '…', ?5),
+                        snippet(frame_search, 0, ?3, ?4, '…', ?5)
+                 FROM frame_search AS s
+                 JOIN frame_search_rows AS r ON r.id = s.rowid
+                 JOIN frames AS f ON f.id = r.frame_id
+                 WHERE frame_search MATCH ?1 ORDER BY s.rowid DESC LIMIT ?2",
+            )?;
+            let query = format!("{{title results}} : ({words}){within}");
+            let rows = frames.query_map(params![query, limit, start, end, SNIPPET_WORDS], |r| {
+                Ok(SearchHit {
+                    tree: TreeId::from_trusted(r.get(1)?),
+                    frame: FrameId::from_trusted(r.get(0)?),
+                    place: HitPlace::Results,
+                    // The results first: the hit's path already shows the title.
+                    snippet: best_snippet(&[r.get(2)?, r.get(3)?]),
+                })
+            })?;
+            for hit in rows {
+                hits.push(hit?);
+            }
+        }
+        let left = limit.saturating_sub(hits.len() as u32);
+        if left > 0 {
+            let mut messages = self.conn.prepare_cached(
+                "SELECT s.rowid, m.frame_id, f.tree_id, m.role,
+                        snippet(message_search, 0, ?3, ?4, '…', ?5),
+                        snippet(message_search, 1, ?3, ?4, '…', ?5)
+                 FROM message_search AS s
+                 JOIN messages AS m ON m.id = s.rowid
+                 JOIN frames AS f ON f.id = m.frame_id
+                 WHERE message_search MATCH ?1 ORDER BY s.rowid DESC LIMIT ?2",
+            )?;
+            let query = format!("{{content calls}} : ({words}){within}");
+            let rows =
+                messages.query_map(params![query, left, start, end, SNIPPET_WORDS], |r| {
+                    let role: String = r.get(3)?;
+                    Ok(SearchHit {
+                        tree: TreeId::from_trusted(r.get(2)?),
+                        frame: FrameId::from_trusted(r.get(1)?),
+                        place: HitPlace::Message {
+                            id: MessageId(r.get(0)?),
+                            role: Role::parse(&role).unwrap_or(Role::Note),
+                        },
+                        snippet: best_snippet(&[r.get(4)?, r.get(5)?]),
+                    })
+                })?;
+            for hit in rows {
+                hits.push(hit?);
+            }
+        }
+        Ok(hits)
+    }
+
+    /// Checks both search indexes against the rows they index (FTS5's `integrity-check`, with
+    /// the indexed text compared to what the rows hold now); an index that has drifted from its
+    /// rows is an SQLite error (`SQLITE_CORRUPT_VTAB`). For tests and diagnostics: it reads every indexed row.
+    pub fn check_search_index(&self) -> Result<(), StoreError> {
+        for table in ["message_search", "frame_search"] {
+            let check =
+                format!("INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 1)");
+            self.conn.execute(&check, [])?;
+        }
+        Ok(())
+    }
+
+    /// The titles from the tree's root down to `frame`, root first: where a hit is.
+    pub fn title_path(&self, frame: &FrameId) -> Result<Vec<String>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(
+            "WITH RECURSIVE up (parent_id, title, depth) AS (
+                 SELECT parent_id, title, 0 FROM frames WHERE id = ?1
+                 UNION ALL
+                 SELECT f.parent_id, f.title, up.depth + 1 FROM frames AS f JOIN up ON f.id = up.parent_id
+             )
+             SELECT title FROM up ORDER BY depth DESC",
+        )?;
+        let titles = stmt.query_map([frame.as_str()], |r| r.get(0))?;
+        let titles: Vec<String> = titles.collect::<Result<_, _>>()?;
+        if titles.is_empty() {
+            return Err(flame_model::FrameError::NoSuchFrame(frame.clone()).into());
+        }
+        Ok(titles)
+    }
+}
+
+/// The FTS5 query for a person's words: each word a quoted phrase (a `"` inside doubled, control
+/// characters left out), so no
+/// operator or syntax of FTS5's is ever obeyed, all of them required, and the last one also a
+/// prefix when it ends in [`MIN_PREFIX_CHARS`] or more letters or digits. `None` when there is no
+/// word to search for: only punctuation or white space, which the index does not hold.
+pub(crate) fn match_expression(text: &str) -> Result<Option<String>, SearchError> {
+    let chars = text.chars().count();
+    if chars > MAX_SEARCH_QUERY_CHARS {
+        return Err(SearchError::TooLong { chars, max: MAX_SEARCH_QUERY_CHARS });
+    }
+    let words: Vec<&str> =
+        text.split_whitespace().filter(|w| w.chars().any(char::is_alphanumeric)).collect();
+    if words.len() > MAX_SEARCH_WORDS {
+        return Err(SearchError::TooManyWords { words: words.len(), max: MAX_SEARCH_WORDS });
+    }
+    let Some(last) = words.last() else {
+        return Ok(None);
+    };
+    let mut query = String::with_capacity(text.len() + 4 * words.len());
+    for word in &words {
+        if !query.is_empty() {
+            query.push(' ');
+        }
+        query.push('"');
+        // FTS5's parser ends a string at NUL; control characters are never part of a word.
+        for c in word.chars().filter(|c| !c.is_control()) {
+            if c == '"' {
+                query.push('"');
+            }
+            query.push(c);
+        }
+        query.push('"');
+    }
+    // The prefix applies to the phrase's last token, the last run of letters and digits.
+    let last_token = last.split(|c: char| !c.is_alphanumeric()).rfind(|run| !run.is_empty());
+    if last_token.is_some_and(|run| run.chars().count() >= MIN_PREFIX_CHARS) {
+        query.push('*');
+    }
+    Ok(Some(query))
+}
+
+/// The first of `columns`' snippets that shows a match (never the `tree` column's, which a
+/// search within a tree also matches), split into parts; FTS5 gives a column
+/// without a match as its beginning, unmarked, and that is what shows when none has one.
+fn best_snippet(columns: &[Option<String>]) -> Vec<SnippetPart> {
+    let chosen = columns
+        .iter()
+        .flatten()
+        .find(|text| text.contains(MATCH_START))
+        .or_else(|| columns.iter().flatten().next());
+    snippet_parts(chosen.map_or("", String::as_str))
+}
+
+/// Splits a snippet marked with [`MATCH_START`] and [`MATCH_END`] into plain and matched parts,
+/// dropping the markers and empty parts.
+fn snippet_parts(marked: &str) -> Vec<SnippetPart> {
+    let mut parts: Vec<SnippetPart> = Vec::new();
+    let mut text = String::new();
+    let mut matched = false;
+    for c in marked.chars() {
+        let toggles = (c == MATCH_START && !matched) || (c == MATCH_END && matched);
+        if toggles {
+            if !text.is_empty() {
+                parts.push(SnippetPart { text: std::mem::take(&mut text), matched });
+            }
+            matched = !matched;
+        } else if c != MATCH_START && c != MATCH_END {
+            text.push(c);
+        }
+    }
+    if !text.is_empty() {
+        parts.push(SnippetPart { text, matched });
+    }
+    parts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expr(text: &str) -> Option<String> {
+        match_expression(text).unwrap()
+    }
+
+    #[test]
+    fn words_become_quoted_phrases_and_the_last_a_prefix() {
+        assert_eq!(expr("cache layer").as_deref(), Some(r#""cache" "layer"*"#));
+        assert_eq!(expr("  one  ").as_deref(), Some(r#""one"*"#));
+    }
+
+    #[test]
+    fn a_short_last_word_is_matched_whole() {
+        assert_eq!(expr("cache to").as_deref(), Some(r#""cache" "to""#));
+        assert_eq!(expr("read_fi").as_deref(), Some(r#""read_fi""#));
+        assert_eq!(expr("read_fil").as_deref(), Some(r#""read_fil"*"#));
+    }
+
+    #[test]
+    fn syntax_is_quoted_never_obeyed() {
+        assert_eq!(expr(r#"say "hi"#).as_deref(), Some(r#""say" """hi""#));
+        assert_eq!(expr("a AND NEAR(b").as_deref(), Some(r#""a" "AND" "NEAR(b""#));
+        assert_eq!(expr("x\0y\u{1b}[31m").as_deref(), Some(r#""xy[31m"*"#));
+    }
+
+    #[test]
+    fn punctuation_alone_is_nothing_to_search_for() {
+        assert_eq!(expr(r#"" * ( ) -- :"#), None);
+        assert_eq!(expr(""), None);
+        assert_eq!(expr(" \t\n"), None);
+    }
+
+    #[test]
+    fn a_search_past_the_limits_is_refused_with_them() {
+        let long = "a".repeat(MAX_SEARCH_QUERY_CHARS + 1);
+        let err = match_expression(&long).unwrap_err();
+        assert!(matches!(err, SearchError::TooLong { chars: 501, max: 500 }), "{err}");
+        assert!(err.to_string().contains("at most 500 characters"), "{err}");
+        assert!(match_expression(&"a".repeat(MAX_SEARCH_QUERY_CHARS)).is_ok());
+        let many = vec!["w"; MAX_SEARCH_WORDS + 1].join(" ");
+        assert!(matches!(match_expression(&many), Err(SearchError::TooManyWords { .. })));
+    }
+
+    #[test]
+    fn snippets_split_at_the_markers() {
+        let marked =
+            format!("say {MATCH_START}hello{MATCH_END} to the {MATCH_START}world{MATCH_END}");
+        let parts = snippet_parts(&marked);
+        let shown: Vec<(&str, bool)> = parts.iter().map(|p| (p.text.as_str(), p.matched)).collect();
+        assert_eq!(shown, [("say ", false), ("hello", true), (" to the ", false), ("world", true)]);
+        // A stray marker from the text itself is dropped, not obeyed twice.
+        let stray = format!("{MATCH_END}a{MATCH_START}b{MATCH_START}c{MATCH_END}");
+        let shown: Vec<(String, bool)> =
+            snippet_parts(&stray).into_iter().map(|p| (p.text, p.matched)).collect();
+        assert_eq!(shown, [("a".to_owned(), false), ("bc".to_owned(), true)]);
+    }
+}

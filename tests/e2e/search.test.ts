@@ -1,0 +1,89 @@
+// The search over every tree in the real window, driven with the real keyboard: with another
+// tree on screen, Ctrl+K, a word said early in a long conversation, and Enter switch to the
+// tree it was said in, focus its frame (which the store then says is the focus) and bring the
+// message into view in the chat pane. The trees are built with the `flame` command line.
+
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+
+import { Key } from "selenium-webdriver";
+import { describe, expect, it } from "vitest";
+
+import { flame, frameId, status } from "./flame-cli";
+import { keepScreenshot, textOf, withApp } from "./harness";
+
+interface Built {
+  design: string;
+  message: number;
+}
+
+/** "Build the app" › "Design" holds 40 messages, the third with the word searched for; a second
+ * tree, "Write the docs", is current when the window opens. */
+function treesHome(into: Built) {
+  return async (scratch: string) => {
+    const home = join(scratch, "home");
+    await mkdir(home);
+    const app = flame(home, "tree", "new", "Build the app", "--criteria", "It works") as {
+      root: string;
+    };
+    into.design = frameId(home, "push", "Design", "--criteria", "A plan exists");
+    for (let i = 0; i < 40; i++) {
+      const text =
+        i === 2
+          ? "Cache the outline with a kestrel-shaped eviction policy"
+          : `Message ${i} about the layout of the two panes, long enough to take some room.`;
+      const added = flame(home, "append", into.design, "--role", "user", text) as { id: number };
+      if (i === 2) into.message = added.id;
+    }
+    flame(home, "focus", app.root);
+    flame(home, "tree", "new", "Write the docs", "--criteria", "Docs exist");
+    return home;
+  };
+}
+
+describe("the search", () => {
+  it("finds a word in another tree and shows the message in its frame", async () => {
+    const built = {} as Built;
+    await withApp(
+      "search",
+      async (app) => {
+        await app.find("[data-testid=focused-frame]");
+        expect(await textOf(app, "[data-testid=focused-frame]")).toContain("Write the docs");
+
+        const active = await app.driver.switchTo().activeElement();
+        await active.sendKeys(Key.chord(Key.CONTROL, "k"));
+        const query = await app.find("[data-testid=search-query]");
+        await query.sendKeys("kestrel");
+        const hit = await app.find(
+          `[data-testid=search-hits] li[data-message-id="${built.message}"][aria-selected=true]`,
+        );
+        expect(await hit.getText()).toContain("Build the app › Design");
+        expect(await textOf(app, "[data-testid=search-hits] .search-match")).toBe("kestrel");
+        await keepScreenshot(app, "search");
+        await query.sendKeys(Key.ENTER);
+
+        await app.find(`[data-testid=focused-frame][data-frame-id="${built.design}"]`);
+        const message = `[data-testid=messages] [data-message-id="${built.message}"]`;
+        await app.find(message);
+        // The pane scrolls to its end as the conversation loads; the message is brought back
+        // into the visible part of the list.
+        await app.driver.wait(
+          () =>
+            app.driver.executeScript<boolean>(
+              `const list = document.querySelector("[data-testid=messages]");
+               const item = document.querySelector('${message}');
+               if (!list || !item) return false;
+               const box = list.getBoundingClientRect(), rect = item.getBoundingClientRect();
+               return list.scrollTop + list.clientHeight < list.scrollHeight - 1 &&
+                 rect.top >= box.top - 1 && rect.bottom <= box.bottom + 1;`,
+            ),
+          5_000,
+          "the message in view, above the end of the conversation",
+        );
+        await keepScreenshot(app, "search-revealed");
+        expect(status(app.home).focus).toBe(built.design);
+      },
+      { prepareHome: treesHome(built) },
+    );
+  });
+});
