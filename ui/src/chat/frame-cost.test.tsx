@@ -1,0 +1,114 @@
+import { render } from "preact";
+import { afterEach, describe, expect, it } from "vitest";
+
+import type {
+  FrameCost_Serialize as FrameCost,
+  TreeOutline_Serialize as TreeOutline,
+} from "../bindings";
+import { outlineFrame } from "../test-backend";
+import { NO_TOKENS, frameCost, summary } from "../test-costs";
+import { CostBreakdown } from "./frame-cost";
+import { FrameHeader } from "./frame-header";
+
+function mount(node: preact.ComponentChild): HTMLElement {
+  const root = document.createElement("div");
+  document.body.append(root);
+  render(node, root);
+  return root;
+}
+
+afterEach(() => {
+  document.body.replaceChildren();
+});
+
+const ROOT = outlineFrame("f0000000001", null, { title: "Build" });
+const CHILD = outlineFrame("f0000000002", "f0000000001", { title: "Parser" });
+
+function header(costs: TreeOutline["costs"], frame = CHILD): HTMLElement {
+  const outline: TreeOutline = {
+    tree: {
+      id: "t0000000001",
+      title: "Build",
+      root: ROOT.id,
+      focus: frame.id,
+      created_at: 0,
+      workspace: null,
+    },
+    frames: [ROOT, CHILD],
+    seq: 1,
+    ...(costs === undefined ? {} : { costs }),
+  };
+  const nothing = () => {};
+  return mount(
+    <FrameHeader
+      outline={outline}
+      frame={frame}
+      detail={null}
+      canPop={false}
+      inspecting={false}
+      showingChanges={false}
+      onPop={nothing}
+      onToggleInspector={nothing}
+      onToggleChanges={nothing}
+      onExport={nothing}
+      onFocus={nothing}
+    />,
+  );
+}
+
+describe("the frame header's cost", () => {
+  it("gives the frame's own cost and its subtree's", () => {
+    const root = header({ [ROOT.id]: frameCost(1_000_000, 3_500_000) }, ROOT);
+    const line = root.querySelector("[data-testid=frame-cost]");
+    expect(line?.textContent).toBe("Cost: $1.00; $3.50 with its subtree");
+    expect(line?.getAttribute("data-completeness")).toBe("complete");
+  });
+
+  it("says when part of it is at an unknown price", () => {
+    const llama = { model: "llama3.1:8b", tokens: 900 };
+    const partial = summary(250_000, "partial", 1_900, llama);
+    const root = header({ [CHILD.id]: { own: partial, subtree: partial, models: [] } });
+    expect(root.querySelector("[data-testid=frame-cost]")?.textContent).toBe(
+      "Cost: $0.25 + 900 tokens of llama3.1:8b at an unknown price",
+    );
+  });
+
+  it("is not shown when nothing was recorded", () => {
+    expect(header(undefined).querySelector("[data-testid=frame-cost]")).toBeNull();
+    expect(
+      header({ [ROOT.id]: frameCost(5) }).querySelector("[data-testid=frame-cost]"),
+    ).toBeNull();
+  });
+});
+
+describe("the context inspector's cost breakdown", () => {
+  it("lists the frame's usage by model, unknown prices as such", () => {
+    const cost: FrameCost = {
+      ...frameCost(3_000_000, 3_000_000),
+      models: [
+        {
+          model: "claude-sonnet-4-5",
+          usage: { ...NO_TOKENS, input_tokens: 1_000_000, cache_read_tokens: 20_000 },
+          micro_usd: 3_006_000,
+          as_of: "2026-11",
+        },
+        {
+          model: "llama3.1:8b",
+          usage: { ...NO_TOKENS, input_tokens: 512, output_tokens: 64 },
+          micro_usd: null,
+          as_of: null,
+        },
+      ],
+    };
+    const root = mount(<CostBreakdown cost={cost} />);
+    const rows = Array.from(root.querySelectorAll("[data-testid=context-cost-models] tbody tr"));
+    expect(rows.map((r) => Array.from(r.children, (c) => c.textContent))).toEqual([
+      ["claude-sonnet-4-5", "1,000,000", "20,000", "0", "0", "$3.01", "2026-11"],
+      ["llama3.1:8b", "512", "0", "0", "64", "price unknown", ""],
+    ]);
+    expect(root.querySelector("summary")?.textContent).toBe(
+      "Spent here: $3.00; with its subtree: $3.00",
+    );
+    expect(mount(<CostBreakdown cost={null} />).textContent).toContain("No model call recorded");
+  });
+});
