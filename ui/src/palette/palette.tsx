@@ -1,0 +1,258 @@
+// The command palette (Ctrl+Shift+P): every action of the window's menus, buttons and keys in one
+// list, filtered as one types (see `match.ts`), each with its shortcut. Up and Down move the
+// highlight, Enter runs the highlighted action, Escape (or a click outside) closes it. Focus stays
+// in the query box, which points at the highlighted option with `aria-activedescendant` as the
+// composer's completion list does; Tab does not leave the palette while it is open. What may be
+// done with the focused frame is read from the backend when the palette opens, and an action it
+// would refuse is shown greyed with the reason.
+
+import { useEffect, useRef, useState } from "preact/hooks";
+
+import type { Backend } from "../backend";
+import type { TreeListEntry } from "../bindings";
+import { paletteActions, type Allowed, type PaletteAction, type PaletteContext } from "./actions";
+import { rank, type Ranked } from "./match";
+
+/** Entries drawn at most; the rest are counted, and typing narrows them. */
+export const MAX_SHOWN = 100;
+
+/** The id of the list, for the query box's `aria-controls`. */
+const LIST_ID = "palette-options";
+
+/** The id of an entry's option, for the query box's `aria-activedescendant`. */
+function optionId(action: PaletteAction): string {
+  return `palette-option-${action.id}`;
+}
+
+/** Whether `event` is the palette's key: Ctrl+Shift+P (Cmd+Shift+P on a Mac). */
+export function isPaletteKey(event: KeyboardEvent): boolean {
+  return (
+    (event.ctrlKey || event.metaKey) &&
+    event.shiftKey &&
+    !event.altKey &&
+    (event.code === "KeyP" || event.key.toLowerCase() === "p")
+  );
+}
+
+/** Calls `onOpen` when the palette's key is pressed anywhere in the window. */
+export function usePaletteKey(onOpen: () => void) {
+  const latest = useRef(onOpen);
+  latest.current = onOpen;
+  useEffect(() => {
+    const listener = (event: KeyboardEvent) => {
+      if (!isPaletteKey(event)) return;
+      event.preventDefault();
+      latest.current();
+    };
+    // In the capture phase, so a focused control that handles keys itself cannot swallow it.
+    window.addEventListener("keydown", listener, true);
+    return () => window.removeEventListener("keydown", listener, true);
+  }, []);
+}
+
+/**
+ * The entries matching `query`, best first, those that can be done now before those that cannot
+ * (each group keeping its rank), so Enter takes the best one that can be done.
+ */
+export function offered(query: string, actions: readonly PaletteAction[]): Ranked<PaletteAction>[] {
+  const ranked = rank(query, actions, (a) => a.label);
+  return [
+    ...ranked.filter((r) => r.item.disabled === null),
+    ...ranked.filter((r) => r.item.disabled !== null),
+  ];
+}
+
+/** The label with the characters the query matched marked. */
+function Label({ text, positions }: { text: string; positions: readonly number[] }) {
+  if (positions.length === 0) return <>{text}</>;
+  const marked = new Set(positions);
+  const parts: { text: string; mark: boolean }[] = [];
+  Array.from(text).forEach((char, i) => {
+    const mark = marked.has(i);
+    const last = parts[parts.length - 1];
+    if (last !== undefined && last.mark === mark) last.text += char;
+    else parts.push({ text: char, mark });
+  });
+  return <>{parts.map((part, i) => (part.mark ? <mark key={i}>{part.text}</mark> : part.text))}</>;
+}
+
+export function CommandPalette({
+  backend,
+  context,
+  onClose,
+}: {
+  backend: Backend;
+  /** The window, but for what the palette reads itself when it opens. */
+  context: Omit<PaletteContext, "allowed" | "trees">;
+  onClose: () => void;
+}) {
+  const [query, setQuery] = useState("");
+  const [active, setActive] = useState(0);
+  const [allowed, setAllowed] = useState<Allowed>({ state: "reading" });
+  const [trees, setTrees] = useState<TreeListEntry[]>([]);
+  const input = useRef<HTMLInputElement>(null);
+  // Where focus was, to go back there when the palette closes.
+  const before = useRef<Element | null>(document.activeElement);
+  // Set as the palette closes, so giving focus back is not taken for a blur to undo.
+  const closing = useRef(false);
+
+  const focus = context.outline?.tree.focus ?? null;
+  useEffect(() => {
+    let live = true;
+    input.current?.focus();
+    if (focus !== null) {
+      void backend.frameDetail(focus).then((answer) => {
+        if (!live) return;
+        setAllowed(
+          answer.status === "ok"
+            ? { state: "ready", actions: answer.data.actions }
+            : { state: "failed", message: answer.error.message },
+        );
+      });
+    }
+    void backend.listTrees().then((answer) => {
+      if (live && answer.status === "ok") setTrees(answer.data);
+    });
+    return () => {
+      live = false;
+    };
+  }, [backend, focus]);
+
+  const matches = offered(query, paletteActions({ ...context, allowed, trees }));
+  const shown = matches.slice(0, MAX_SHOWN);
+  const at = Math.min(active, Math.max(shown.length - 1, 0));
+  const highlighted = shown[at]?.item ?? null;
+
+  // Keep the highlighted option in sight as Up and Down move it.
+  useEffect(() => {
+    const option = highlighted === null ? null : document.getElementById(optionId(highlighted));
+    option?.scrollIntoView?.({ block: "nearest" });
+  }, [highlighted?.id]);
+
+  const close = (then?: PaletteAction) => {
+    closing.current = true;
+    if (before.current instanceof HTMLElement && before.current.isConnected) before.current.focus();
+    onClose();
+    // After the palette is gone, so a dialog the action opens takes the focus.
+    then?.run();
+  };
+
+  const choose = (action: PaletteAction | null) => {
+    if (action !== null && action.disabled === null) close(action);
+  };
+
+  const onKeyDown = (event: KeyboardEvent) => {
+    if (event.isComposing) return;
+    const count = shown.length;
+    switch (event.key) {
+      case "ArrowDown":
+        if (count > 0) setActive((at + 1) % count);
+        break;
+      case "ArrowUp":
+        if (count > 0) setActive((at - 1 + count) % count);
+        break;
+      case "Enter":
+        choose(highlighted);
+        break;
+      case "Escape":
+        close();
+        break;
+      case "Tab":
+        // The query box is the palette's one place for focus: Tab stays in it.
+        break;
+      default:
+        return;
+    }
+    event.preventDefault();
+    event.stopPropagation();
+  };
+
+  return (
+    <div
+      class="dialog-backdrop palette-backdrop"
+      onMouseDown={(e) => e.target === e.currentTarget && close()}
+    >
+      <div
+        class="dialog palette"
+        role="dialog"
+        aria-modal="true"
+        aria-label="Command palette"
+        data-testid="palette"
+      >
+        <input
+          ref={input}
+          type="text"
+          class="palette-query"
+          role="combobox"
+          aria-expanded="true"
+          aria-autocomplete="list"
+          aria-controls={LIST_ID}
+          aria-activedescendant={highlighted === null ? undefined : optionId(highlighted)}
+          aria-label="Action"
+          placeholder="Type an action or a frame's title"
+          spellcheck={false}
+          autocomplete="off"
+          value={query}
+          data-testid="palette-query"
+          onInput={(e) => {
+            setQuery(e.currentTarget.value);
+            setActive(0);
+          }}
+          onKeyDown={onKeyDown}
+          onBlur={() => {
+            // Focus is trapped: a click on the list or the dialog's padding gives it back.
+            if (!closing.current) input.current?.focus();
+          }}
+        />
+        <ul
+          id={LIST_ID}
+          class="palette-options"
+          role="listbox"
+          aria-label="Actions"
+          data-testid="palette-options"
+        >
+          {shown.map(({ item, match }, i) => (
+            // The options take clicks but never focus, as in the composer's completion list.
+            <li
+              key={item.id}
+              id={optionId(item)}
+              role="option"
+              aria-selected={i === at}
+              aria-disabled={item.disabled !== null}
+              class={`palette-option${i === at ? " active" : ""}${item.disabled !== null ? " disabled" : ""}`}
+              title={item.disabled ?? undefined}
+              data-action={item.id}
+              onMouseDown={(e) => e.preventDefault()}
+              onMouseMove={() => i !== at && setActive(i)}
+              onClick={() => choose(item)}
+            >
+              <span class="palette-label">
+                <Label text={item.label} positions={match.positions} />
+              </span>
+              <span class="palette-detail muted">
+                {item.disabled !== null ? item.disabled : (item.detail ?? "")}
+              </span>
+              {item.shortcut.length > 0 && (
+                <span class="palette-shortcut">
+                  {item.shortcut.map((key) => (
+                    <kbd key={key}>{key}</kbd>
+                  ))}
+                </span>
+              )}
+            </li>
+          ))}
+        </ul>
+        {shown.length === 0 && (
+          <p class="palette-empty muted" data-testid="palette-empty">
+            No action matches “{query}”.
+          </p>
+        )}
+        {matches.length > shown.length && (
+          <p class="palette-more muted" data-testid="palette-more">
+            {matches.length - shown.length} more; type to narrow them.
+          </p>
+        )}
+      </div>
+    </div>
+  );
+}
