@@ -8,7 +8,7 @@ APP := target/debug/flame-desktop
 UI_SOURCES := $(shell find ui/src ui/index.html -type f 2>/dev/null) vite.config.ts package-lock.json
 XVFB := xvfb-run -a -s "-screen 0 1280x800x24"
 
-.PHONY: help setup run build ui test fmt-check clippy rust-test ui-check mcp e2e bench bindings bless fmt clean fuzz
+.PHONY: help setup run build ui test fmt-check clippy rust-test ui-check mcp e2e bench bindings bless fmt clean fuzz package
 
 help:
 	@echo "make run    install what is missing, build, and open Flame"
@@ -18,6 +18,7 @@ help:
 	@echo "make bindings  regenerate ui/src/bindings.ts from the Rust types"
 	@echo "make bless  rewrite the golden context documents after an intended change"
 	@echo "make fmt    format the Rust and the TypeScript code"
+	@echo "make package  the .deb (the app and the flame command line) in target/package/release/bundle/deb/"
 
 setup:
 	@scripts/setup.sh
@@ -67,12 +68,17 @@ e2e: ui
 	$(XVFB) npm run --silent test:e2e
 
 # Each benchmark prints `BENCH <name> <value> <unit>` lines on stdout; the rest goes to stderr.
-BENCHES := -p flame-store -p flame-api -p flame-tokens -p flame-workspace -p flame-agent -p flame-checkpoint --bench store --bench append --bench context --bench tokens --bench import --bench export --bench search --bench offered --bench checkpoint
+BENCHES := -p flame-store -p flame-api -p flame-tokens -p flame-workspace -p flame-agent -p flame-checkpoint --bench store --bench fts --bench append --bench context --bench cost --bench tokens --bench import --bench export --bench search --bench offered --bench checkpoint
 # The UI benchmark runs in the real window under Xvfb (tests/bench).
 bench: setup ui
 	@$(CARGO) bench --locked $(BENCHES) | grep '^BENCH '
 	@$(CARGO) build -p flame-desktop --locked --quiet
 	@$(XVFB) npm run --silent bench:ui | grep '^BENCH '
+
+# The Debian package, made by Tauri's bundler from the root tauri.conf.json, in a target directory
+# of its own (scripts/package.sh); it fails if the .deb lacks either program or the desktop entry.
+package: setup ui
+	@CARGO="$(CARGO)" scripts/package.sh
 
 bindings:
 	FLAME_BLESS=1 $(CARGO) test -p flame-desktop --lib bindings

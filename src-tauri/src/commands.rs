@@ -154,6 +154,20 @@ pub fn list_trees(startup: State<'_, Startup>) -> Result<Vec<TreeListEntry>, Api
     startup.flame()?.trees()
 }
 
+/// The frames (titles and results) and messages holding every word of `query`, in tree `tree`
+/// or in every tree, with each frame's path: the window's search (Ctrl+F, Ctrl+K).
+// Async: on a large store a search reads the index for a few milliseconds, off the window's thread.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn search(
+    startup: State<'_, Startup>,
+    query: String,
+    tree: Option<TreeId>,
+    limit: Option<u32>,
+) -> Result<Vec<flame_api::SearchHit>, ApiError> {
+    startup.flame()?.search(&query, tree.as_ref(), limit)
+}
+
 /// Deletes a tree with all its frames, messages and logs; the window asks the person first.
 #[tauri::command]
 #[specta::specta]
@@ -412,7 +426,28 @@ pub fn save_settings(
     let file = settings_file(&startup)?;
     let merged = file.load()?.with_changes(settings);
     file.save(&merged)?;
+    // Costs, masking and the checkpoint cap follow the saved settings at once (a Flame that
+    // failed to open has nothing to configure).
+    if let Ok(flame) = startup.flame() {
+        merged.configure(flame);
+    }
     Ok(file.load()?.redacted(&|name| std::env::var(name).ok()))
+}
+
+/// Every model to pick and where it came from: the settings', each provider's list (cached
+/// for an hour, and offline), and those of model servers found on this computer now.
+#[tauri::command]
+#[specta::specta]
+pub async fn list_models(
+    startup: State<'_, Startup>,
+) -> Result<flame_agent::model_list::ModelList, ApiError> {
+    let file = settings_file(&startup)?;
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| i64::try_from(since.as_millis()).unwrap_or(i64::MAX));
+    let options = flame_agent::model_list::ListOptions::default();
+    let env = |name: &str| std::env::var(name).ok();
+    flame_agent::model_list::list_models_for(&file, &env, now_ms, &options).await
 }
 
 /// The settings file, with its keys in the system keyring if one answers now.

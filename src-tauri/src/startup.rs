@@ -46,12 +46,13 @@ impl Startup {
         data_dir: Result<DataDir, ApiError>,
         settings_path: Option<PathBuf>,
     ) -> Startup {
-        Startup {
-            flame: data_dir.and_then(Flame::open).map(Arc::new),
-            settings_path,
-            answering: Mutex::default(),
-            answers: AtomicU64::new(0),
+        let flame = data_dir.and_then(Flame::open).map(Arc::new);
+        // The person's settings, read without the keys, so costs and contexts are right from the
+        // first outline.
+        if let Ok(flame) = &flame {
+            flame_agent::Settings::at_or_default(settings_path.as_deref()).configure(flame);
         }
+        Startup { flame, settings_path, answering: Mutex::default(), answers: AtomicU64::new(0) }
     }
 
     /// The open Flame, or the startup error for a command to return.

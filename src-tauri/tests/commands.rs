@@ -352,6 +352,39 @@ fn send_message_answers_through_the_command_layer_against_the_replay_server() {
     );
 }
 
+/// The outline carries each frame's cost at the settings' prices: those read when the app
+/// opened, then those saved from the window.
+#[test]
+fn the_outline_prices_replies_at_the_prices_of_the_settings_and_follows_a_save() {
+    let tmp = tempfile::tempdir().unwrap();
+    let settings = tmp.path().join("settings.json");
+    let price = json!({"model": "llama3.1:8b", "input": 1_000_000, "output": 0,
+                       "cache_read": 0, "cache_write": 0, "as_of": "2026-11"});
+    std::fs::write(&settings, json!({"prices": [price]}).to_string()).unwrap();
+    let home = tmp.path().join("home");
+    let (_app, window) = window_with(Startup::with_settings(
+        DataDir::resolve(Some(home.as_os_str()), None, None),
+        Some(settings),
+    ));
+    let root = new_tree(&window);
+    let mut reply = flame_model::NewMessage::text(flame_model::Role::Assistant, "done");
+    reply.model = Some("llama3.1:8b".into());
+    reply.usage = Some(flame_model::Usage { input_tokens: 1_000_000, ..Default::default() });
+    let id = flame_model::FrameId::parse(&root).unwrap();
+    open_flame(&home).add_message(Actor::Agent, &id, &reply).unwrap();
+    let cost = |window: &WebviewWindow<MockRuntime>| {
+        let outline = invoke_with(window, "outline", json!({"tree": null})).unwrap();
+        outline["costs"][&root]["own"]["micro_usd"].clone()
+    };
+    assert_eq!(cost(&window), 1_000_000);
+
+    let mut shown = invoke(&window, "get_settings").unwrap();
+    assert!(shown["built_in_prices"].as_array().unwrap().len() > 10, "{shown}");
+    shown["prices"][0]["input"] = json!(2_000_000);
+    invoke_with(&window, "save_settings", json!({"settings": shown})).unwrap();
+    assert_eq!(cost(&window), 2_000_000);
+}
+
 #[test]
 fn trees_are_listed_and_one_is_deleted_as_the_person() {
     let tmp = tempfile::tempdir().unwrap();
@@ -500,4 +533,26 @@ fn frame_view_returns_the_frame_and_only_the_messages_after_the_ones_held() {
     let err = invoke_with(&window, "frame_view", json!({"id": "fzzzzzzzzzz", "after": null}))
         .unwrap_err();
     assert_eq!(err["code"], "not_found");
+}
+
+#[test]
+fn search_finds_words_with_the_frame_path_and_refuses_a_long_search() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_app, window) = window_on(tmp.path());
+    let root = new_tree(&window);
+    let flame = open_flame(tmp.path());
+    let id = flame_model::FrameId::parse(&root).unwrap();
+    flame.append(Actor::Cli, &id, flame_model::Role::User, "the kestrel flies").unwrap();
+
+    let hits =
+        invoke_with(&window, "search", json!({"query": "kestrel", "tree": null, "limit": null}))
+            .unwrap();
+    assert_eq!(hits.as_array().unwrap().len(), 1, "{hits}");
+    assert_eq!(hits[0]["frame"], root.as_str());
+    assert_eq!(hits[0]["path"], json!(["Root"]));
+    assert_eq!(hits[0]["place"]["kind"], "message");
+    let long = "k".repeat(flame_api::MAX_SEARCH_QUERY_CHARS + 1);
+    let err = invoke_with(&window, "search", json!({"query": long, "tree": null, "limit": 5}))
+        .expect_err("too long");
+    assert_eq!(err["code"], "invalid");
 }

@@ -77,6 +77,13 @@ export class FakeModel {
 
   async start(): Promise<void> {
     this.server = createServer((request, response) => {
+      // The window asks the provider for its list of models (GET /v1/models); this model serves
+      // chat completions only, and says so, leaving the script to the chat.
+      if (request.method === "GET") {
+        response.writeHead(404, { "content-type": "application/json" });
+        response.end('{"error":{"message":"the fake model lists no models"}}');
+        return;
+      }
       let body = "";
       request.on("data", (part: Buffer) => (body += part.toString()));
       request.on("end", () => {

@@ -17,7 +17,7 @@ import { By, Key } from "selenium-webdriver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { flame } from "./flame-cli";
-import { type App, withApp } from "./harness";
+import { type App, keepScreenshot, withApp } from "./harness";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const START = resolve(REPO, "../shared/peers/llama-server/start.sh");
@@ -202,4 +202,56 @@ async function chatOver(api: Api): Promise<void> {
 describe.skipIf(!PRESENT)("chatting with llama-server in the window", () => {
   it("streams and stores a reply over the OpenAI API", () => chatOver("openai"), 200_000);
   it("streams and stores a reply over the Anthropic API", () => chatOver("anthropic"), 200_000);
+});
+
+describe.skipIf(!PRESENT)("llama-server found by itself in the window", () => {
+  it("lists the server's model in the picker with its window, chosen with nothing configured", async () => {
+    let address = "";
+    await withApp(
+      "llama-server found",
+      async (app) => {
+        const picker = await app.find("[data-testid=model-picker]");
+        const local = `local:${address}/${MODEL}`;
+        await app.driver.wait(
+          async () => (await picker.getAttribute("value")) === local,
+          20_000,
+          "the picker offers and chooses the local model",
+        );
+        const option = await picker.findElement(By.css(`option[value="${local}"]`));
+        expect(await option.getAttribute("textContent")).toBe(`${MODEL} · 8k`);
+        // With one source only the picker lists its models without a group heading.
+        expect(await picker.findElements(By.css("optgroup"))).toHaveLength(0);
+        await keepScreenshot(app, "model-picker-local-server");
+        // The settings say where Flame looked and what answered there.
+        const settings = await app.driver.findElements(By.xpath("//button[text()='Settings…']"));
+        await settings[0]?.click();
+        const found = await app.find(
+          `[data-testid=local-server-status] li[data-address="${address}"]`,
+        );
+        expect(await found.getText()).toBe(`${address} llama.cpp, 1 model`);
+        const box = await app.find("textarea[name=local_servers]");
+        expect(await box.getAttribute("value")).toBe(address);
+      },
+      {
+        prepareHome: async (scratch) => {
+          const home = join(scratch, "home");
+          await mkdir(home);
+          flame(home, "tree", "new", "Try a local model", "--criteria", "It answers");
+          return home;
+        },
+        env: async (scratch) => {
+          if (server === null) throw new Error("llama-server is not running");
+          address = `127.0.0.1:${server.port}`;
+          const config = join(scratch, "config");
+          await mkdir(join(config, "flame"), { recursive: true });
+          // No model named: only where to look, since the server is not on llama.cpp's 8080.
+          await writeFile(
+            join(config, "flame/settings.json"),
+            JSON.stringify({ local_servers: [address] }),
+          );
+          return { XDG_CONFIG_HOME: config, OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "" };
+        },
+      },
+    );
+  }, 120_000);
 });

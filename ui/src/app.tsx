@@ -7,7 +7,7 @@ import type {
   FrameOutline_Serialize as FrameOutline,
   TreeOutline_Serialize as TreeOutline,
 } from "./bindings";
-import { ChatPane } from "./chat/chat-pane";
+import { ChatPane, type PanelRequest } from "./chat/chat-pane";
 import { useModelChoice } from "./chat/model-picker";
 import { PopDialog } from "./chat/pop-dialog";
 import { ExportDialog } from "./export-dialog";
@@ -17,12 +17,14 @@ import { frameActions } from "./frame-actions";
 import { WEIGHT_MODES, type WeightMode } from "./flame-graph/layout";
 import { ImportForm } from "./import-form";
 import { NewTreeForm } from "./new-tree-form";
+import { CommandPalette, usePaletteKey } from "./palette/palette";
+import { SearchDialog, revealMessage, useSearchKey } from "./search/search-dialog";
 import { StartupError } from "./startup-error";
 import { STATUS_STYLE } from "./status-style";
 import { SettingsDialog } from "./settings-dialog";
 import { StatusBar } from "./status-bar";
-import { DeleteTreeDialog, NewTreeDialog, TreeMenu } from "./tree-menu";
-import { WorkspaceLine } from "./workspace-line";
+import { DeleteTreeDialog, NewTreeDialog, TreeMenu, openTree } from "./tree-menu";
+import { WorkspaceLine, chooseWorkspace, removeWorkspace } from "./workspace-line";
 
 type Load =
   { state: "loading" } | { state: "ready"; info: AppInfo } | { state: "failed"; error: ApiError };
@@ -39,6 +41,7 @@ const MODE_LABEL: Record<WeightMode, string> = {
   equal: "Equal",
   messages: "Messages",
   time: "Wall time",
+  cost: "Cost",
 };
 
 /** The whole window: the two panes and the status bar, or the startup error. */
@@ -59,6 +62,16 @@ export function App({ backend }: { backend: Backend }) {
   // graph's pop dialog uses the same model.
   const models = useModelChoice(backend);
   const [exporting, setExporting] = useState<FrameOutline | null>(null);
+  // The command palette (Ctrl+Shift+P), and its last request to the chat pane's panels.
+  const [paletteOpen, setPaletteOpen] = useState(false);
+  const [panelRequest, setPanelRequest] = useState<PanelRequest | null>(null);
+  usePaletteKey(() => setPaletteOpen(true));
+  // The search over every tree (Ctrl+F, Ctrl+K, or the palette's "Search…").
+  const [searchOpen, setSearchOpen] = useState(false);
+  useSearchKey(() => {
+    setPaletteOpen(false);
+    setSearchOpen(true);
+  });
   // The seq of the outline on screen, and whether a reload is running or owed, kept in refs so
   // the change listener (registered once) always sees the current values.
   const shownSeq = useRef(-1);
@@ -277,6 +290,7 @@ export function App({ backend }: { backend: Backend }) {
               onFocus={(id) => void dispatch({ kind: "focus", id })}
               models={models}
               onOpenSettings={() => setSettingsOpen(true)}
+              panelRequest={panelRequest}
             />
           ) : (
             <>
@@ -300,7 +314,11 @@ export function App({ backend }: { backend: Backend }) {
       {settingsOpen && (
         <SettingsDialog
           backend={backend}
-          onSaved={models.update}
+          onSaved={(saved) => {
+            models.update(saved);
+            // Saved prices change what frames cost; the outline carries the costs.
+            void reload();
+          }}
           onClose={() => setSettingsOpen(false)}
         />
       )}
@@ -340,6 +358,45 @@ export function App({ backend }: { backend: Backend }) {
           frame={exporting}
           treeTitle={outline.tree.title}
           onClose={() => setExporting(null)}
+        />
+      )}
+      {paletteOpen && (
+        // Each action is the handler its button, menu item or key calls (see palette/actions.ts).
+        <CommandPalette
+          backend={backend}
+          context={{
+            outline,
+            mode,
+            modes: WEIGHT_MODES.map((m) => ({ mode: m, label: MODE_LABEL[m] })),
+            request: onRequest,
+            focus: (id) => void dispatch({ kind: "focus", id }),
+            openTree: (entry) => void openTree(backend, (call) => run(call, false), entry),
+            newTree: () => setTreeDialog({ kind: "new" }),
+            deleteTree: (frames) => setTreeDialog({ kind: "delete", frames }),
+            chooseWorkspace: () =>
+              outline !== null && void chooseWorkspace(backend, outline.tree, run, setNotice),
+            removeWorkspace: () =>
+              outline !== null && void removeWorkspace(backend, outline.tree, run),
+            importFile: () => setImporting(true),
+            openSettings: () => setSettingsOpen(true),
+            setMode,
+            togglePanel: (panel) => setPanelRequest({ panel, seq: (panelRequest?.seq ?? 0) + 1 }),
+            search: () => setSearchOpen(true),
+          }}
+          onClose={() => setPaletteOpen(false)}
+        />
+      )}
+      {searchOpen && (
+        <SearchDialog
+          backend={backend}
+          onChoose={(hit) =>
+            // Focusing a frame of another tree makes that tree current; then the message is
+            // brought into view once its conversation is read.
+            void dispatch({ kind: "focus", id: hit.frame }).then((refused) => {
+              if (refused === null && hit.place.kind === "message") revealMessage(hit.place.id);
+            })
+          }
+          onClose={() => setSearchOpen(false)}
         />
       )}
       {importing && (

@@ -64,6 +64,11 @@ export const commands = {
 	 */
 	saveSettings: (settings: Settings_Deserialize) => typedError<Settings_Serialize, ApiError>(__TAURI_INVOKE("save_settings", { settings })),
 	/**
+	 *  Every model to pick and where it came from: the settings', each provider's list (cached
+	 *  for an hour, and offline), and those of model servers found on this computer now.
+	 */
+	listModels: () => typedError<ModelList_Serialize, ApiError>(__TAURI_INVOKE("list_models")),
+	/**
 	 *  Creates a tree, its root frame in progress and focused, and makes it current. `workspace`
 	 *  (null: none) is the folder its agent's workspace tools work in (`~/` is the home folder).
 	 */
@@ -75,6 +80,11 @@ export const commands = {
 	setTreeWorkspace: (tree: TreeId, workspace: string | null) => typedError<Tree_Serialize, ApiError>(__TAURI_INVOKE("set_tree_workspace", { tree, workspace })),
 	/**  Every tree, oldest first, marking the current one. */
 	listTrees: () => typedError<TreeListEntry_Serialize[], ApiError>(__TAURI_INVOKE("list_trees")),
+	/**
+	 *  The frames (titles and results) and messages holding every word of `query`, in tree `tree`
+	 *  or in every tree, with each frame's path: the window's search (Ctrl+F, Ctrl+K).
+	 */
+	search: (query: string, tree: TreeId | null, limit: number | null) => typedError<SearchHit[], ApiError>(__TAURI_INVOKE("search", { query, tree, limit })),
 	/**  Deletes a tree with all its frames, messages and logs; the window asks the person first. */
 	deleteTree: (tree: TreeId) => typedError<DeletedTree, ApiError>(__TAURI_INVOKE("delete_tree", { tree })),
 	/**  Focuses a frame (the chat pane follows it) and makes its tree current. */
@@ -356,6 +366,17 @@ export type CheckpointStorage = {
 	checkpoints: number,
 };
 
+/**  Whether a cost covers all the usage it adds up. */
+export type Completeness = 
+/**  No usage was recorded: nothing was spent that Flame knows of. */
+"none" | 
+/**  Every recorded token was priced. */
+"complete" | 
+/**  Some tokens were priced; the rest are of models with no known price. */
+"partial" | 
+/**  Usage was recorded, but for models with no known price only. */
+"unknown";
+
 /**  The assembled context. */
 export type ContextDoc = ContextDoc_Serialize | ContextDoc_Deserialize;
 
@@ -408,6 +429,11 @@ export type ContextReport_Deserialize = {
 	linear_tokens: number,
 	/**  How many of the included tool results were sent as a one-line stub. */
 	masked_results: number,
+	/**
+	 *  How many of the included tool calls (those whose results were masked) had their long
+	 *  arguments cut.
+	 */
+	masked_calls: number,
 	/**  The tokens those stubs saved against the results in full. */
 	masked_tokens_saved: number,
 };
@@ -432,8 +458,32 @@ export type ContextReport_Serialize = {
 	linear_tokens: number,
 	/**  How many of the included tool results were sent as a one-line stub. */
 	masked_results: number,
+	/**
+	 *  How many of the included tool calls (those whose results were masked) had their long
+	 *  arguments cut.
+	 */
+	masked_calls: number,
 	/**  The tokens those stubs saved against the results in full. */
 	masked_tokens_saved: number,
+};
+
+/**
+ *  A cost and what it covers: the priced amount, every token it adds up, and the tokens of
+ *  models whose price is unknown (named).
+ */
+export type CostSummary = {
+	/**  What the priced tokens cost, in micro-dollars (rounded once, from the exact sum). */
+	micro_usd: number,
+	completeness: Completeness,
+	/**  Every recorded token, priced or not. */
+	usage: Usage,
+	/**  The tokens of models with no known price. */
+	unpriced_usage: Usage,
+	/**
+	 *  The models with no known price, by name; replies without a model are named
+	 *  [`NO_MODEL`].
+	 */
+	unpriced_models: string[],
 };
 
 /**  Where the data directory setting came from, so a person can tell why Flame uses it. */
@@ -650,6 +700,40 @@ export type FrameChanges_Serialize = {
 	unavailable: string | null,
 	roll_back: RollbackOffer,
 	rolled_back_at: number | null,
+};
+
+/**
+ *  A frame's cost: its own messages', its subtree's (itself and every descendant), and its own
+ *  usage by model.
+ */
+export type FrameCost = FrameCost_Serialize | FrameCost_Deserialize;
+
+/**
+ *  A frame's cost: its own messages', its subtree's (itself and every descendant), and its own
+ *  usage by model.
+ */
+export type FrameCost_Deserialize = {
+	own: CostSummary,
+	subtree: CostSummary,
+	/**
+	 *  The frame's own usage by model, each with its cost (`None`: no known price), in model
+	 *  name order.
+	 */
+	models: ModelCost_Deserialize[],
+};
+
+/**
+ *  A frame's cost: its own messages', its subtree's (itself and every descendant), and its own
+ *  usage by model.
+ */
+export type FrameCost_Serialize = {
+	own: CostSummary,
+	subtree: CostSummary,
+	/**
+	 *  The frame's own usage by model, each with its cost (`None`: no known price), in model
+	 *  name order.
+	 */
+	models: ModelCost_Serialize[],
 };
 
 /**
@@ -953,6 +1037,62 @@ export type KeyLocation =
 /**  An environment variable, which is used before a saved key. */
 { kind: "environment"; variable: string };
 
+/**  A model to pick. */
+export type ListedModel = ListedModel_Serialize | ListedModel_Deserialize;
+
+/**  A model to pick. */
+export type ListedModel_Deserialize = {
+	/**  What a chat is asked with (`model`): the name, or `local:<host:port>/<name>`. */
+	id: string,
+	/**  The model's own name, for showing. */
+	name: string,
+	source: ModelSource,
+	/**
+	 *  The tokens a request may hold, where known: the settings', the provider's or the
+	 *  server's word, or what Flame knows of the name.
+	 */
+	context_window?: number | null,
+};
+
+/**  A model to pick. */
+export type ListedModel_Serialize = {
+	/**  What a chat is asked with (`model`): the name, or `local:<host:port>/<name>`. */
+	id: string,
+	/**  The model's own name, for showing. */
+	name: string,
+	source: ModelSource,
+	/**
+	 *  The tokens a request may hold, where known: the settings', the provider's or the
+	 *  server's word, or what Flame knows of the name.
+	 */
+	context_window: number | null,
+};
+
+/**  An address looked at, and what answered there. */
+export type LocalServer = LocalServer_Serialize | LocalServer_Deserialize;
+
+/**  An address looked at, and what answered there. */
+export type LocalServer_Deserialize = {
+	address: string,
+	/**  The kind of server found; none when nothing usable answered. */
+	kind?: ServerKind | null,
+	models: number,
+	models_left_out: number,
+	/**  Why no server is listed (nothing answers, no answer in time, not a model server). */
+	problem?: string | null,
+};
+
+/**  An address looked at, and what answered there. */
+export type LocalServer_Serialize = {
+	address: string,
+	/**  The kind of server found; none when nothing usable answered. */
+	kind: ServerKind | null,
+	models: number,
+	models_left_out: number,
+	/**  Why no server is listed (nothing answers, no answer in time, not a model server). */
+	problem: string | null,
+};
+
 /**  A message as stored. */
 export type Message = Message_Serialize | Message_Deserialize;
 
@@ -999,6 +1139,81 @@ export type Message_Serialize = {
 	interrupted: boolean,
 };
 
+/**  One model's share of a frame's own usage. */
+export type ModelCost = ModelCost_Serialize | ModelCost_Deserialize;
+
+/**  One model's share of a frame's own usage. */
+export type ModelCost_Deserialize = {
+	model?: string | null,
+	usage: Usage,
+	/**  Micro-dollars; `None` when Flame knows no price for the model. */
+	micro_usd?: number | null,
+	/**  When the price used was read from the provider's list. */
+	as_of?: string | null,
+};
+
+/**  One model's share of a frame's own usage. */
+export type ModelCost_Serialize = {
+	model: string | null,
+	usage: Usage,
+	/**  Micro-dollars; `None` when Flame knows no price for the model. */
+	micro_usd: number | null,
+	/**  When the price used was read from the provider's list. */
+	as_of: string | null,
+};
+
+/**
+ *  Every model to pick, in the picker's order: configured, then each provider's, then each local
+ *  server's; each id once.
+ */
+export type ModelList = ModelList_Serialize | ModelList_Deserialize;
+
+/**
+ *  Every model to pick, in the picker's order: configured, then each provider's, then each local
+ *  server's; each id once.
+ */
+export type ModelList_Deserialize = {
+	models: ListedModel_Deserialize[],
+	/**  The settings' default model, when set. */
+	default_model?: string | null,
+	providers: ProviderListing_Deserialize[],
+	local_servers: LocalServer_Deserialize[],
+};
+
+/**
+ *  Every model to pick, in the picker's order: configured, then each provider's, then each local
+ *  server's; each id once.
+ */
+export type ModelList_Serialize = {
+	models: ListedModel_Serialize[],
+	/**  The settings' default model, when set. */
+	default_model: string | null,
+	providers: ProviderListing_Serialize[],
+	local_servers: LocalServer_Serialize[],
+};
+
+/**
+ *  A model's price, with when it was taken from the provider's price list: an entry of the
+ *  built-in table ([`built_in_prices`]) or of the settings' `prices`.
+ */
+export type ModelPrice = {
+	/**
+	 *  The model's name as its provider reports it in replies (`claude-sonnet-4-5`); a dated
+	 *  snapshot (`claude-sonnet-4-5-20250929`) takes its base name's price unless it has its own.
+	 */
+	model: string,
+	/**  Micro-dollars per million input tokens not read from the cache. */
+	input: number,
+	/**  Micro-dollars per million output tokens. */
+	output: number,
+	/**  Micro-dollars per million input tokens read from the cache. */
+	cache_read: number,
+	/**  Micro-dollars per million input tokens written to the cache. */
+	cache_write: number,
+	/**  When the price was read from the provider's list, for example `2026-11`. */
+	as_of: string,
+};
+
 /**  A model Flame knows. */
 export type ModelSettings = {
 	name: string,
@@ -1007,6 +1222,15 @@ export type ModelSettings = {
 	/**  Tokens kept for the reply, and the most it may write. */
 	max_output_tokens: number,
 };
+
+/**  Where a listed model came from. */
+export type ModelSource = 
+/**  The settings name it: their default model, or one of their models. */
+{ kind: "configured"; provider: ProviderKind } | 
+/**  The provider's `/v1/models` lists it. */
+{ kind: "provider"; provider: ProviderKind } | 
+/**  A model server on this computer serves it. */
+{ kind: "local"; address: string; server: ServerKind };
 
 /**  A planned frame to create, with its planned children. */
 export type PlanSpec = PlanSpec_Serialize | PlanSpec_Deserialize;
@@ -1075,6 +1299,37 @@ export type Preview =
 export type ProviderKind = "anthropic" | 
 /**  OpenAI Chat Completions and the servers compatible with it. */
 "openai";
+
+/**  A provider's list, as it was found. */
+export type ProviderListing = ProviderListing_Serialize | ProviderListing_Deserialize;
+
+/**  A provider's list, as it was found. */
+export type ProviderListing_Deserialize = {
+	provider: ProviderKind,
+	base_url: string,
+	/**  When the list shown was fetched (milliseconds since the epoch); none without a list. */
+	fetched_at_ms?: number | null,
+	/**  The list shown is the cached one (fresh enough, or the provider could not be asked). */
+	from_cache: boolean,
+	/**  Models the provider listed beyond the limits. */
+	models_left_out: number,
+	/**  Why there is no list, or why the cached one is shown. */
+	problem?: string | null,
+};
+
+/**  A provider's list, as it was found. */
+export type ProviderListing_Serialize = {
+	provider: ProviderKind,
+	base_url: string,
+	/**  When the list shown was fetched (milliseconds since the epoch); none without a list. */
+	fetched_at_ms: number | null,
+	/**  The list shown is the cached one (fresh enough, or the provider could not be asked). */
+	from_cache: boolean,
+	/**  Models the provider listed beyond the limits. */
+	models_left_out: number,
+	/**  Why there is no list, or why the cached one is shown. */
+	problem: string | null,
+};
 
 /**  One provider's place and key. */
 export type ProviderSettings = ProviderSettings_Serialize | ProviderSettings_Deserialize;
@@ -1161,6 +1416,25 @@ export type RollbackOutcome_Serialize = {
 	not_restored: string[],
 };
 
+/**  One place a search found its words, and where that is. */
+export type SearchHit = {
+	tree: TreeId,
+	tree_title: string,
+	frame: FrameId,
+	/**  The titles from the tree's root down to the frame, root first. */
+	path: string[],
+	place: SearchPlace,
+	/**  A few words around the match, with "…" where text was left out. */
+	snippet: SnippetPart[],
+};
+
+/**  Where in its frame a hit is. */
+export type SearchPlace = 
+/**  One of the frame's messages: the window scrolls to it. */
+{ kind: "message"; id: MessageId; role: Role } | 
+/**  The frame's title or results. */
+{ kind: "results" };
+
 /**  One part of the context. */
 export type Section = Section_Serialize | Section_Deserialize;
 
@@ -1209,6 +1483,11 @@ export type Section_Serialize = {
 	state: SectionState,
 };
 
+/**  Which program serves the models. */
+export type ServerKind = "ollama" | "llama_cpp" | "lm_studio" | "vllm" | 
+/**  A server that lists models at `/v1/models` and is none of the above. */
+"openai_compatible";
+
 /**  Everything in `settings.json`. */
 export type Settings = Settings_Serialize | Settings_Deserialize;
 
@@ -1222,10 +1501,25 @@ export type Settings_Deserialize = {
 	max_tool_rounds?: number,
 	/**  The storage (MiB) a workspace's checkpoints may take before the oldest are pruned. */
 	checkpoint_cap_mb?: number,
+	/**
+	 *  How many of a frame's newest tool results its context sends in full; older ones are sent
+	 *  as one-line stubs (observation masking).
+	 */
+	keep_tool_results?: number,
+	/**
+	 *  Prices of model calls, replacing or adding to the built-in ones by model name (see
+	 *  [`flame_model::cost`]); written only when there are some.
+	 */
+	prices?: ModelPrice[],
 	anthropic?: ProviderSettings_Deserialize,
 	openai?: ProviderSettings_Deserialize,
 	/**  Models besides the built-in ones, or overriding them. */
 	models?: ModelSettings[],
+	/**
+	 *  Where to look for model servers on this computer (`host:port`); absent: the usual ports
+	 *  of Ollama, llama.cpp's server, LM Studio and vLLM (see [`Settings::local_servers`]).
+	 */
+	local_servers?: string[] | null,
 };
 
 /**  Everything in `settings.json`. */
@@ -1238,16 +1532,45 @@ export type Settings_Serialize = {
 	max_tool_rounds: number,
 	/**  The storage (MiB) a workspace's checkpoints may take before the oldest are pruned. */
 	checkpoint_cap_mb: number,
+	/**
+	 *  How many of a frame's newest tool results its context sends in full; older ones are sent
+	 *  as one-line stubs (observation masking).
+	 */
+	keep_tool_results: number,
+	/**
+	 *  Prices of model calls, replacing or adding to the built-in ones by model name (see
+	 *  [`flame_model::cost`]); written only when there are some.
+	 */
+	prices?: ModelPrice[],
+	/**
+	 *  The built-in prices, for the window to show beside the person's: filled in by
+	 *  [`Settings::redacted`], never read from the UI or the file, never written.
+	 */
+	built_in_prices?: ModelPrice[],
 	anthropic: ProviderSettings_Serialize,
 	openai: ProviderSettings_Serialize,
 	/**  Models besides the built-in ones, or overriding them. */
 	models: ModelSettings[],
+	/**
+	 *  Where to look for model servers on this computer (`host:port`); absent: the usual ports
+	 *  of Ollama, llama.cpp's server, LM Studio and vLLM (see [`Settings::local_servers`]).
+	 */
+	local_servers?: string[],
 };
 
 /**  Records of one kind that carried no message. */
 export type SkippedRecords = {
 	kind: string,
 	count: number,
+};
+
+/**
+ *  A piece of a hit's snippet: text as stored (never markup), and whether it is one of the
+ *  words searched for, which front ends highlight.
+ */
+export type SnippetPart = {
+	text: string,
+	matched: boolean,
 };
 
 /**  Where a frame is in its lifecycle (see [`crate::lifecycle`]). */
@@ -1447,6 +1770,11 @@ export type TreeOutline_Deserialize = {
 	frames: FrameOutline_Deserialize[],
 	/**  The newest event in the data directory when the outline was read. */
 	seq: number,
+	/**
+	 *  Each frame's cost at the prices in use (see [`Flame::tree_costs`]); frames whose subtree
+	 *  recorded no usage are not listed, and the field is left out when none did.
+	 */
+	costs: { [key in FrameId]: FrameCost_Deserialize },
 };
 
 /**
@@ -1459,6 +1787,11 @@ export type TreeOutline_Serialize = {
 	frames: FrameOutline_Serialize[],
 	/**  The newest event in the data directory when the outline was read. */
 	seq: number,
+	/**
+	 *  Each frame's cost at the prices in use (see [`Flame::tree_costs`]); frames whose subtree
+	 *  recorded no usage are not listed, and the field is left out when none did.
+	 */
+	costs?: { [key in FrameId]: FrameCost_Serialize },
 };
 
 /**  One piece of work with one root frame. */

@@ -233,10 +233,12 @@ describe("Export… in the chat pane's header", () => {
           models={{
             loaded: true,
             models: [],
+            groups: [],
             chosen: null,
             error: null,
             choose: () => undefined,
             update: () => undefined,
+            refresh: () => undefined,
           }}
           onOpenSettings={() => undefined}
         />,

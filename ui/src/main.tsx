@@ -11,6 +11,7 @@ import {
   type ImportProgress,
 } from "./bindings";
 import { runBench } from "./flame-graph/bench";
+import { withApiErrors } from "./ipc-errors";
 
 const root = document.getElementById("app");
 if (root === null) {
@@ -23,23 +24,24 @@ function channelTo(listener: ChatListener): Channel<ChatEvent> {
   return channel;
 }
 
+const typed = withApiErrors(commands);
 const backend: Backend = {
-  ...commands,
+  ...typed,
   sendMessage: (frame, text, model, listener) =>
-    commands.sendMessage(frame, text, model, channelTo(listener)),
-  answerAgain: (frame, model, listener) => commands.answerAgain(frame, model, channelTo(listener)),
+    typed.sendMessage(frame, text, model, channelTo(listener)),
+  answerAgain: (frame, model, listener) => typed.answerAgain(frame, model, channelTo(listener)),
   answerRequest: (frame, answer, model, listener) =>
-    commands.answerRequest(frame, answer, model, channelTo(listener)),
+    typed.answerRequest(frame, answer, model, channelTo(listener)),
   onTreeChanged: (listener) => events.treeChanged.listen((event) => listener(event.payload.seq)),
   importFile: (path, onProgress) => {
     const channel = new Channel<ImportProgress>();
     channel.onmessage = onProgress;
-    return commands.importSession(path, channel);
+    return typed.importSession(path, channel);
   },
   exportFrames: (id, scope, format, path, onProgress) => {
     const channel = new Channel<ExportProgress>();
     channel.onmessage = onProgress;
-    return commands.exportFrames(id, scope, format, path, channel);
+    return typed.exportFrames(id, scope, format, path, channel);
   },
 };
 render(<App backend={backend} />, root);

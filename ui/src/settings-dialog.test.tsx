@@ -87,6 +87,7 @@ const SAVED: Settings = {
   autonomy: "auto",
   approval: DEFAULT_APPROVAL,
   max_tool_rounds: 8,
+  keep_tool_results: 3,
   checkpoint_cap_mb: 2048,
   anthropic: {
     base_url: null,
@@ -330,6 +331,25 @@ describe("the approval policy in the settings", () => {
     await type("select[name=approval_read]", "ask");
     await submit();
     expect(sent.at(-1)?.approval).toEqual({ read: "ask", change: "auto", run: "ask" });
+  });
+});
+
+describe("observation masking in the settings", () => {
+  it("edits how many newest tool results are sent in full", async () => {
+    const sent: Settings_Deserialize[] = [];
+    const { root, submit, type } = await openDialog({
+      getSettings: () => answer(SAVED),
+      saveSettings: (settings) => {
+        sent.push(settings);
+        return answer(SAVED);
+      },
+    });
+    const keep = root.querySelector<HTMLInputElement>("input[name=keep_tool_results]");
+    expect(keep?.value).toBe("3");
+    expect(keep?.closest("label")?.textContent).toContain("Newest tool results sent in full");
+    await type("input[name=keep_tool_results]", "6");
+    await submit();
+    expect(sent.at(-1)?.keep_tool_results).toBe(6);
   });
 });
 

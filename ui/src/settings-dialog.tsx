@@ -24,6 +24,8 @@ import type {
   Settings_Serialize as Settings,
 } from "./bindings";
 import { ErrorLine } from "./error-line";
+import { PricesSection } from "./settings-prices";
+import { SettingsServers } from "./settings-servers";
 
 const PROVIDERS = [
   { id: "anthropic", label: "Anthropic", defaultUrl: "https://api.anthropic.com" },
@@ -281,6 +283,21 @@ export function SettingsDialog({
                 }
               />
             </label>
+            <label>
+              Newest tool results sent in full
+              <input
+                name="keep_tool_results"
+                type="number"
+                min={1}
+                value={settings.keep_tool_results}
+                onInput={(e) =>
+                  setSettings({ ...settings, keep_tool_results: Number(e.currentTarget.value) })
+                }
+              />
+              <span class="muted">
+                Older results in a frame are sent as one-line stubs the model can read back.
+              </span>
+            </label>
             <fieldset class="approval-policy" data-testid="settings-approval">
               <legend>Workspace tools</legend>
               <p class="muted">
@@ -333,6 +350,12 @@ export function SettingsDialog({
               </label>
               <CheckpointStorageList storage={storage} />
             </fieldset>
+            <PricesSection
+              settings={settings}
+              onChange={(edit) =>
+                setSettings((s) => (s ? { ...s, prices: edit(s.prices ?? []) } : s))
+              }
+            />
             <fieldset class="models" data-testid="settings-models">
               <legend>Models</legend>
               <p class="muted">
@@ -408,6 +431,13 @@ export function SettingsDialog({
                 Add a model
               </button>
             </fieldset>
+            <SettingsServers
+              backend={backend}
+              settings={settings}
+              onChange={(local_servers) =>
+                setSettings((current) => current && { ...current, local_servers })
+              }
+            />
             {PROVIDERS.map((provider) => {
               const form = providers[provider.id];
               const moved = form.keySet && movesHost(form, provider.defaultUrl);

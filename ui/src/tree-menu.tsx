@@ -9,6 +9,15 @@ import type { ApiError, TreeListEntry, TreeOutline_Serialize as TreeOutline } fr
 import { NewTreeForm, type NewTreeActions } from "./new-tree-form";
 import { ErrorLine } from "./error-line";
 
+/** Makes `entry` the current tree: focusing a tree's focused frame is what does it. */
+export function openTree(
+  backend: Backend,
+  run: <T>(call: Promise<Answer<T>>) => Promise<ApiError | null>,
+  entry: TreeListEntry,
+): Promise<ApiError | null> {
+  return run(backend.focusFrame(entry.tree.focus));
+}
+
 export function TreeMenu({
   backend,
   outline,
@@ -38,10 +47,9 @@ export function TreeMenu({
     };
   }, [backend, outline.seq, outline.tree.id]);
 
-  // Focusing a tree's focused frame is what makes it the current tree.
   const open = (id: string) => {
     const entry = trees.find((t) => t.tree.id === id);
-    if (entry !== undefined) void run(backend.focusFrame(entry.tree.focus));
+    if (entry !== undefined) void openTree(backend, run, entry);
   };
 
   const current = outline.tree;

@@ -21,6 +21,27 @@ export function shortPath(path: string): string {
   return `…${tail}`;
 }
 
+/** Asks for a folder with the system's dialog and makes it `tree`'s workspace, if one is chosen. */
+export async function chooseWorkspace(
+  backend: Backend,
+  tree: Tree,
+  run: <T>(call: Promise<Answer<T>>) => Promise<ApiError | null>,
+  onError: (error: ApiError) => void,
+): Promise<void> {
+  const chosen = await backend.chooseFolder(`The workspace folder of “${tree.title}”`);
+  if (chosen.status === "error") onError(chosen.error);
+  else if (chosen.data !== null) await run(backend.setTreeWorkspace(tree.id, chosen.data));
+}
+
+/** Leaves `tree` without a workspace: the agent gets no file or command tools. */
+export function removeWorkspace(
+  backend: Backend,
+  tree: Tree,
+  run: <T>(call: Promise<Answer<T>>) => Promise<ApiError | null>,
+): Promise<ApiError | null> {
+  return run(backend.setTreeWorkspace(tree.id, null));
+}
+
 export function WorkspaceLine({
   backend,
   tree,
@@ -34,11 +55,7 @@ export function WorkspaceLine({
   /** Shows a failure of the folder dialog itself. */
   onError: (error: ApiError) => void;
 }) {
-  const change = async () => {
-    const chosen = await backend.chooseFolder(`The workspace folder of “${tree.title}”`);
-    if (chosen.status === "error") onError(chosen.error);
-    else if (chosen.data !== null) await run(backend.setTreeWorkspace(tree.id, chosen.data));
-  };
+  const change = () => chooseWorkspace(backend, tree, run, onError);
   const { workspace } = tree;
   return (
     <span class="status-item workspace-line" data-testid="workspace-line">
@@ -68,7 +85,7 @@ export function WorkspaceLine({
           class="link-button"
           data-testid="remove-workspace"
           title="Leave the tree without a workspace: the agent gets no file or command tools"
-          onClick={() => void run(backend.setTreeWorkspace(tree.id, null))}
+          onClick={() => void removeWorkspace(backend, tree, run)}
         >
           Remove
         </button>

@@ -76,7 +76,7 @@ pub(crate) async fn generate_results(
     model: Option<&str>,
     cancel: &CancellationToken,
 ) -> Result<GeneratedResults, ApiError> {
-    let model = agent.resolve(model)?;
+    let model = agent.resolve_for_call(model).await?;
     let entry = agent.flame.frame(frame)?;
     let log = agent.flame.log(frame)?;
     // Keep the log's end when it is longer than about half the window (four bytes a token).

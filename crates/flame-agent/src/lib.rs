@@ -15,6 +15,7 @@ pub mod approval;
 mod compaction;
 mod hands;
 pub mod key_store;
+pub mod model_list;
 mod private_file;
 pub mod settings;
 pub mod suggest;
@@ -125,7 +126,7 @@ impl Agent {
         env: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
         retry: RetryPolicy,
     ) -> Agent {
-        flame.set_checkpoint_cap(settings.checkpoint_cap_mb.saturating_mul(settings::MIB));
+        settings.configure(&flame);
         Agent {
             flame,
             client: Client::new(retry),
@@ -177,6 +178,23 @@ impl Agent {
         self.settings.resolve(name, &*self.env)
     }
 
+    /// The model a call goes to: [`Agent::resolve`], and for a local server's model the settings
+    /// do not list, the window that server gives it, asked now (a server that cannot be asked
+    /// leaves the default window, and the call itself then says what is wrong).
+    pub async fn resolve_for_call(&self, name: Option<&str>) -> Result<ResolvedModel, ApiError> {
+        let resolved = self.resolve(name)?;
+        let Some(address) = resolved.local_server.clone() else { return Ok(resolved) };
+        let discovery = flame_models::discover::Discovery::default();
+        match discovery.context_window(&address, &resolved.model.name).await {
+            Ok(Some(window)) => Ok(resolved.with_window(window)),
+            Ok(None) => Ok(resolved),
+            Err(err) => {
+                tracing::info!("the window of {} was not asked: {err}", resolved.model.name);
+                Ok(resolved)
+            }
+        }
+    }
+
     /// Sends `text` as `actor` in frame `frame` (default: the focused frame) and answers it.
     pub async fn send(
         &self,
@@ -187,7 +205,7 @@ impl Agent {
         cancel: &CancellationToken,
         on_event: Sink<'_>,
     ) -> Result<ChatOutcome, ApiError> {
-        let model = self.resolve(model)?;
+        let model = self.resolve_for_call(model).await?;
         let frame = match frame {
             Some(id) => id.clone(),
             None => self.flame.status(None)?.focus,
@@ -207,7 +225,7 @@ impl Agent {
         cancel: &CancellationToken,
         on_event: Sink<'_>,
     ) -> Result<ChatOutcome, ApiError> {
-        let model = self.resolve(model)?;
+        let model = self.resolve_for_call(model).await?;
         let waiting = pending_calls(&self.flame.messages(frame)?);
         if waiting.is_empty() {
             return Err(ApiError::new(
@@ -243,7 +261,7 @@ impl Agent {
         cancel: &CancellationToken,
         on_event: Sink<'_>,
     ) -> Result<ChatOutcome, ApiError> {
-        let model = self.resolve(model)?;
+        let model = self.resolve_for_call(model).await?;
         let entry = self.flame.frame(frame)?.frame;
         if lifecycle::check(Operation::AddMessage, &entry.id, &entry.title, entry.status).is_err() {
             return Err(ApiError::new(

@@ -4,16 +4,21 @@
 //! are kept in the system keyring when one answers, else in that file (see
 //! [`crate::key_store`]). Keys come from the providers' usual environment variables first, then
 //! the saved ones; base URLs from the settings, then the environment variables the providers'
-//! own SDKs read, then the providers' defaults.
+//! own SDKs read, then the providers' defaults. A model of a server on this computer is named
+//! `local:<host:port>/<model>` and needs no settings (see [`crate::model_list`]); the addresses
+//! looked at are `local_servers`.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use flame_api::{ApiError, Budget, ErrorCode};
+use flame_api::{ApiError, Budget, ErrorCode, Flame};
+use flame_model::cost::{self, ModelPrice, PriceTable};
+use flame_models::discover::{self, DEFAULT_LOCAL_SERVERS, MAX_LOCAL_SERVERS, check_address};
 use flame_models::{ApiKey, Provider, ProviderKind};
 use serde::{Deserialize, Serialize};
 
 use crate::key_store::{KeyLocation, KeyStore};
+use crate::model_list::LocalModel;
 use crate::private_file;
 
 /// What the UI is shown instead of a saved key.
@@ -82,6 +87,10 @@ pub const MIB: u64 = 1024 * 1024;
 /// workspace's history needs, so the cap in bytes cannot overflow.
 pub const MAX_CHECKPOINT_CAP_MB: u64 = 1024 * 1024;
 
+/// The most tool results a frame's context may be asked to send in full; past a few hundred,
+/// masking no longer saves anything a context window could hold.
+pub const MAX_KEEP_TOOL_RESULTS: u32 = 10_000;
+
 /// Everything in `settings.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(default)]
@@ -94,10 +103,25 @@ pub struct Settings {
     pub max_tool_rounds: u32,
     /// The storage (MiB) a workspace's checkpoints may take before the oldest are pruned.
     pub checkpoint_cap_mb: u64,
+    /// How many of a frame's newest tool results its context sends in full; older ones are sent
+    /// as one-line stubs (observation masking).
+    pub keep_tool_results: u32,
+    /// Prices of model calls, replacing or adding to the built-in ones by model name (see
+    /// [`flame_model::cost`]); written only when there are some.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub prices: Vec<ModelPrice>,
+    /// The built-in prices, for the window to show beside the person's: filled in by
+    /// [`Settings::redacted`], never read from the UI or the file, never written.
+    #[serde(skip_deserializing, skip_serializing_if = "Vec::is_empty")]
+    pub built_in_prices: Vec<ModelPrice>,
     pub anthropic: ProviderSettings,
     pub openai: ProviderSettings,
     /// Models besides the built-in ones, or overriding them.
     pub models: Vec<ModelSettings>,
+    /// Where to look for model servers on this computer (`host:port`); absent: the usual ports
+    /// of Ollama, llama.cpp's server, LM Studio and vLLM (see [`Settings::local_servers`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub local_servers: Option<Vec<String>>,
 }
 
 impl Default for Settings {
@@ -108,9 +132,13 @@ impl Default for Settings {
             approval: crate::ApprovalPolicy::default(),
             max_tool_rounds: 8,
             checkpoint_cap_mb: flame_api::DEFAULT_CHECKPOINT_CAP_BYTES / MIB,
+            keep_tool_results: flame_context::DEFAULT_KEEP_TOOL_RESULTS as u32,
+            prices: Vec::new(),
+            built_in_prices: Vec::new(),
             anthropic: ProviderSettings::default(),
             openai: ProviderSettings::default(),
             models: Vec::new(),
+            local_servers: None,
         }
     }
 }
@@ -138,14 +166,35 @@ fn built_in(name: &str) -> Option<ModelSettings> {
     })
 }
 
+/// The window a local server's model is given when the settings do not list it and the server
+/// does not say: small enough for what local servers run by default (Ollama runs a model with
+/// 4,096 tokens unless told otherwise), so a context is not cut by the server without a word.
+pub const LOCAL_DEFAULT_WINDOW: u64 = 8_192;
+
+/// The reply kept for a local model with a window of `window` tokens: a quarter of it, at most
+/// 4,096 tokens (what an unknown model gets).
+pub fn local_reply_tokens(window: u64) -> u32 {
+    u32::try_from((window / 4).clamp(1, 4_096)).unwrap_or(4_096)
+}
+
 /// A model ready to call: where, with which key, and how much context it takes.
 #[derive(Debug, Clone)]
 pub struct ResolvedModel {
     pub model: ModelSettings,
     pub provider: Provider,
+    /// For a model of a local server the settings do not list, the server's address: its window
+    /// is the server's to say ([`ResolvedModel::with_window`]).
+    pub local_server: Option<String>,
 }
 
 impl ResolvedModel {
+    /// The model with the window its server gives it, and the reply that leaves room for.
+    pub fn with_window(mut self, context_window: u64) -> ResolvedModel {
+        self.model.context_window = context_window;
+        self.model.max_output_tokens = local_reply_tokens(context_window);
+        self
+    }
+
     /// The context budget before tool schemas: the window less the reply.
     pub fn budget(&self, tool_schemas: u64) -> Budget {
         Budget {
@@ -221,6 +270,7 @@ impl SettingsFile {
     pub fn save(&self, settings: &Settings) -> Result<(), ApiError> {
         settings.check()?;
         let mut stored = settings.clone();
+        stored.built_in_prices.clear();
         for (kind, provider) in stored.providers_mut() {
             provider.key_location = None;
             if self.keys == KeyStore::Keyring {
@@ -293,6 +343,12 @@ impl Settings {
                 "the checkpoint storage cap must be between 1 and {MAX_CHECKPOINT_CAP_MB} MiB"
             ));
         }
+        if self.keep_tool_results == 0 || self.keep_tool_results > MAX_KEEP_TOOL_RESULTS {
+            return invalid(format!(
+                "the tool results sent in full must be between 1 and {MAX_KEEP_TOOL_RESULTS}"
+            ));
+        }
+        cost::check_prices(&self.prices).map_err(|why| ApiError::new(ErrorCode::Invalid, why))?;
         for (kind, provider) in self.providers() {
             let Some(base_url) = provider.base_url.as_deref() else { continue };
             let url = match url::Url::parse(base_url.trim()) {
@@ -351,7 +407,37 @@ impl Settings {
                 ));
             }
         }
+        let addresses = self.local_servers.as_deref().unwrap_or_default();
+        if addresses.len() > MAX_LOCAL_SERVERS {
+            return invalid(format!(
+                "at most {MAX_LOCAL_SERVERS} addresses of local model servers may be listed, not {}",
+                addresses.len()
+            ));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for address in addresses {
+            let address = check_address(address).map_err(|reason| {
+                ApiError::new(
+                    ErrorCode::Invalid,
+                    format!("the local model server address {address:?} is not one: {reason}"),
+                )
+            })?;
+            if !seen.insert(address.clone()) {
+                return invalid(format!(
+                    "the local model server address {address} is listed twice"
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// The addresses to look for model servers at: the settings' list, else
+    /// [`DEFAULT_LOCAL_SERVERS`].
+    pub fn local_servers(&self) -> Vec<String> {
+        match &self.local_servers {
+            Some(addresses) => addresses.iter().map(|a| a.trim().to_owned()).collect(),
+            None => DEFAULT_LOCAL_SERVERS.iter().map(|a| (*a).to_owned()).collect(),
+        }
     }
 
     /// `self` updated from settings edited in the UI, which never saw the keys: a key still
@@ -400,8 +486,37 @@ impl Settings {
         Settings {
             anthropic: hide(ProviderKind::Anthropic, &self.anthropic),
             openai: hide(ProviderKind::Openai, &self.openai),
+            built_in_prices: cost::built_in_prices(),
             ..self.clone()
         }
+    }
+
+    /// What model calls cost: the built-in prices with these settings' over them.
+    pub fn price_table(&self) -> PriceTable {
+        PriceTable::with_overrides(&self.prices)
+    }
+
+    /// The settings file at `path` (`None`: a system without one), read without its keys, for
+    /// front ends that only need what the facade is configured with ([`Settings::configure`]).
+    /// A file that cannot be read is reported in the log and the defaults are used: showing
+    /// costs or a context is no reason to refuse a command.
+    pub fn at_or_default(path: Option<&Path>) -> Settings {
+        match path.map(read).transpose() {
+            Ok(settings) => settings.unwrap_or_default(),
+            Err(err) => {
+                tracing::warn!("using the default settings: {}", err.message);
+                Settings::default()
+            }
+        }
+    }
+
+    /// Hands the facade what it works with from these settings: the checkpoint storage cap, the
+    /// tool results a context sends in full, and the prices. Every front end calls this once the
+    /// settings are read or saved, so the window, the command line and the agent agree.
+    pub fn configure(&self, flame: &Flame) {
+        flame.set_checkpoint_cap(self.checkpoint_cap_mb.saturating_mul(MIB));
+        flame.set_keep_tool_results(self.keep_tool_results as usize);
+        flame.set_prices(self.price_table());
     }
 
     /// The model to use: `name`, else the default model. `env` reads environment variables
@@ -417,6 +532,9 @@ impl Settings {
                 "no model is configured: set default_model in Flame's settings (for example claude-sonnet-4-5 or gpt-4o), or name one with flame chat --model",
             )
         })?;
+        if let Some(local) = LocalModel::parse(name) {
+            return Ok(self.resolve_local(name, local));
+        }
         let model = self
             .models
             .iter()
@@ -430,11 +548,55 @@ impl Settings {
                 context_window: 128_000,
                 max_output_tokens: 4_096,
             });
-        let saved = match model.provider {
+        let provider = self.provider(model.provider, env);
+        Ok(ResolvedModel { model, provider, local_server: None })
+    }
+
+    /// The window Flame knows for `provider`'s model `name` without asking anyone: the one the
+    /// settings list, else the built-in one.
+    pub fn known_window(&self, provider: ProviderKind, name: &str) -> Option<u64> {
+        let listed = self.models.iter().find(|m| m.name == name).cloned();
+        listed
+            .or_else(|| built_in(name))
+            .filter(|m| m.provider == provider)
+            .map(|m| m.context_window)
+    }
+
+    /// A model of a server on this computer, named `local:<host:port>/<model>`: spoken to over
+    /// the OpenAI-compatible API at the server's address, without a key (none is sent to a
+    /// local server, whatever key the OpenAI settings hold). Its window is the one the settings
+    /// list under that name, else [`LOCAL_DEFAULT_WINDOW`] until the server is asked
+    /// ([`ResolvedModel::local_server`]).
+    fn resolve_local(&self, reference: &str, local: LocalModel) -> ResolvedModel {
+        let listed = self.models.iter().find(|m| m.name == reference);
+        let context_window = listed.map_or(LOCAL_DEFAULT_WINDOW, |m| m.context_window);
+        let max_output_tokens =
+            listed.map_or_else(|| local_reply_tokens(context_window), |m| m.max_output_tokens);
+        ResolvedModel {
+            model: ModelSettings {
+                name: local.model,
+                provider: ProviderKind::Openai,
+                context_window,
+                max_output_tokens,
+            },
+            provider: Provider {
+                kind: ProviderKind::Openai,
+                base_url: discover::base_url(&local.address),
+                key: None,
+                key_source: format!("no key (the model server at {})", local.address),
+            },
+            local_server: listed.is_none().then_some(local.address),
+        }
+    }
+
+    /// Where `kind`'s requests go and with which key: the key from the provider's environment
+    /// variable, else the saved one; the base URL from the settings, else the SDK's environment
+    /// variable, else the provider's default.
+    pub fn provider(&self, kind: ProviderKind, env: &dyn Fn(&str) -> Option<String>) -> Provider {
+        let saved = match kind {
             ProviderKind::Anthropic => &self.anthropic,
             ProviderKind::Openai => &self.openai,
         };
-        let kind = model.provider;
         let (key, key_source) =
             match (env(kind.key_variable()).filter(|k| !k.is_empty()), &saved.api_key) {
                 (Some(key), _) => (Some(ApiKey::new(key)), kind.key_variable().to_owned()),
@@ -452,15 +614,7 @@ impl Settings {
             .clone()
             .or_else(|| env(kind.base_url_variable()).filter(|u| !u.is_empty()))
             .unwrap_or_else(|| kind.default_base_url().to_owned());
-        Ok(ResolvedModel {
-            model,
-            provider: Provider {
-                kind,
-                base_url: base_url.trim_end_matches('/').to_owned(),
-                key,
-                key_source,
-            },
-        })
+        Provider { kind, base_url: base_url.trim_end_matches('/').to_owned(), key, key_source }
     }
 }
 
@@ -506,6 +660,67 @@ mod tests {
         assert!(local.provider.key.is_none());
         let err = settings.resolve(None, &env(&[])).unwrap_err();
         assert!(err.message.contains("no model is configured"), "{}", err.message);
+    }
+
+    #[test]
+    fn a_local_model_goes_to_its_server_without_a_key() {
+        let mut settings = Settings::default();
+        settings.openai.api_key = Some("sk-openai-saved".into());
+        let env =
+            env(&[("OPENAI_API_KEY", "sk-openai-env"), ("OPENAI_BASE_URL", "https://x.example")]);
+        let local = settings.resolve(Some("local:127.0.0.1:11434/qwen2.5-coder:7b"), &env).unwrap();
+        assert_eq!(local.model.name, "qwen2.5-coder:7b");
+        assert_eq!(local.provider.kind, ProviderKind::Openai);
+        assert_eq!(local.provider.base_url, "http://127.0.0.1:11434/v1");
+        assert!(local.provider.key.is_none(), "a key went to a local server");
+        assert_eq!(local.local_server.as_deref(), Some("127.0.0.1:11434"));
+        assert_eq!(
+            (local.model.context_window, local.model.max_output_tokens),
+            (LOCAL_DEFAULT_WINDOW, 2_048)
+        );
+        let told = local.with_window(131_072);
+        assert_eq!((told.model.context_window, told.model.max_output_tokens), (131_072, 4_096));
+        // Listed in the settings under its local name, its window is the settings' own.
+        settings.models.push(ModelSettings {
+            name: "local:127.0.0.1:11434/qwen2.5-coder:7b".into(),
+            provider: ProviderKind::Openai,
+            context_window: 32_768,
+            max_output_tokens: 512,
+        });
+        let listed =
+            settings.resolve(Some("local:127.0.0.1:11434/qwen2.5-coder:7b"), &env).unwrap();
+        assert_eq!((listed.model.context_window, listed.model.max_output_tokens), (32_768, 512));
+        assert_eq!(listed.local_server, None);
+        assert_eq!(local_reply_tokens(0), 1);
+    }
+
+    #[test]
+    fn local_server_addresses_are_checked_and_default_to_the_usual_ports() {
+        assert_eq!(Settings::default().local_servers(), DEFAULT_LOCAL_SERVERS);
+        let with = |addresses: &[&str]| Settings {
+            local_servers: Some(addresses.iter().map(|a| (*a).to_owned()).collect()),
+            ..Settings::default()
+        };
+        assert!(with(&[]).check().is_ok());
+        assert!(with(&["127.0.0.1:9000", "gpu.lan:11434"]).check().is_ok());
+        for (bad, why) in [
+            (vec!["http://127.0.0.1:9000"], "host:port"),
+            (vec!["127.0.0.1"], "no port"),
+            (vec!["127.0.0.1:9000", " 127.0.0.1:9000"], "listed twice"),
+        ] {
+            let err = with(&bad).check().unwrap_err();
+            assert!(err.message.contains(why), "{bad:?}: {}", err.message);
+        }
+        let many: Vec<String> =
+            (0..=MAX_LOCAL_SERVERS).map(|n| format!("127.0.0.1:{}", 9000 + n)).collect();
+        let refs: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert!(with(&refs).check().unwrap_err().message.contains("at most 32"));
+        // An empty list is kept as empty (nothing is looked for), not taken for the defaults.
+        let text = serde_json::to_string(&with(&[])).unwrap();
+        let back: Settings = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.local_servers(), Vec::<String>::new());
+        let text = serde_json::to_string(&Settings::default()).unwrap();
+        assert!(!text.contains("local_servers"), "{text}");
     }
 
     fn file_store(path: &Path) -> SettingsFile {
@@ -696,6 +911,12 @@ mod tests {
         }
         let err = file.save(&Settings { max_tool_rounds: 0, ..Settings::default() }).unwrap_err();
         assert!(err.message.contains("at least 1"), "{}", err.message);
+        for keep in [0, MAX_KEEP_TOOL_RESULTS + 1] {
+            let err = file
+                .save(&Settings { keep_tool_results: keep, ..Settings::default() })
+                .unwrap_err();
+            assert!(err.message.contains("tool results sent in full"), "{}", err.message);
+        }
         let mut insecure = Settings::default();
         insecure.anthropic.base_url = Some("http://10.0.0.5:8080".into());
         assert!(file.save(&insecure).unwrap_err().message.contains("unencrypted"));
@@ -704,6 +925,50 @@ mod tests {
             provider.key_location = None;
         }
         assert_eq!(loaded, good, "the file is as it was");
+    }
+
+    #[test]
+    fn prices_are_saved_checked_and_shown_beside_the_built_in_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        let file = file_store(&path);
+        let local = ModelPrice {
+            model: "llama3.1:8b".into(),
+            input: 100_000,
+            output: 200_000,
+            cache_read: 0,
+            cache_write: 0,
+            as_of: "2026-11".into(),
+        };
+        assert_eq!(
+            Settings::at_or_default(Some(&path)).price_table(),
+            PriceTable::default(),
+            "no file yet"
+        );
+        file.save(&Settings { prices: vec![local.clone()], ..Settings::default() }).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("llama3.1:8b") && !text.contains("built_in_prices"), "{text}");
+        let loaded = file.load().unwrap();
+        assert_eq!(loaded.prices, std::slice::from_ref(&local));
+        assert!(loaded.built_in_prices.is_empty(), "never read from the file");
+        assert_eq!(
+            Settings::at_or_default(Some(&path)).price_table().get("llama3.1:8b"),
+            Some(&local)
+        );
+        let shown = loaded.redacted(&env(&[]));
+        assert_eq!(shown.built_in_prices, cost::built_in_prices());
+        // What the window sends back with the built-in prices in it is saved without them.
+        file.save(&loaded.with_changes(shown)).unwrap();
+        assert!(!std::fs::read_to_string(&path).unwrap().contains("claude-sonnet-4-5"));
+        let too_dear = ModelPrice { input: cost::MAX_PRICE_MICRO_USD + 1, ..local.clone() };
+        let err =
+            file.save(&Settings { prices: vec![too_dear], ..Settings::default() }).unwrap_err();
+        assert_eq!(err.code, ErrorCode::Invalid);
+        assert!(err.message.contains("input price of llama3.1:8b"), "{}", err.message);
+        // A settings file that cannot be read leaves the built-in prices in use.
+        std::fs::write(&path, "{ not json").unwrap();
+        assert_eq!(Settings::at_or_default(Some(&path)).price_table(), PriceTable::default());
+        assert_eq!(Settings::at_or_default(None).price_table(), PriceTable::default());
     }
 
     /// Against a real Secret Service when the session has one; see

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use flame_context::{Budget, ContextDoc, SectionState};
 use flame_import::flame_json::{self, Export, ExportFrame, ExportMessage, ExportTree};
+use flame_model::cost::FrameCost;
 use flame_model::{Frame, FrameId, FrameTree, TreeId};
 use serde::{Deserialize, Serialize};
 
@@ -100,7 +101,7 @@ impl Flame {
         scope: ExportScope,
         progress: &mut dyn FnMut(ExportProgress),
     ) -> Result<Export, ApiError> {
-        let (tree, whole, root) = {
+        let (tree, whole, root, costs) = {
             let store = self.store();
             let (tree, frame) = match TreeId::parse(id) {
                 Ok(tree) => {
@@ -115,7 +116,8 @@ impl Flame {
             };
             let root = if scope == ExportScope::Tree { tree.root.clone() } else { frame };
             let whole = FrameTree::new(tree.clone(), store.frames_of_tree(&tree.id)?);
-            (tree, whole, root)
+            let costs = self.costs_of_tree(&store, &tree.id)?;
+            (tree, whole, root, costs)
         };
         // Depth first, each parent before its children, siblings in position order.
         let mut order: Vec<&Frame> = Vec::new();
@@ -134,7 +136,14 @@ impl Flame {
             // The store is taken frame by frame, so the app's other commands (an agent saving
             // its reply, the graph reloading) are not held up for the length of a large export.
             let messages = self.store().messages(&f.id)?;
-            frames.push(export_frame(f, &root, messages));
+            let mut cost = costs.get(&f.id).cloned();
+            // A frame exported alone stands alone: its subtree in the file is itself.
+            if scope == ExportScope::Frame {
+                cost = cost
+                    .filter(|c| !c.models.is_empty())
+                    .map(|c| FrameCost { subtree: c.own.clone(), ..c });
+            }
+            frames.push(export_frame(f, &root, messages, cost));
             report(done as u64 + 1, total, &mut reported, progress);
         }
         let focus =
@@ -218,7 +227,12 @@ impl Flame {
 }
 
 /// A stored frame in the export schema; `root` is the export's root, which stands alone.
-fn export_frame(f: &Frame, root: &FrameId, messages: Vec<flame_model::Message>) -> ExportFrame {
+fn export_frame(
+    f: &Frame,
+    root: &FrameId,
+    messages: Vec<flame_model::Message>,
+    cost: Option<FrameCost>,
+) -> ExportFrame {
     let is_root = &f.id == root;
     ExportFrame {
         id: f.id.to_string(),
@@ -252,6 +266,7 @@ fn export_frame(f: &Frame, root: &FrameId, messages: Vec<flame_model::Message>) 
                 interrupted: m.interrupted,
             })
             .collect(),
+        cost,
     }
 }
 
@@ -366,6 +381,14 @@ fn markdown(export: &Export) -> String {
         let _ = writeln!(out, "- success criteria: {}", one_line(&f.success_criteria));
         if let Some(reason) = &f.status_reason {
             let _ = writeln!(out, "- reason: {}", one_line(reason));
+        }
+        if let Some(cost) = &f.cost {
+            let _ = writeln!(
+                out,
+                "- cost: {}; with its subtree {}",
+                cost.own.describe(),
+                cost.subtree.describe()
+            );
         }
         for a in &f.artifacts {
             let _ = writeln!(out, "- artifact: {a}");

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 
 use flame_context::{Budget, ContextDoc, ContextInput};
 use flame_tokens::Encoding;
@@ -49,6 +50,10 @@ pub struct TreeOutline {
     pub frames: Vec<FrameOutline>,
     /// The newest event in the data directory when the outline was read.
     pub seq: i64,
+    /// Each frame's cost at the prices in use (see [`Flame::tree_costs`]); frames whose subtree
+    /// recorded no usage are not listed, and the field is left out when none did.
+    #[serde(skip_serializing_if = "HashMap::is_empty")]
+    pub costs: HashMap<FrameId, flame_model::cost::FrameCost>,
 }
 
 /// A frame as the window's chat pane reads it: its entry, and what may be done with it now, as
@@ -222,7 +227,9 @@ impl Flame {
         // by `events_since` rather than missed.
         let seq = store.latest_event_seq()?;
         let id = resolve_tree(&store, tree)?;
-        Ok(TreeOutline { tree: store.tree(&id)?, frames: store.outline_of_tree(&id)?, seq })
+        let frames = store.outline_of_tree(&id)?;
+        let costs = self.costs_of_outline(&store, &id, &frames)?;
+        Ok(TreeOutline { tree: store.tree(&id)?, frames, seq, costs })
     }
 
     /// The newest event's seq in the data directory (0 when there is none): where to start
@@ -523,6 +530,13 @@ impl Flame {
         self.write(actor, |store, change, _| store.set_criteria_compacted(change, id, compacted))
     }
 
+    /// Sets how many of a frame's newest tool results its context sends in full; older ones
+    /// are masked (`flame_context`'s observation masking). Front ends pass the person's
+    /// setting; until then it is [`flame_context::DEFAULT_KEEP_TOOL_RESULTS`].
+    pub fn set_keep_tool_results(&self, keep: usize) {
+        self.keep_tool_results.store(keep, Ordering::Relaxed);
+    }
+
     /// Exactly what the model receives for frame `id` (default: the focused frame of the
     /// current tree) under `budget` (default: [`DEFAULT_BUDGET`]), with the inspector's account.
     pub fn context(
@@ -548,8 +562,11 @@ impl Flame {
                 )
             })
             .collect();
-        let ids: Vec<FrameId> = frames.iter().map(|f| f.id.clone()).collect();
-        let trails = store.file_trails(&ids)?;
+        // Only a finished frame lists files, and it lists what its whole subtree touched: the
+        // frames under a finished sibling are not shown, and their files would be lost.
+        let finished: Vec<FrameId> =
+            frames.iter().filter(|f| f.status.is_finished()).map(|f| f.id.clone()).collect();
+        let trails = store.subtree_file_trails(&finished)?;
         let workspace = store.tree(&tree)?.workspace;
         let input = ContextInput {
             focus: &focus,
@@ -561,7 +578,7 @@ impl Flame {
             linear_message_tokens: store.tree_message_tokens(&tree)?,
             workspace: workspace.as_deref(),
             trails: &trails,
-            keep_tool_results: Some(flame_context::DEFAULT_KEEP_TOOL_RESULTS),
+            keep_tool_results: Some(self.keep_tool_results.load(Ordering::Relaxed)),
         };
         flame_context::assemble(&input).map_err(|e| ApiError::internal("assemble the context", e))
     }

@@ -7,6 +7,7 @@
 
 mod checkpoints;
 mod clock;
+mod cost;
 mod data_dir;
 mod error;
 mod export;
@@ -16,10 +17,11 @@ mod import;
 pub mod logging;
 mod process;
 mod sample;
+mod search;
 pub mod window_paths;
 mod workspace;
 
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::sync::{Mutex, MutexGuard};
 
 use flame_store::Store;
@@ -44,6 +46,10 @@ pub use frames::{
     PopRequest, TreeListEntry, TreeOutline, TreeStatus,
 };
 pub use import::{ImportFormat, ImportProgress, ImportSummary, SkippedRecords, replay_file};
+pub use search::{
+    DEFAULT_SEARCH_HITS, MAX_SEARCH_HITS, MAX_SEARCH_QUERY_CHARS, MAX_SEARCH_WORDS, SearchHit,
+    SearchPlace, SnippetPart,
+};
 pub use workspace::{MAX_OUTPUT_NAME_CHARS, check_workspace};
 
 /// Builds the token encodings now (about a third of a second), so that no request pays for
@@ -68,6 +74,13 @@ pub struct Flame {
     env: Mutex<Env>,
     /// The storage a workspace's checkpoints may take (`set_checkpoint_cap`).
     checkpoint_cap: AtomicU64,
+    /// What model calls cost (`set_prices`).
+    prices: cost::Prices,
+    /// The recorded usage of the tree whose costs were last read, kept up to date.
+    usage: cost::UsageCache,
+    /// How many of the focus's newest tool results the context sends in full
+    /// (`set_keep_tool_results`).
+    keep_tool_results: AtomicUsize,
 }
 
 /// What the front ends show about the running Flame.
@@ -120,6 +133,9 @@ impl Flame {
             store: Mutex::new(store),
             env: Mutex::new(env),
             checkpoint_cap: AtomicU64::new(DEFAULT_CHECKPOINT_CAP_BYTES),
+            prices: cost::Prices::default(),
+            usage: cost::UsageCache::default(),
+            keep_tool_results: AtomicUsize::new(flame_context::DEFAULT_KEEP_TOOL_RESULTS),
         })
     }
 

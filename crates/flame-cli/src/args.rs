@@ -131,6 +131,20 @@ pub enum Command {
     },
     /// Print a frame's full log.
     Log { id: String },
+    /// Find words in every message and every frame's title and results (of one tree with
+    /// --tree): frames first, then messages, newest first. Words are matched whole, ignoring
+    /// case and accents, the last one also as the start of a word; nothing in the words is
+    /// search syntax. At most 500 characters.
+    Search {
+        /// The words to find.
+        #[arg(required = true, num_args = 1..)]
+        query: Vec<String>,
+        #[arg(long, value_name = "TREE")]
+        tree: Option<String>,
+        /// How many hits to print at most (default 50).
+        #[arg(long, value_name = "1..200", value_parser = clap::value_parser!(u32).range(1..=200))]
+        limit: Option<u32>,
+    },
     /// Send a message in a frame and stream the model's answer; the agent may push and pop
     /// frames on the way. Models, keys and autonomy come from Flame's settings and the
     /// providers' environment variables.
@@ -147,6 +161,15 @@ pub enum Command {
         /// that would ask is refused, since there is no one to ask.
         #[arg(long, value_name = "read,change,run", value_delimiter = ',')]
         approve: Vec<ApproveArg>,
+    },
+    /// List the models to pick and where each came from: the settings, each provider's list
+    /// (with a key; cached, so offline is fine) and model servers found on this computer
+    /// (Ollama, llama.cpp, LM Studio, vLLM at the settings' `local_servers`), with their context
+    /// windows. A local model's name (`local:HOST:PORT/NAME`) works with `flame chat --model`.
+    Models {
+        /// Ask the providers for their lists even when the cached ones are recent.
+        #[arg(long)]
+        refresh: bool,
     },
     /// Serve the frame tools over the Model Context Protocol on stdin and stdout, for Claude
     /// Code, OpenCode and other MCP clients.

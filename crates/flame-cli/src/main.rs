@@ -51,6 +51,8 @@ fn main() -> ExitCode {
         Command::Replay { path, format, session, calls } => {
             replay::run(path, format.map(source_format), session.as_deref(), *calls, cli.json)
         }
+        // The models come from the settings, the providers and local servers, not the data.
+        Command::Models { refresh } => list_models(*refresh, cli.json),
         _ => data_dir.and_then(Flame::open).map(Arc::new).and_then(|flame| run(&flame, &cli)),
     };
     match result {
@@ -68,6 +70,10 @@ fn main() -> ExitCode {
 
 fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
     let out = Output { json: cli.json };
+    // Costs (status, exports) at the person's prices and contexts with their masking, from the
+    // settings read without the keys.
+    let settings = flame_agent::Settings::default_path();
+    flame_agent::Settings::at_or_default(settings.as_deref()).configure(flame);
     match &cli.command {
         Command::Tree { command: TreeCommand::New { title, criteria, workspace } } => {
             let tree = flame.create_tree(ACTOR, title, criteria, workspace.as_deref())?;
@@ -88,7 +94,8 @@ fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
         Command::Status { tree } => {
             let tree = tree.as_deref().map(TreeId::parse).transpose()?;
             let status = flame.status(tree.as_ref())?;
-            out.print(&status, || render::status(&status))
+            let costs = flame.tree_costs(Some(&status.tree.id))?;
+            out.print(&render::StatusJson::new(&status, &costs), || render::status(&status, &costs))
         }
         Command::Push { title, criteria, parent } => {
             let frame = flame.push(ACTOR, frame_id(parent)?.as_ref(), title, criteria)?;
@@ -243,6 +250,14 @@ fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
             terminal::print_line(&export_shown(text.trim_end(), to_terminal))
         }
         Command::Replay { .. } => unreachable!("a replay runs without a data directory"),
+        Command::Models { .. } => unreachable!("the models are listed without a data directory"),
+        Command::Search { query, tree, limit } => {
+            let tree = tree.as_deref().map(TreeId::parse).transpose()?;
+            let query = query.join(" ");
+            let hits = flame.search(&query, tree.as_ref(), *limit)?;
+            let limit = limit.unwrap_or(flame_api::DEFAULT_SEARCH_HITS);
+            out.print(&hits, || render::search_hits(&query, &hits, limit))
+        }
         Command::Log { id } => {
             let id = FrameId::parse(id)?;
             let log = flame.log(&id)?;
@@ -252,6 +267,24 @@ fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
             })
         }
     }
+}
+
+/// `flame models`: the models to pick, as the window's picker lists them (see
+/// `flame_agent::model_list`), at this moment's time.
+fn list_models(refresh: bool, json: bool) -> Result<(), ApiError> {
+    let file = flame_agent::SettingsFile::at(flame_agent::Settings::default_path())?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ApiError::internal("start the network runtime", e))?;
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| i64::try_from(since.as_millis()).unwrap_or(i64::MAX));
+    let options = flame_agent::model_list::ListOptions { refresh, ..Default::default() };
+    let env = |name: &str| std::env::var(name).ok();
+    let list = runtime
+        .block_on(flame_agent::model_list::list_models_for(&file, &env, now_ms, &options))?;
+    Output { json }.print(&list, || render::model_list(&list, now_ms))
 }
 
 /// An export as printed: to a terminal with its control characters escaped like every other

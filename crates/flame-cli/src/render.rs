@@ -3,8 +3,10 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use flame_api::{TreeListEntry, TreeStatus};
-use flame_model::{Frame, FrameId, Status};
+use flame_api::{FrameEntry, TreeListEntry, TreeStatus};
+use flame_model::cost::FrameCost;
+use flame_model::{Frame, FrameId, Status, Tree};
+use serde::Serialize;
 
 fn glyph(status: Status) -> &'static str {
     match status {
@@ -47,15 +49,62 @@ pub fn tree_list(trees: &[TreeListEntry]) -> String {
 }
 
 /// Where a tree's workspace tools work.
-pub fn workspace_line(tree: &flame_model::Tree) -> String {
+pub fn workspace_line(tree: &Tree) -> String {
     match &tree.workspace {
         Some(folder) => format!("workspace {folder}"),
         None => "no workspace: the agent has no tools to read files or run commands".to_owned(),
     }
 }
 
-/// The tree drawn with box characters, root on top, the focus marked.
-pub fn status(status: &TreeStatus) -> String {
+/// `flame --json status`: the tree, its focus, and every frame (depth first) with its cost —
+/// its own and its subtree's, at the settings' prices; a frame whose subtree recorded no usage
+/// has a cost of nothing (`completeness` `none`). The fields are [`TreeStatus`]'s.
+#[derive(Debug, Serialize)]
+pub struct StatusJson<'a> {
+    tree: &'a Tree,
+    focus: &'a FrameId,
+    frames: Vec<CostedFrame<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct CostedFrame<'a> {
+    #[serde(flatten)]
+    entry: &'a FrameEntry,
+    cost: FrameCost,
+}
+
+impl<'a> StatusJson<'a> {
+    pub fn new(status: &'a TreeStatus, costs: &HashMap<FrameId, FrameCost>) -> StatusJson<'a> {
+        let frames = status
+            .frames
+            .iter()
+            .map(|entry| CostedFrame {
+                entry,
+                cost: costs.get(&entry.frame.id).cloned().unwrap_or_default(),
+            })
+            .collect();
+        StatusJson { tree: &status.tree, focus: &status.focus, frames }
+    }
+}
+
+/// A frame's cost at the end of its line: its own, and its subtree's when that is more; nothing
+/// when its subtree recorded no usage.
+fn cost_note(cost: Option<&FrameCost>) -> String {
+    let Some(cost) = cost else { return String::new() };
+    let own = cost.own.describe();
+    let subtree = cost.subtree.describe();
+    if cost.own.completeness == flame_model::cost::Completeness::None {
+        format!("  (subtree {subtree})")
+    } else if cost.own.usage == cost.subtree.usage {
+        format!("  {own}")
+    } else {
+        format!("  {own} (subtree {subtree})")
+    }
+}
+
+/// The tree drawn with box characters, root on top, the focus marked, each frame with its cost
+/// (see [`cost_note`]).
+pub fn status(status: &TreeStatus, costs: &HashMap<FrameId, FrameCost>) -> String {
     let mut out = format!("{} (tree {})\n", status.tree.title, status.tree.id);
     if status.tree.workspace.is_some() {
         out.push_str(&workspace_line(&status.tree));
@@ -83,7 +132,8 @@ pub fn status(status: &TreeStatus) -> String {
         }
         last_child_at_depth.push(is_last);
         let focus = if frame.id == status.focus { "  ← focus" } else { "" };
-        let _ = writeln!(out, "{prefix}{}{focus}", frame_line(frame));
+        let cost = cost_note(costs.get(&frame.id));
+        let _ = writeln!(out, "{prefix}{}{cost}{focus}", frame_line(frame));
     }
     out.trim_end().to_owned()
 }
@@ -200,6 +250,146 @@ pub fn rollback(outcome: &flame_api::RollbackOutcome) -> String {
     out
 }
 
+/// `flame models`: one line a model (the name to pick it by, its context window, where it came
+/// from), then how each provider's list and each local address went.
+pub fn model_list(list: &flame_agent::model_list::ModelList, now_ms: i64) -> String {
+    use flame_agent::model_list::ModelSource;
+    let width = list.models.iter().map(|m| m.id.chars().count()).max().unwrap_or(0).max(5);
+    let mut out = String::new();
+    if list.models.is_empty() {
+        out.push_str("no models: name one in the settings, set a provider's key, or start a local model server\n");
+    } else {
+        let _ = writeln!(out, "{:<width$}  {:>9}  FROM", "MODEL", "WINDOW");
+    }
+    for model in &list.models {
+        let window = model.context_window.map_or_else(|| "?".to_owned(), thousands);
+        let from = match &model.source {
+            ModelSource::Configured { provider } => {
+                let default = list.default_model.as_deref() == Some(model.id.as_str());
+                format!("settings{}, {}", if default { " (default)" } else { "" }, provider.name())
+            }
+            ModelSource::Provider { provider } => format!("{}'s list", provider.name()),
+            ModelSource::Local { address, server } => format!("{} at {address}", server.name()),
+        };
+        let _ = writeln!(out, "{:<width$}  {window:>9}  {from}", model.id);
+    }
+    out.push('\n');
+    for provider in &list.providers {
+        let name = provider.provider.name();
+        let when = provider.fetched_at_ms.map(|at| {
+            let cached = if provider.from_cache { ", cached" } else { "" };
+            format!("fetched {}{cached}", age(now_ms.saturating_sub(at)))
+        });
+        let line = match (when, &provider.problem) {
+            (Some(when), Some(problem)) => format!("{name}: {when}; {problem}"),
+            (Some(when), None) => format!("{name}: {} ({when})", provider.base_url),
+            (None, Some(problem)) => format!("{name}: {problem}"),
+            (None, None) => format!("{name}: nothing listed"),
+        };
+        let _ = writeln!(out, "{line}");
+        if provider.models_left_out > 0 {
+            let _ = writeln!(out, "  and {} more models left out", provider.models_left_out);
+        }
+    }
+    let mut silent = Vec::new();
+    for server in &list.local_servers {
+        match (server.kind, &server.problem) {
+            (Some(kind), _) => {
+                let more = match server.models_left_out {
+                    0 => String::new(),
+                    n => format!(", {n} more left out"),
+                };
+                let models = if server.models == 1 { "model" } else { "models" };
+                let _ = writeln!(
+                    out,
+                    "{} at {}: {} {models}{more}",
+                    kind.name(),
+                    server.address,
+                    server.models
+                );
+            }
+            (None, Some(problem)) if problem.starts_with("nothing answers") => {
+                silent.push(server.address.as_str());
+            }
+            (None, problem) => {
+                let _ = writeln!(out, "{}: {}", server.address, problem.as_deref().unwrap_or("?"));
+            }
+        }
+    }
+    if !silent.is_empty() {
+        let _ = writeln!(out, "no model server answers at {}", silent.join(", "));
+    }
+    if list.local_servers.is_empty() {
+        let _ = writeln!(
+            out,
+            "no addresses to look for local model servers at (settings: local_servers)"
+        );
+    }
+    out.trim_end().to_owned()
+}
+
+/// `flame search`: each hit as the frame's id and its path from the root, then where in the
+/// frame the words are and the snippet on one line, matched words in brackets.
+pub fn search_hits(query: &str, hits: &[flame_api::SearchHit], limit: u32) -> String {
+    if hits.is_empty() {
+        return format!("nothing found for {query:?}");
+    }
+    let mut out = String::new();
+    for hit in hits {
+        let place = match hit.place {
+            flame_api::SearchPlace::Message { id, role } => {
+                format!("message {id} ({})", role.as_str())
+            }
+            flame_api::SearchPlace::Results => "title or results".to_owned(),
+        };
+        let snippet: String = hit
+            .snippet
+            .iter()
+            .map(|part| {
+                let text = part.text.replace(['\n', '\r', '\t'], " ");
+                if part.matched { format!("[{text}]") } else { text }
+            })
+            .collect();
+        out.push_str(&format!(
+            "{}  {}\n  {place}: {}\n",
+            hit.frame,
+            hit.path.join(" › "),
+            snippet.trim()
+        ));
+    }
+    if hits.len() as u32 >= limit {
+        out.push_str(&format!(
+            "(the first {limit}; --limit shows up to {})",
+            flame_api::MAX_SEARCH_HITS
+        ));
+    }
+    out.trim_end().to_owned()
+}
+
+/// `n` with thousands separated by commas: `200,000`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// How long ago, in words: `just now`, `5 min ago`, `3 h ago`, `2 days ago`.
+fn age(ms: i64) -> String {
+    let minutes = ms / 60_000;
+    match minutes {
+        ..1 => "just now".to_owned(),
+        1..60 => format!("{minutes} min ago"),
+        60..2880 => format!("{} h ago", minutes / 60),
+        _ => format!("{} days ago", minutes / 1440),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,7 +399,7 @@ mod tests {
         let mut ids = flame_model::IdSource::seeded(1);
         let root = ids.frame_id();
         let summary = flame_api::ImportSummary {
-            tree: flame_model::Tree {
+            tree: Tree {
                 id: ids.tree_id(),
                 title: "t".into(),
                 root: root.clone(),

@@ -6,10 +6,16 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+#[path = "cli/cost.rs"]
+mod cost;
 #[path = "cli/llama_server.rs"]
 mod llama_server;
+#[path = "cli/models.rs"]
+mod models;
 #[path = "cli/pop_frame.rs"]
 mod pop_frame;
+#[path = "cli/search.rs"]
+mod search;
 #[path = "cli/terminal.rs"]
 mod terminal;
 #[path = "cli/workspace.rs"]
@@ -590,8 +596,10 @@ fn import_replay_and_export_a_shared_session() {
     assert!(replay["flame_tokens"].as_u64() < replay["linear_tokens"].as_u64());
     let table = home.ok(&["replay", &session]);
     assert!(table.contains("total over 151 calls"), "{table}");
-    assert!(table.contains("first-touch recall: "), "{table}");
+    assert!(table.contains("first-touch recall: 100% "), "{table}");
+    assert!(table.contains("token estimate: Flame counts "), "{table}");
     assert!(replay["first_touch_recall"].as_f64().is_some_and(|r| r > 0.0), "{replay}");
+    assert!(replay["recorded_growth"].as_u64().is_some_and(|n| n > 0), "{replay}");
 
     let tree = summary["tree"]["id"].as_str().unwrap();
     let markdown = home.ok(&["export", tree, "--format", "markdown"]);

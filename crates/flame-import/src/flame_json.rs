@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use flame_model::cost::FrameCost;
 use flame_model::{
     MAX_DEPTH, NewMessage, Role, Status, Timestamp, ToolCall, ToolResult, Usage, stored,
 };
@@ -15,8 +16,10 @@ use crate::{ImportError, Progress};
 
 /// The value of `format` in every export.
 pub const FORMAT: &str = "flame-export";
-/// The schema version this Flame writes and reads.
-pub const VERSION: u32 = 1;
+/// The schema version this Flame writes: 2 added each frame's `cost`.
+pub const VERSION: u32 = 2;
+/// The oldest schema version this Flame reads (version 1 is version 2 without costs).
+pub const OLDEST_VERSION: u32 = 1;
 
 /// A frame's subtree as exported.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -58,6 +61,11 @@ pub struct ExportFrame {
     pub started_at: Option<Timestamp>,
     pub ended_at: Option<Timestamp>,
     pub messages: Vec<ExportMessage>,
+    /// What the frame and its subtree cost at the exporting Flame's prices (version 2): written
+    /// for the people and scripts reading the file, never read back — an imported tree's costs
+    /// come from its messages' usage at the importing Flame's prices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<FrameCost>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -102,8 +110,11 @@ pub fn to_draft(export: &Export) -> Result<Draft, String> {
     if export.format != FORMAT {
         return Err(format!("\"format\" is {:?}, expected {FORMAT:?}", export.format));
     }
-    if export.version != VERSION {
-        return Err(format!("version {} is not one this Flame reads ({VERSION})", export.version));
+    if !(OLDEST_VERSION..=VERSION).contains(&export.version) {
+        return Err(format!(
+            "version {} is not one this Flame reads ({OLDEST_VERSION} to {VERSION})",
+            export.version
+        ));
     }
     let index: std::collections::HashMap<&str, usize> =
         export.frames.iter().enumerate().map(|(i, f)| (f.id.as_str(), i)).collect();

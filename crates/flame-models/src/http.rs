@@ -51,6 +51,11 @@ impl Client {
         Client { http, retry }
     }
 
+    /// The HTTP client, for the other requests a provider answers (its list of models).
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
     /// Streams one turn, passing deltas to `on_event` as they arrive.
     pub async fn stream(
         &self,
@@ -171,6 +176,17 @@ fn prepare(
     provider: &Provider,
     request: &ChatRequest,
 ) -> Result<(String, serde_json::Value, HeaderMap), ModelError> {
+    let headers = auth_headers(provider)?;
+    let base = provider.base_url.trim_end_matches('/');
+    match provider.kind {
+        ProviderKind::Anthropic => Ok((anthropic::url(base), anthropic::body(request), headers)),
+        ProviderKind::Openai => Ok((openai::url(base), openai::body(request), headers)),
+    }
+}
+
+/// The headers every request to `provider` carries: its key (refused as missing where the
+/// provider needs one) and, for Anthropic, the API version.
+pub(crate) fn auth_headers(provider: &Provider) -> Result<HeaderMap, ModelError> {
     let mut headers = HeaderMap::new();
     let key = provider.key.as_ref();
     let value = |text: &str| {
@@ -191,7 +207,6 @@ fn prepare(
             secret.set_sensitive(true);
             headers.insert("x-api-key", secret);
             headers.insert("anthropic-version", HeaderValue::from_static(anthropic::VERSION));
-            Ok((anthropic::url(base), anthropic::body(request), headers))
         }
         ProviderKind::Openai => {
             // Local OpenAI-compatible servers (Ollama, llama.cpp) usually need no key.
@@ -209,9 +224,9 @@ fn prepare(
                 }
                 None => {}
             }
-            Ok((openai::url(base), openai::body(request), headers))
         }
     }
+    Ok(headers)
 }
 
 /// `retry-after` in seconds (providers send whole or fractional seconds). A number of seconds too
@@ -227,7 +242,7 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 
 /// The start of an error response's body, at most [`MAX_ERROR_BODY_BYTES`] of it: the rest is
 /// not read, and the connection is dropped with it. A body that breaks off gives what arrived.
-async fn read_error_body(mut response: reqwest::Response) -> String {
+pub(crate) async fn read_error_body(mut response: reqwest::Response) -> String {
     let mut body = Vec::new();
     while body.len() < MAX_ERROR_BODY_BYTES {
         match response.chunk().await {
@@ -242,14 +257,14 @@ async fn read_error_body(mut response: reqwest::Response) -> String {
 }
 
 /// The `error.message` of a provider's JSON error body, or the body itself, shortened.
-fn error_message(body: &str) -> String {
+pub(crate) fn error_message(body: &str) -> String {
     let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
     let message = parsed.as_ref().and_then(|v| v["error"]["message"].as_str().map(str::to_owned));
     let text = message.unwrap_or_else(|| body.trim().to_owned());
     if text.is_empty() { "no explanation".to_owned() } else { shorten(&text) }
 }
 
-fn scrub(provider: &Provider, text: &str) -> String {
+pub(crate) fn scrub(provider: &Provider, text: &str) -> String {
     provider.key.as_ref().map_or_else(|| text.to_owned(), |key| key.scrub(text))
 }
 

@@ -14,8 +14,10 @@
 
 mod anthropic;
 mod decode;
+pub mod discover;
 mod http;
 mod openai;
+mod provider_models;
 pub mod replay;
 mod sse;
 
@@ -29,6 +31,7 @@ pub use decode::decode_stream;
 /// tools a request offers are described as everywhere else in Flame.
 pub use flame_model::{ToolCall, ToolSpec, Usage};
 pub use http::{Client, RetryPolicy};
+pub use provider_models::{MAX_PROVIDER_LIST_PAGES, PROVIDER_LIST_TIMEOUT, ProviderModels};
 pub use tokio_util::sync::CancellationToken;
 
 /// Which wire format to speak.

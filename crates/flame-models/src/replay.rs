@@ -1,6 +1,9 @@
 //! A local HTTP server that answers model requests with recorded responses, for tests: Flame's
 //! own, and anything that needs a provider without a network. It listens on 127.0.0.1 only,
-//! records every request it gets, and plays a queue of [`Reply`]s in order.
+//! records every request it gets, and plays a queue of [`Reply`]s in order; a request a route
+//! matches ([`ReplayServer::route`], by method, path and what its body holds) gets that route's
+//! reply instead, every time, which is how a test plays a whole server (Ollama's `/api/tags`, and
+//! `/api/show` answering each model its own way).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -21,6 +24,11 @@ pub enum Reply {
     Slow { body: String, first: usize, hold: Duration },
     /// A JSON response with this status and these extra headers.
     Json { status: u16, headers: Vec<(String, String)>, body: String },
+    /// A `200 application/json` response without a length whose body never ends: `piece`
+    /// repeated until the client goes away, for a reader that must stop at its limit.
+    Endless { piece: String },
+    /// Reads the request and answers nothing for `hold`, then closes: a server past any timeout.
+    Silent { hold: Duration },
 }
 
 impl Reply {
@@ -32,6 +40,15 @@ impl Reply {
     pub fn json(status: u16, body: impl Into<String>) -> Reply {
         Reply::Json { status, headers: Vec::new(), body: body.into() }
     }
+}
+
+/// A reply given to every request that matches.
+#[derive(Debug, Clone)]
+struct Route {
+    method: String,
+    path: String,
+    body_holds: String,
+    reply: Reply,
 }
 
 /// A request the server received.
@@ -59,6 +76,8 @@ impl Recorded {
 pub struct ReplayServer {
     pub base_url: String,
     replies: Arc<Mutex<VecDeque<Reply>>>,
+    /// Replies answered every time they match, the newest route first.
+    routes: Arc<Mutex<Vec<Route>>>,
     requests: Arc<Mutex<Vec<Recorded>>>,
 }
 
@@ -68,7 +87,12 @@ impl ReplayServer {
     pub async fn start() -> std::io::Result<ReplayServer> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let base_url = format!("http://{}", listener.local_addr()?);
-        let server = ReplayServer { base_url, replies: Arc::default(), requests: Arc::default() };
+        let server = ReplayServer {
+            base_url,
+            replies: Arc::default(),
+            routes: Arc::default(),
+            requests: Arc::default(),
+        };
         let accepting = server.clone();
         tokio::spawn(async move {
             while let Ok((socket, _)) = listener.accept().await {
@@ -86,6 +110,29 @@ impl ReplayServer {
         self.replies.lock().expect("not poisoned").extend(replies);
     }
 
+    /// Answers every `method` request for `path` (its query left out) with `reply`, before the
+    /// queue is looked at.
+    pub fn route(&self, method: &str, path: &str, reply: Reply) {
+        self.route_when(method, path, "", reply);
+    }
+
+    /// Like [`ReplayServer::route`], for the requests whose body holds `body_holds` alone. A
+    /// route given later is matched first.
+    pub fn route_when(&self, method: &str, path: &str, body_holds: &str, reply: Reply) {
+        let route = Route {
+            method: method.to_ascii_uppercase(),
+            path: path.to_owned(),
+            body_holds: body_holds.to_owned(),
+            reply,
+        };
+        self.routes.lock().expect("not poisoned").insert(0, route);
+    }
+
+    /// Where the server listens, as `host:port`.
+    pub fn address(&self) -> &str {
+        self.base_url.trim_start_matches("http://")
+    }
+
     /// Every request so far.
     pub fn requests(&self) -> Vec<Recorded> {
         self.requests.lock().expect("not poisoned").clone()
@@ -93,8 +140,20 @@ impl ReplayServer {
 
     async fn answer(&self, mut socket: TcpStream) -> std::io::Result<()> {
         let request = read_request(&mut socket).await?;
+        let path = request.path.split('?').next().unwrap_or_default();
+        let routed = self
+            .routes
+            .lock()
+            .expect("not poisoned")
+            .iter()
+            .find(|r| {
+                r.method.eq_ignore_ascii_case(&request.method)
+                    && r.path == path
+                    && request.body.contains(&r.body_holds)
+            })
+            .map(|r| r.reply.clone());
         self.requests.lock().expect("not poisoned").push(request);
-        let reply = self.replies.lock().expect("not poisoned").pop_front();
+        let reply = routed.or_else(|| self.replies.lock().expect("not poisoned").pop_front());
         let head = |status: &str, kind: &str| {
             format!(
                 "HTTP/1.1 {status}\r\ncontent-type: {kind}\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n"
@@ -135,6 +194,18 @@ impl ReplayServer {
                 ));
                 socket.write_all(text.as_bytes()).await?;
             }
+            Some(Reply::Endless { piece }) => {
+                socket.write_all(head("200 OK", "application/json").as_bytes()).await?;
+                let piece = if piece.is_empty() { " ".to_owned() } else { piece };
+                // Ends when the client closes the connection and a write fails.
+                loop {
+                    socket.write_all(piece.as_bytes()).await?;
+                }
+            }
+            Some(Reply::Silent { hold }) => {
+                tokio::time::sleep(hold).await;
+                return Ok(());
+            }
             None => {
                 let body = r#"{"error":{"message":"the replay server has no reply queued for this request"}}"#;
                 let text = format!(
@@ -153,6 +224,7 @@ fn reason(status: u16) -> &'static str {
         200 => "OK",
         400 => "Bad Request",
         401 => "Unauthorized",
+        404 => "Not Found",
         429 => "Too Many Requests",
         500 => "Internal Server Error",
         529 => "Overloaded",

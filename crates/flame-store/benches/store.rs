@@ -3,7 +3,9 @@
 //! per figure, for `make bench`.
 //!
 //! Targets (issue "The frame tree"): import ≥ 100k rows/s; one message commit ≤ 1 ms median;
-//! loading a whole tree ≤ 100 ms; a frame's ancestors with their children ≤ 1 ms.
+//! loading a whole tree ≤ 100 ms; a frame's ancestors with their children ≤ 1 ms. The usage
+//! aggregate costs are computed from is measured too (no target: the facade reads a tree's whole
+//! once, then only the frames changes name; see flame-api's `cost` benchmark).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -76,6 +78,22 @@ fn main() {
     let started = Instant::now();
     assert_eq!(store.frames_of_tree(&tree.id).unwrap().len(), frame_count);
     bench("store.load_tree_full", started.elapsed().as_secs_f64() * 1e3, "ms");
+
+    // Every frame's usage by model (half the messages are replies with usage): what a tree's
+    // costs are computed from.
+    let mut aggregates = Vec::new();
+    for _ in 0..5 {
+        let started = Instant::now();
+        let rows = store.usage_by_frame_and_model(&tree.id).unwrap();
+        aggregates.push(started.elapsed());
+        assert!(!rows.is_empty() || message_count < 2);
+    }
+    aggregates.sort();
+    bench(
+        "store.usage_by_frame_and_model_median",
+        percentile(&aggregates, 0.5).as_secs_f64() * 1e3,
+        "ms",
+    );
 
     // The deepest frame has the longest path, so the most ancestors and children to read.
     let (deepest, depth) = flame_store::synthetic::deepest_frame(&frames);

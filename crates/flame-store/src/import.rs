@@ -108,6 +108,9 @@ impl Store {
             params![tree.id.as_str(), tree.title, tree.root.as_str(), tree.focus.as_str(), tree.created_at, message_tokens as i64],
         )
         .map_err(|e| StoreError::taken_or(e, tree.id.as_str()))?;
+        // The search index takes the tree's rows in one statement each at the end (see
+        // `index_imported`), not row by row from the triggers.
+        tx.execute("INSERT INTO search_deferred (only) VALUES (1)", [])?;
         {
             let mut insert_frame = tx.prepare(
                 "INSERT INTO frames (id, tree_id, parent_id, position, title, success_criteria,
@@ -237,6 +240,7 @@ impl Store {
                 }
             }
         }
+        index_imported(&tx, &tree.id, &ranges)?;
         tx.execute(
             "INSERT INTO store_meta (key, value) VALUES ('current_tree', ?1)
              ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -250,6 +254,40 @@ impl Store {
             trail_paths_left_out,
         })
     }
+}
+
+/// Adds an imported tree's frames and messages to the search indexes, in the import's transaction:
+/// one statement per index. FTS5 writes the terms it holds to disk at the start of each statement
+/// that changes it, so the triggers' row-by-row indexing (which `search_deferred` held back while
+/// the rows were written) would leave a sliver of index per row to merge later: an import of a
+/// million messages took several times as long. `messages` are the ranges of message ids written.
+fn index_imported(
+    tx: &rusqlite::Transaction<'_>,
+    tree: &flame_model::TreeId,
+    messages: &[Option<(i64, i64)>],
+) -> Result<(), StoreError> {
+    tx.execute("DELETE FROM search_deferred", [])?;
+    tx.execute(
+        "INSERT INTO frame_search_rows (frame_id) SELECT id FROM frames WHERE tree_id = ?1",
+        [tree.as_str()],
+    )?;
+    tx.execute(
+        "INSERT INTO frame_search (rowid, title, results, tree)
+         SELECT id, title, results, tree FROM frame_search_text WHERE tree = ?1",
+        [tree.as_str()],
+    )?;
+    // The import holds the write lock, so its messages' ids run without a gap.
+    let written = messages.iter().flatten();
+    if let (Some(first), Some(last)) =
+        (written.clone().map(|r| r.0).min(), written.map(|r| r.1).max())
+    {
+        tx.execute(
+            "INSERT INTO message_search (rowid, content, calls, tree)
+             SELECT id, content, calls, tree FROM message_search_text WHERE id BETWEEN ?1 AND ?2",
+            params![first, last],
+        )?;
+    }
+    Ok(())
 }
 
 fn children_by_parent(

@@ -9,6 +9,7 @@ mod frames;
 mod import;
 mod migrations;
 mod rows;
+mod search;
 #[cfg(feature = "synthetic")]
 pub mod synthetic;
 
@@ -24,6 +25,10 @@ pub use frames::{
 };
 pub use import::{ImportCounts, ImportedMessage};
 pub use migrations::LATEST_SCHEMA_VERSION;
+pub use search::{
+    DEFAULT_SEARCH_HITS, HitPlace, MAX_SEARCH_HITS, MAX_SEARCH_QUERY_CHARS, MAX_SEARCH_WORDS,
+    MIN_PREFIX_CHARS, SNIPPET_WORDS, SearchError, SearchHit, SnippetPart,
+};
 
 use flame_model::FrameError;
 

@@ -31,6 +31,8 @@ const MIGRATIONS: &[Migration] = &[
     Migration { version: 5, sql: include_str!("migrations/0005_reply_owner.sql") },
     Migration { version: 6, sql: include_str!("migrations/0006_workspace.sql") },
     Migration { version: 7, sql: include_str!("migrations/0007_checkpoints.sql") },
+    Migration { version: 8, sql: include_str!("migrations/0008_search.sql") },
+    Migration { version: 9, sql: include_str!("migrations/0009_usage_index.sql") },
 ];
 
 /// The version a freshly opened database is at.
@@ -135,5 +137,99 @@ mod tests {
         assert_eq!(store.tree(&tree).unwrap().workspace.as_deref(), Some("/work/project"));
         assert_eq!(store.allowed_kinds(&tree).unwrap(), vec![ToolKind::Reading]);
         assert_eq!(store.file_trail(&root).unwrap(), trail);
+    }
+
+    /// A database at version 8 (before the usage index) opens with its replies' usage indexed,
+    /// usage that is not JSON included as nothing rather than failing the migration.
+    #[test]
+    fn a_version_8_database_gains_the_usage_index() {
+        use flame_model::cost::ModelUsage;
+        use flame_model::{TreeId, Usage};
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("flame.db");
+        {
+            let conn = Connection::open(&path).unwrap();
+            for migration in MIGRATIONS.iter().filter(|m| m.version <= 8) {
+                conn.execute_batch(migration.sql).unwrap();
+            }
+            conn.pragma_update(None, "user_version", 8).unwrap();
+            conn.execute_batch(
+                r#"INSERT INTO trees (id, title, root_id, focus_id, created_at)
+                       VALUES ('t0000000001', 'Old', 'f0000000001', 'f0000000001', 1);
+                   INSERT INTO frames (id, tree_id, parent_id, position, title, success_criteria, status, created_at)
+                       VALUES ('f0000000001', 't0000000001', NULL, 0, 'Old tree', 'c', 'in_progress', 1);
+                   INSERT INTO messages (id, frame_id, role, content, tokens, model, usage, created_at)
+                       VALUES (1, 'f0000000001', 'assistant', 'a', 1, 'claude-opus-4-6', '{"input_tokens":3,"cache_read_input_tokens":5}', 2),
+                              (2, 'f0000000001', 'assistant', 'b', 1, 'claude-opus-4-6', '{not json', 3),
+                              (3, 'f0000000001', 'user', 'c', 1, NULL, NULL, 4);"#,
+            )
+            .unwrap();
+        }
+        let store = crate::Store::open(&path).unwrap();
+        assert_eq!(store.schema_version().unwrap(), LATEST_SCHEMA_VERSION);
+        let rows = store.usage_by_frame_and_model(&TreeId::from_trusted("t0000000001".into()));
+        let usage = Usage { input_tokens: 3, cache_read_tokens: 5, ..Usage::default() };
+        assert_eq!(
+            rows.unwrap().into_iter().map(|(_, u)| u).collect::<Vec<_>>(),
+            [ModelUsage { model: Some("claude-opus-4-6".into()), usage }]
+        );
+    }
+
+    /// A database at version 7 (before search) opens with its messages, tool calls, titles and
+    /// results already searchable, a reply left open not indexed until it is finished, and
+    /// stored tool calls that are not JSON left out rather than failing the migration.
+    #[test]
+    fn a_version_7_database_gains_a_search_index_of_what_it_holds() {
+        use flame_model::{Actor, FrameId, MessageId, NewMessage, Role};
+
+        use crate::{Change, HitPlace, Store};
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("flame.db");
+        {
+            let conn = Connection::open(&path).unwrap();
+            for migration in MIGRATIONS.iter().filter(|m| m.version <= 7) {
+                conn.execute_batch(migration.sql).unwrap();
+            }
+            conn.pragma_update(None, "user_version", 7).unwrap();
+            conn.execute_batch(
+                r#"INSERT INTO trees (id, title, root_id, focus_id, created_at)
+                       VALUES ('t0000000001', 'Old', 'f0000000001', 'f0000000002', 1);
+                   INSERT INTO frames (id, tree_id, parent_id, position, title, success_criteria, status, results, created_at)
+                       VALUES ('f0000000001', 't0000000001', NULL, 0, 'Old tree', 'c', 'in_progress', NULL, 1),
+                              ('f0000000002', 't0000000001', 'f0000000001', 0, 'Find the parser', 'c', 'completed', 'The lexer was rewritten', 2);
+                   INSERT INTO messages (id, frame_id, role, content, tool_calls, tokens, created_at, open)
+                       VALUES (1, 'f0000000002', 'user', 'where is the oldword', NULL, 3, 3, 0),
+                              (2, 'f0000000002', 'assistant', '', '[{"input": {"pattern": "grepword"}, "id": "c1", "name": "grep"}]', 3, 4, 0),
+                              (3, 'f0000000002', 'assistant', 'broken calls', '{not json', 3, 5, 0),
+                              (4, 'f0000000001', 'assistant', 'streamingword', NULL, 0, 6, 1);"#,
+            )
+            .unwrap();
+        }
+        let mut store = Store::open(&path).unwrap();
+        assert_eq!(store.schema_version().unwrap(), LATEST_SCHEMA_VERSION);
+        store.check_search_index().unwrap();
+        let found = |store: &Store, words: &str| -> Vec<HitPlace> {
+            store.search(words, None, 50).unwrap().into_iter().map(|h| h.place).collect()
+        };
+        let message = |id| HitPlace::Message { id: MessageId(id), role: Role::Assistant };
+        assert_eq!(
+            found(&store, "oldword"),
+            [HitPlace::Message { id: MessageId(1), role: Role::User }]
+        );
+        assert_eq!(found(&store, "grepword"), [message(2)], "arguments stored as `input`");
+        assert_eq!(found(&store, "broken"), [message(3)]);
+        assert_eq!(found(&store, "lexer"), [HitPlace::Results]);
+        assert_eq!(found(&store, "parser"), [HitPlace::Results]);
+        assert!(found(&store, "streamingword").is_empty(), "an open reply waits to be finished");
+
+        let change = Change { actor: Actor::Person, at: 7 };
+        let finished = NewMessage::text(Role::Assistant, "streamingword done");
+        store.finish_reply(change, MessageId(4), &finished, 2).unwrap();
+        assert_eq!(found(&store, "streamingword"), [message(4)]);
+        let hit = &store.search("streamingword", None, 1).unwrap()[0];
+        assert_eq!(hit.frame, FrameId::from_trusted("f0000000001".into()));
+        store.check_search_index().unwrap();
     }
 }

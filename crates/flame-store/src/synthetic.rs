@@ -1,6 +1,6 @@
 //! Synthetic trees for benchmarks: large, deterministic, and valid by construction.
 
-use flame_model::{Frame, FrameId, IdSource, NewMessage, Role, Status, Tree};
+use flame_model::{Frame, FrameId, IdSource, NewMessage, Role, Status, Tree, Usage};
 
 use crate::ImportedMessage;
 
@@ -45,16 +45,23 @@ pub fn tree(frame_count: usize, message_count: usize) -> (Tree, Vec<Frame>, Vec<
         .map(|i| {
             let text: Vec<&str> = (0..30).map(|_| words[rng.usize(0..words.len())]).collect();
             let text = text.join(" ");
-            ImportedMessage {
-                frame: rng.usize(0..frame_count),
-                // About four bytes a token: the generated text only needs plausible counts.
-                tokens: (text.len() as u64).div_ceil(4),
-                message: NewMessage::text(
-                    if i % 2 == 0 { Role::User } else { Role::Assistant },
-                    text,
-                ),
-                at: i as i64,
+            // About four bytes a token: the generated text only needs plausible counts.
+            let tokens = (text.len() as u64).div_ceil(4);
+            let mut message =
+                NewMessage::text(if i % 2 == 0 { Role::User } else { Role::Assistant }, text);
+            // Replies record usage, as a model's do, so costs have something to add up; taken
+            // from the index, not the generator, so the trees are the same as before they had it.
+            if i % 2 == 1 {
+                message.model =
+                    Some(["claude-sonnet-4-5", "gpt-4o", "llama3.1:8b"][i / 2 % 3].to_owned());
+                message.usage = Some(Usage {
+                    input_tokens: 1_000 + (i as u64 % 997),
+                    output_tokens: tokens,
+                    cache_read_tokens: 20_000 + (i as u64 % 7_919),
+                    cache_write_tokens: i as u64 % 1_009,
+                });
             }
+            ImportedMessage { frame: rng.usize(0..frame_count), tokens, message, at: i as i64 }
         })
         .collect();
     let focus = frames[chain - 1].id.clone();

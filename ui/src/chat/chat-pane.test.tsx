@@ -965,6 +965,7 @@ describe("the composer's model picker", () => {
     autonomy: "ask",
     approval: DEFAULT_APPROVAL,
     max_tool_rounds: 8,
+    keep_tool_results: 3,
     checkpoint_cap_mb: 2048,
     anthropic: { base_url: null, api_key: "(set)" },
     openai: { base_url: "http://127.0.0.1:11434/v1", api_key: null },

@@ -12,6 +12,7 @@ import type {
   SuggestionKind,
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
+import { costOf } from "../cost-text";
 import { ExportDialog } from "../export-dialog";
 import { frameActions, type RunCommand } from "../frame-actions";
 import { STATUS_STYLE } from "../status-style";
@@ -26,6 +27,12 @@ import { PopDialog } from "./pop-dialog";
 import { ReadOnlyBar } from "./read-only-bar";
 import { useConversation } from "./use-conversation";
 
+/** A request to show or hide one of the pane's panels; `seq` tells a new one from the last. */
+export interface PanelRequest {
+  panel: "inspector" | "changes";
+  seq: number;
+}
+
 export function ChatPane({
   backend,
   outline,
@@ -34,6 +41,7 @@ export function ChatPane({
   onFocus,
   models,
   onOpenSettings,
+  panelRequest = null,
 }: {
   backend: Backend;
   outline: TreeOutline;
@@ -45,6 +53,9 @@ export function ChatPane({
   models: ModelChoice;
   /** Opens the settings dialog, which the app holds. */
   onOpenSettings: () => void;
+  /** The command palette's latest request to show or hide a panel, as its Context and Changes
+   * buttons do; each is applied once, when its `seq` is new. */
+  panelRequest?: PanelRequest | null;
 }) {
   const conversation = useConversation(backend, frame.id, outline.seq, models.chosen);
   const { detail, loadError, messages, reply, outcome, waiting } = conversation;
@@ -57,6 +68,15 @@ export function ChatPane({
   const [popping, setPopping] = useState(false);
   const [exporting, setExporting] = useState(false);
   const list = useRef<HTMLDivElement>(null);
+
+  // A request made before this pane was drawn (for another tree's pane) is not for it.
+  const panelSeen = useRef(panelRequest?.seq ?? 0);
+  useEffect(() => {
+    if (panelRequest === null || panelRequest.seq <= panelSeen.current) return;
+    panelSeen.current = panelRequest.seq;
+    if (panelRequest.panel === "inspector") setInspecting((open) => !open);
+    else setShowingChanges((open) => !open);
+  }, [panelRequest]);
 
   // A new frame in focus starts with a clean slate: no status card from the previous one.
   useEffect(() => setShowStatus(false), [frame.id]);
@@ -93,7 +113,14 @@ export function ChatPane({
         onExport={() => setExporting(true)}
         onFocus={onFocus}
       />
-      {inspecting && <ContextInspector backend={backend} frame={frame.id} seq={outline.seq} />}
+      {inspecting && (
+        <ContextInspector
+          backend={backend}
+          frame={frame.id}
+          seq={outline.seq}
+          cost={costOf(outline, frame.id)}
+        />
+      )}
       {showingChanges && (
         <ChangesView
           backend={backend}

@@ -2,11 +2,15 @@ import { render } from "preact";
 import { act } from "preact/test-utils";
 import { afterEach, describe, expect, it } from "vitest";
 
-import type { ContextDoc_Serialize as ContextDoc } from "../bindings";
+import type {
+  ContextDoc_Serialize as ContextDoc,
+  FrameCost_Serialize as FrameCost,
+} from "../bindings";
 import { answer, fakeBackend, settle } from "../test-backend";
+import { frameCost } from "../test-costs";
 import { ContextInspector } from "./context-inspector";
 
-function doc(masked: number, saved: number): ContextDoc {
+function doc(masked: number, saved: number, calls = 0): ContextDoc {
   return {
     system: "preamble <stack-context/>",
     xml: "<stack-context/>",
@@ -23,17 +27,18 @@ function doc(masked: number, saved: number): ContextDoc {
       omitted_messages: 0,
       linear_tokens: 4_000,
       masked_results: masked,
+      masked_calls: calls,
       masked_tokens_saved: saved,
     },
   };
 }
 
-async function inspect(context: ContextDoc): Promise<HTMLElement> {
+async function inspect(context: ContextDoc, cost: FrameCost | null = null): Promise<HTMLElement> {
   const root = document.createElement("div");
   document.body.append(root);
   const backend = fakeBackend({ frameContext: () => answer(context) });
   await act(async () => {
-    render(<ContextInspector backend={backend} frame="f0000000002" seq={1} />, root);
+    render(<ContextInspector backend={backend} frame="f0000000002" seq={1} cost={cost} />, root);
     await settle();
   });
   return root;
@@ -50,6 +55,21 @@ describe("the context inspector", () => {
       "3 older tool results are sent as one-line stubs",
     );
     expect(root.querySelector("[data-testid=context-masked]")?.textContent).toContain("12,345");
+    expect(root.querySelector("[data-testid=context-masked]")?.textContent).not.toContain("calls");
+  });
+
+  it("says how many of the masked results' calls had long arguments cut", async () => {
+    const root = await inspect(doc(3, 12_345, 2));
+    expect(root.querySelector("[data-testid=context-masked]")?.textContent).toContain(
+      "3 older tool results are sent as one-line stubs, and 2 of their calls with long arguments cut (the model",
+    );
+  });
+
+  it("shows what the frame's model calls cost beside the context", async () => {
+    const root = await inspect(doc(0, 0), frameCost(420_000, 1_200_000));
+    expect(root.querySelector("[data-testid=context-cost] summary")?.textContent).toBe(
+      "Spent here: $0.42; with its subtree: $1.20",
+    );
   });
 
   it("says nothing of masking when nothing was masked", async () => {

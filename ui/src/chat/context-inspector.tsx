@@ -1,10 +1,16 @@
 // The context inspector: exactly what the model receives in a frame, as the backend assembled
-// it (`frameContext`), with the cost of each kind of section against the budget.
+// it (`frameContext`), with the cost of each kind of section against the budget, and what the
+// frame's model calls cost in money (by model, from the outline's costs).
 
 import { useEffect, useState } from "preact/hooks";
 
 import type { Backend } from "../backend";
-import type { ApiError, ContextDoc_Serialize as ContextDoc } from "../bindings";
+import type {
+  ApiError,
+  ContextDoc_Serialize as ContextDoc,
+  FrameCost_Serialize as FrameCost,
+} from "../bindings";
+import { CostBreakdown } from "./frame-cost";
 import { KIND_LABEL, formatTokens, inspectorNumbers } from "./inspector-numbers";
 
 const STATE_LABEL = {
@@ -23,10 +29,13 @@ export function ContextInspector({
   backend,
   frame,
   seq,
+  cost = null,
 }: {
   backend: Backend;
   frame: string;
   seq: number;
+  /** What the frame's model calls cost; null when its subtree recorded no usage. */
+  cost?: FrameCost | null;
 }) {
   const [load, setLoad] = useState<Load>({ state: "loading" });
   useEffect(() => {
@@ -73,6 +82,7 @@ export function ContextInspector({
           <span class="error-message"> Even what is never left out does not fit the budget.</span>
         )}
       </p>
+      <CostBreakdown cost={cost} />
       <div
         class="token-bar"
         role="img"
@@ -133,6 +143,8 @@ export function ContextInspector({
         <p class="inspector-masked muted" data-testid="context-masked">
           {doc.report.masked_results} older tool{" "}
           {doc.report.masked_results === 1 ? "result is" : "results are"} sent as one-line stubs
+          {doc.report.masked_calls > 0 &&
+            `, and ${doc.report.masked_calls} of their calls with long arguments cut`}{" "}
           (the model can read them back), saving{" "}
           {doc.report.masked_tokens_saved.toLocaleString("en")} tokens.
         </p>

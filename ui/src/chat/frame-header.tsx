@@ -8,9 +8,11 @@ import type {
   FrameOutline_Serialize as FrameOutline,
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
+import { costOf } from "../cost-text";
 import { STATUS_STYLE } from "../status-style";
 import { formatTime } from "./changes-view";
-import { Markdown } from "./markdown";
+import { FrameCostLine } from "./frame-cost";
+import { FrameCriteria, FrameResults } from "./long-text";
 
 /** The frames from the root down to `frame`, for the breadcrumb. */
 export function pathToRoot(outline: TreeOutline, frame: string): FrameOutline[] {
@@ -148,17 +150,18 @@ export function FrameHeader({
             {frame.id}
           </code>
         </div>
+        <FrameCostLine cost={costOf(outline, frame.id)} />
         {detail !== null && detail.id === frame.id && (
           <>
-            <p class="criteria" data-testid="frame-criteria">
-              <span class="muted">Done when: </span>
-              {detail.success_criteria}
-            </p>
+            {/* Long criteria and results are shown short (see long-text.tsx), so the conversation
+                stays in view; keyed by the frame, so the next frame starts short again. */}
+            <FrameCriteria key={`criteria-${frame.id}`} criteria={detail.success_criteria} />
             {detail.results !== null && (
-              <div class="frame-results" data-testid="frame-results">
-                <span class="muted">Results:</span>
-                <Markdown text={detail.results} />
-              </div>
+              <FrameResults
+                key={`results-${frame.id}`}
+                results={detail.results}
+                compacted={detail.results_compacted}
+              />
             )}
             {frame.rolled_back_at !== null && (
               <p class="frame-rolled-back" data-testid="frame-rolled-back">

@@ -20,6 +20,7 @@ const REPORT: ContextReport = {
   omitted_messages: 2,
   linear_tokens: 41_000,
   masked_results: 0,
+  masked_calls: 0,
   masked_tokens_saved: 0,
 };
 

@@ -10,6 +10,7 @@ import type {
   FrameOutline_Serialize as FrameOutline,
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
+import { costOf } from "../cost-text";
 import { dropPlace, type DropPlace } from "./drop";
 import { FrameMenu, type FrameMenuAction } from "./frame-menu";
 import {
@@ -58,7 +59,7 @@ interface Laid {
 }
 
 function lay(outline: TreeOutline, mode: WeightMode): Laid {
-  const columns = outlineColumns(outline.frames, mode, Date.now());
+  const columns = outlineColumns(outline.frames, mode, Date.now(), outline.costs);
   const layout = layoutTree(columns.input);
   const status = new Uint8Array(layout.count);
   const rolledBack = new Uint8Array(layout.count);
@@ -484,6 +485,7 @@ export function FlameGraph({ outline, mode, onFocus, onRequest, onMove }: FlameG
       {hovered && hover && (
         <Tooltip
           frame={hovered}
+          cost={costOf(outline, hovered.id)}
           weight={laid.layout.weight[hover.rank]!}
           mode={mode}
           x={hover.x}

@@ -9,6 +9,7 @@ import {
   type LayoutInput,
 } from "./layout";
 import { outlineFrame } from "../test-backend";
+import { frameCost, summary } from "../test-costs";
 
 function frame(
   id: string,
@@ -181,6 +182,44 @@ describe("layoutTree edge cases", () => {
     const layout = layoutTree(outlineColumns([], "tokens", 0).input);
     expect(layout.count).toBe(0);
     expect(layout.rows).toEqual([]);
+  });
+});
+
+describe("the cost width mode", () => {
+  it("weighs each frame by what its own replies cost, its subtree by theirs", () => {
+    // Root spent $1, A $2 (A1 $3 under it), B nothing; B2 a model with no known price only.
+    const costs = {
+      Root: frameCost(1_000_000, 6_000_000),
+      A: frameCost(2_000_000, 5_000_000),
+      A1: frameCost(3_000_000),
+      B2: {
+        own: summary(0, "unknown", 500, { model: "llama3.1:8b", tokens: 500 }),
+        subtree: summary(0, "unknown", 500, { model: "llama3.1:8b", tokens: 500 }),
+        models: [],
+      },
+    };
+    const columns = outlineColumns(SPEC_TREE, "cost", 10_000, costs);
+    const layout = layoutTree(columns.input);
+    const at = (id: string) => layout.source.indexOf(columns.ids.indexOf(id));
+    expect(columns.input.combine).toBe("sum");
+    expect(layout.weight[at("A1")]).toBe(3_000_000);
+    expect(layout.weight[at("A")]).toBe(5_000_000);
+    expect(layout.weight[at("B")]).toBe(0);
+    expect(layout.weight[at("B2")]).toBe(0);
+    expect(layout.weight[at("Root")]).toBe(6_000_000);
+    // Of the root's $6: its own $1 keeps its place, A takes $5, and B, which cost nothing,
+    // keeps the minimum share of the total so it can still be pointed at.
+    const floor = MIN_SHARE * 6;
+    const a = layout.x1[at("A")]! - layout.x0[at("A")]!;
+    const b = layout.x1[at("B")]! - layout.x0[at("B")]!;
+    expect(a).toBeCloseTo(5 / (1 + 5 + floor), 9);
+    expect(b).toBeCloseTo(floor / (1 + 5 + floor), 9);
+  });
+
+  it("lays an outline with no costs out as frames of no weight", () => {
+    const { layout, at } = laidOut(SPEC_TREE, "cost");
+    expect(Array.from(layout.weight).every((w) => w === 0)).toBe(true);
+    expect(at("A").x1 - at("A").x0).toBeCloseTo(at("B").x1 - at("B").x0, 9);
   });
 });
 

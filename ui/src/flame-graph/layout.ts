@@ -4,12 +4,16 @@
 // y is a row number (the depth), and the result depends only on the input. The renderer and the
 // view read these columns; the unit tests check them directly.
 
-import type { FrameOutline_Serialize as FrameOutline, Status } from "../bindings";
+import type {
+  FrameOutline_Serialize as FrameOutline,
+  Status,
+  TreeOutline_Serialize as TreeOutline,
+} from "../bindings";
 
 /** What a frame's width stands for. */
-export type WeightMode = "tokens" | "equal" | "messages" | "time";
+export type WeightMode = "tokens" | "equal" | "messages" | "time" | "cost";
 
-export const WEIGHT_MODES: readonly WeightMode[] = ["tokens", "equal", "messages", "time"];
+export const WEIGHT_MODES: readonly WeightMode[] = ["tokens", "equal", "messages", "time", "cost"];
 
 /**
  * A frame whose subtree weighs nothing (a new plan has no tokens) still gets at least this
@@ -52,7 +56,10 @@ export interface FlameLayout {
   readonly prevSibling: Int32Array;
   /** One past the rank of the last frame in this frame's subtree. */
   readonly subtreeEnd: Int32Array;
-  /** The subtree's weight in the mode's own unit (tokens, frames, messages, milliseconds). */
+  /**
+   * The subtree's weight in the mode's own unit (tokens, frames, messages, milliseconds,
+   * micro-dollars).
+   */
   readonly weight: Float64Array;
   /** For each depth, the ranks at that depth in increasing x: the renderer's visible index. */
   readonly rows: readonly Int32Array[];
@@ -213,12 +220,14 @@ export interface OutlineColumns {
 
 /**
  * Turns an outline's frames into layout input for `mode`. `now` (milliseconds since the epoch)
- * is where the wall time of frames still running ends.
+ * is where the wall time of frames still running ends; `costs` are the outline's (a frame
+ * weighs the priced part of its own cost: tokens of a model with no known price weigh nothing).
  */
 export function outlineColumns(
   frames: readonly FrameOutline[],
   mode: WeightMode,
   now: number,
+  costs: TreeOutline["costs"] = {},
 ): OutlineColumns {
   const n = frames.length;
   const indexOf = new Map<string, number>();
@@ -231,7 +240,7 @@ export function outlineColumns(
     // parent, which no walk from the root reaches, rather than drawn as a second root.
     parent[i] = f.parent === null ? -1 : (indexOf.get(f.parent) ?? i);
     position[i] = f.position;
-    ownWeight[i] = ownWeightOf(f, mode, now);
+    ownWeight[i] = mode === "cost" ? (costs[f.id]?.own.micro_usd ?? 0) : ownWeightOf(f, mode, now);
   });
   return {
     input: {
@@ -248,7 +257,7 @@ export function outlineColumns(
   };
 }
 
-function ownWeightOf(frame: FrameOutline, mode: WeightMode, now: number): number {
+function ownWeightOf(frame: FrameOutline, mode: Exclude<WeightMode, "cost">, now: number): number {
   switch (mode) {
     // The generated types allow null for numbers (JSON has no NaN); a missing count weighs 0.
     case "tokens":

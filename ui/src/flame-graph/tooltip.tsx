@@ -1,9 +1,13 @@
 // The flame graph's tooltip: what the pointer rests on — title, status, criteria, tokens,
-// messages, width in the chosen measure and time.
+// messages, cost, width in the chosen measure and time.
 
 import type { JSX } from "preact";
 
-import type { FrameOutline_Serialize as FrameOutline } from "../bindings";
+import type {
+  FrameCost_Serialize as FrameCost,
+  FrameOutline_Serialize as FrameOutline,
+} from "../bindings";
+import { costPhrase, formatUsd } from "../cost-text";
 import { STATUS_STYLE } from "../status-style";
 import type { WeightMode } from "./layout";
 
@@ -12,7 +16,15 @@ const UNIT: Record<WeightMode, string> = {
   equal: "frames",
   messages: "messages",
   time: "",
+  cost: "",
 };
+
+/** The width row's text: the subtree's weight in the mode's unit. */
+function widthText(mode: WeightMode, weight: number): string {
+  if (mode === "time") return formatDuration(weight);
+  if (mode === "cost") return `${formatUsd(weight)} with its subtree, at known prices`;
+  return `${weight.toLocaleString()} ${UNIT[mode]}`;
+}
 
 function formatDuration(ms: number): string {
   const s = Math.round(ms / 1000);
@@ -24,6 +36,7 @@ function formatDuration(ms: number): string {
 
 export function Tooltip({
   frame,
+  cost,
   weight,
   mode,
   x,
@@ -31,6 +44,8 @@ export function Tooltip({
   paneWidth,
 }: {
   frame: FrameOutline;
+  /** The frame's cost; null when its subtree recorded no usage. */
+  cost: FrameCost | null;
   weight: number;
   mode: WeightMode;
   x: number;
@@ -67,14 +82,12 @@ export function Tooltip({
         </dd>
         <dt>Messages</dt>
         <dd>{frame.message_count.toLocaleString()}</dd>
+        <dt>Cost</dt>
+        <dd data-testid="tooltip-cost">{cost === null ? "nothing recorded" : costPhrase(cost)}</dd>
         {mode !== "tokens" && (
           <>
             <dt>Width</dt>
-            <dd>
-              {mode === "time"
-                ? formatDuration(weight)
-                : `${weight.toLocaleString()} ${UNIT[mode]}`}
-            </dd>
+            <dd>{widthText(mode, weight)}</dd>
           </>
         )}
         <dt>Time</dt>

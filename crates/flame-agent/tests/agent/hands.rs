@@ -350,7 +350,7 @@ fn read_turn(n: usize) -> Reply {
 }
 
 #[tokio::test]
-async fn after_twenty_tool_results_only_the_newest_few_are_sent_whole() {
+async fn after_twenty_tool_results_only_the_newest_k_are_sent_whole() {
     let mut replies: Vec<Reply> = (0..20).map(read_turn).collect();
     replies.push(turn("Read them all.", None));
     let (mut s, workspace) = workspace_setup(ApprovalPolicy::default(), replies).await;
@@ -360,6 +360,8 @@ async fn after_twenty_tool_results_only_the_newest_few_are_sent_whole() {
     }
     let mut settings = s.agent.settings().clone();
     settings.max_tool_rounds = 25;
+    // Not the default (3), so the test shows the setting reaches the context.
+    settings.keep_tool_results = 5;
     let base = s.server.base_url.clone();
     s.agent = Agent::new(
         s.flame.clone(),
@@ -389,8 +391,8 @@ async fn after_twenty_tool_results_only_the_newest_few_are_sent_whole() {
     assert_eq!(results.len(), 20, "every call keeps its result, whole or as a stub");
     let whole: Vec<usize> =
         (0..20).filter(|n| results[*n].contains(&format!("CONTENT-{n}"))).collect();
-    assert_eq!(whole, [16, 17, 18, 19], "only the newest results are sent whole");
-    for (n, text) in results.iter().enumerate().take(16) {
+    assert_eq!(whole, [15, 16, 17, 18, 19], "only the newest results are sent whole");
+    for (n, text) in results.iter().enumerate().take(15) {
         assert!(text.contains("masked") && text.contains(&format!("file{n}.txt")), "{text}");
         assert!(text.contains(&format!("toolu_read_{n}")), "no way to read it back: {text}");
     }

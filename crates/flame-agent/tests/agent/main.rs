@@ -12,6 +12,7 @@ use flame_models::{CancellationToken, ProviderKind, RetryPolicy};
 use serde_json::{Value, json};
 
 mod hands;
+mod models;
 
 const SENTINEL: &str = "sk-ant-SENTINEL-5e2f8a7c31d94b06";
 

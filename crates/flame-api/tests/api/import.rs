@@ -160,7 +160,7 @@ fn an_export_imports_back_losslessly() {
     .unwrap();
     assert_eq!(part["frames"].as_array().unwrap().len(), 2);
     assert_eq!(part["frames"][0]["parent"], Value::Null);
-    assert_eq!(part["version"], 1);
+    assert_eq!(part["version"], 2);
 
     let markdown = first
         .flame

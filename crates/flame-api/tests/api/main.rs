@@ -3,6 +3,7 @@
 mod checkpoints;
 mod contention;
 mod context;
+mod cost;
 mod crash;
 mod export;
 mod frame_view;
@@ -12,6 +13,7 @@ mod live_reply;
 mod open;
 mod properties;
 mod sample;
+mod search;
 mod workspace;
 
 use flame_api::{DataDir, Env, Flame};

@@ -229,3 +229,28 @@ fn the_parents_context_after_a_pop_names_the_childs_files() {
     let doc = s.flame.context(Some(&tree.root), None).unwrap();
     assert!(doc.system.contains("has no workspace folder"), "{}", doc.system);
 }
+
+#[test]
+fn a_finished_frame_lists_the_files_its_children_touched_to_a_later_sibling() {
+    let s = Scratch::new(8);
+    let tree = s.flame.create_tree(A, "Work", "Done", None).unwrap();
+    let first = s.flame.push(A, Some(&tree.root), "Fix the login", "It logs in").unwrap().id;
+    let helper = s.flame.push(A, Some(&first), "Find the bug", "Found").unwrap().id;
+    let found = trail(&["src/session.rs"], &["src/login.rs"]);
+    s.flame.add_tool_result(A, &helper, &tool_result("c1", "edited"), &found).unwrap();
+    s.flame.pop(A, Some(&helper), &completed()).unwrap();
+    s.flame
+        .add_tool_result(A, &first, &tool_result("c2", "read"), &trail(&["README.md"], &[]))
+        .unwrap();
+    s.flame.pop(A, Some(&first), &completed()).unwrap();
+    let later = s.flame.push(A, Some(&tree.root), "Fix the logout", "It logs out").unwrap().id;
+
+    // The later frame sees "Fix the login" but not the frame under it, so the finished frame
+    // carries its child's files too.
+    let doc = s.flame.context(Some(&later), None).unwrap();
+    assert!(!doc.xml.contains("Find the bug"), "{}", doc.xml);
+    assert!(doc.xml.contains("<changed>src/login.rs</changed>"), "{}", doc.xml);
+    assert!(doc.xml.contains("<read>README.md, src/session.rs</read>"), "{}", doc.xml);
+    // The frame's own trail is still its own calls'.
+    assert_eq!(s.flame.file_trail(&first).unwrap(), trail(&["README.md"], &[]));
+}

@@ -292,3 +292,84 @@ fn llama_server_anthropic_tool_calls_run_or_are_refused() {
         "llama_server_anthropic_tool_calls_run_or_are_refused",
     );
 }
+
+/// A llama-server found by itself: `flame models` lists its model under its address with the
+/// window the server gives a request (`n_ctx`), and `flame chat --model local:ADDRESS/smollm2`
+/// talks to it by that name alone, through its OpenAI-compatible API. The settings name no
+/// model but the address to look at (the server is on a chosen port, not llama.cpp's usual
+/// 8080) and, for the chat only, a reply cap under the local name: left to the window a local
+/// model gets by default (a quarter of it, 2,048 tokens here) the 135M model rambles for
+/// minutes on two busy cores. That the window is asked of the server when the settings do not
+/// list the model is `flame-agent`'s `a_chat_with_a_local_model_needs_no_settings`.
+#[test]
+fn llama_server_is_found_and_its_model_answers_by_its_local_name() {
+    let test = "llama_server_is_found_and_its_model_answers_by_its_local_name";
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let Some(server) = LlamaServer::start_or_skip(test) else { return };
+    let home = Home::new();
+    let config = home.path().join("config");
+    std::fs::create_dir_all(config.join("flame")).unwrap();
+    let address = format!("127.0.0.1:{}", server.port);
+    let local = format!("local:{address}/{MODEL}");
+    let write_settings = |settings: Value| {
+        std::fs::write(config.join("flame/settings.json"), settings.to_string()).unwrap();
+    };
+    let flame = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_flame"))
+            .args(args)
+            .env("FLAME_HOME", home.path())
+            .env("XDG_CONFIG_HOME", &config)
+            .env_remove("FLAME_LOG")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY")
+            .output()
+            .unwrap()
+    };
+    write_settings(json!({ "local_servers": [address] }));
+    let out = flame(&["--json", "models"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let found = listed["models"].as_array().unwrap().iter().find(|m| m["id"] == local.as_str());
+    let found = found.unwrap_or_else(|| panic!("{local} is not listed: {listed}"));
+    assert_eq!(found["name"], MODEL);
+    assert_eq!(found["context_window"], CONTEXT_WINDOW, "the server's n_ctx");
+    assert_eq!(
+        found["source"],
+        json!({"kind": "local", "address": address, "server": "llama_cpp"})
+    );
+    let human = String::from_utf8(flame(&["models"]).stdout).unwrap();
+    assert!(human.contains(&format!("llama.cpp at {address}: 1 model")), "{human}");
+
+    let tree = home.json(&["tree", "new", "Say hello", "--criteria", "A greeting"]);
+    let (tree_id, root) = (tree["tree"].as_str().unwrap(), tree["root"].as_str().unwrap());
+    write_settings(json!({
+        "local_servers": [address],
+        "models": [{
+            "name": local,
+            "provider": "openai",
+            "context_window": CONTEXT_WINDOW,
+            "max_output_tokens": REPLY_TOKENS,
+        }],
+    }));
+    let started = Instant::now();
+    let out = flame(&["chat", root, "Say hello in one short sentence.", "--model", &local]);
+    let seconds = started.elapsed().as_secs_f64();
+    assert!(
+        out.status.success(),
+        "flame chat --model {local} failed: {}\nllama-server's log:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        server.log()
+    );
+    let export: Value = serde_json::from_str(&home.ok(&["export", tree_id])).unwrap();
+    let messages: Vec<Value> = export["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f["messages"].as_array().unwrap().iter().cloned())
+        .collect();
+    let chat = Chat { out, messages, seconds };
+    let reply = chat.of_role("assistant").next().unwrap_or_else(|| panic!("{:?}", chat.messages));
+    assert_eq!(reply["model"], MODEL, "{reply}");
+    assert_eq!(reply["interrupted"], false, "{reply}");
+    report(test, &chat);
+}

@@ -2,6 +2,7 @@
 //! providers document (`wire/`): text streams, tool calls streamed in fragments, usage, 401, 429
 //! with retry-after, 500, a connection dropped mid-stream, a malformed event, cancel.
 
+mod discover;
 mod hostile;
 mod offline;
 

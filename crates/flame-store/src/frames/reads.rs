@@ -1,9 +1,11 @@
 //! Reads: frames, trees, messages and events, the path context assembly reads, and the
 //! bookkeeping of logs that lag behind.
 
+use flame_model::cost::ModelUsage;
 use flame_model::lifecycle::{self, FrameActions};
 use flame_model::{
     Event, Frame, FrameError, FrameId, FrameOutline, Message, MessageId, Status, Tree, TreeId,
+    Usage,
 };
 use rusqlite::{OptionalExtension, params};
 
@@ -138,6 +140,31 @@ impl Store {
         Ok(tokens as u64)
     }
 
+    /// Every frame's recorded usage in tree `tree`, added up by model: one aggregate over the
+    /// tree's replies, the usage JSON read in SQL rather than every message loaded. What frame
+    /// costs are computed from (`flame_model::cost::frame_costs`). The shapes earlier versions
+    /// stored (Anthropic's cache-count names) are read too; a count that is not a whole number
+    /// counts as 0, and one above 2^32 (more than any provider reports) as 2^32, so no sum
+    /// overflows; usage that is not JSON is left out.
+    pub fn usage_by_frame_and_model(
+        &self,
+        tree: &TreeId,
+    ) -> Result<Vec<(FrameId, ModelUsage)>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(USAGE_BY_FRAME_AND_MODEL)?;
+        let rows = stmt.query_map([tree.as_str()], |row| {
+            Ok((FrameId::from_trusted(row.get(0)?), model_usage(row, 1)?))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// One frame's recorded usage, added up by model: [`Store::usage_by_frame_and_model`] for a
+    /// single frame, for bringing a tree's costs up to date after a change.
+    pub fn usage_by_model(&self, frame: &FrameId) -> Result<Vec<ModelUsage>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(USAGE_BY_MODEL)?;
+        let rows = stmt.query_map([frame.as_str()], |row| model_usage(row, 0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// The newest event's seq, or 0 when there are none.
     pub fn latest_event_seq(&self) -> Result<i64, StoreError> {
         Ok(self.conn.query_row("SELECT coalesce(max(seq), 0) FROM events", [], |r| r.get(0))?)
@@ -195,6 +222,79 @@ impl Store {
             .execute(params![frame.as_str(), through_seq])?;
         Ok(())
     }
+}
+
+/// One usage count of a reply's usage JSON (none when it is not JSON), under its name or the
+/// name earlier versions stored it under, as a whole number from 0 to 2^32: the expressions of
+/// the `messages_usage` index (migration 9), written the same way so that SQLite reads them
+/// from the index rather than parsing the JSON.
+macro_rules! usage_count {
+    ($key:literal) => {
+        concat!(
+            "sum(min(max(coalesce(CAST(json_extract(CASE WHEN json_valid(usage) THEN usage END, '$.",
+            $key,
+            "') AS INTEGER), 0), 0), 4294967296))"
+        )
+    };
+    ($key:literal, $stored:literal) => {
+        concat!(
+            "sum(min(max(coalesce(CAST(coalesce(",
+            "json_extract(CASE WHEN json_valid(usage) THEN usage END, '$.",
+            $key,
+            "'), json_extract(CASE WHEN json_valid(usage) THEN usage END, '$.",
+            $stored,
+            "')) AS INTEGER), 0), 0), 4294967296))"
+        )
+    };
+}
+
+/// The model and the four summed counts, in [`model_usage`]'s order.
+macro_rules! usage_columns {
+    () => {
+        concat!(
+            "model, ",
+            usage_count!("input_tokens"),
+            ", ",
+            usage_count!("output_tokens"),
+            ", ",
+            usage_count!("cache_read_tokens", "cache_read_input_tokens"),
+            ", ",
+            usage_count!("cache_write_tokens", "cache_creation_input_tokens"),
+        )
+    };
+}
+
+/// Usage of ?1's frames by frame and model, read from the `messages_usage` index alone (see
+/// the `EXPLAIN QUERY PLAN` test): the tree's frames by `frames_by_tree`, then each frame's
+/// replies. Only replies record usage. Columns are named without their table, as the index
+/// names them; a reply that recorded none adds zeros, which cost nothing.
+pub(crate) const USAGE_BY_FRAME_AND_MODEL: &str = concat!(
+    "SELECT frame_id, ",
+    usage_columns!(),
+    " FROM frames f JOIN messages m ON m.frame_id = f.id
+     WHERE f.tree_id = ?1 AND role = 'assistant'
+     GROUP BY frame_id, model"
+);
+
+/// Usage of frame ?1 by model, from the same index.
+pub(crate) const USAGE_BY_MODEL: &str = concat!(
+    "SELECT ",
+    usage_columns!(),
+    " FROM messages WHERE frame_id = ?1 AND role = 'assistant' GROUP BY model"
+);
+
+/// A model and its summed counts, from the columns at `first` onwards.
+fn model_usage(row: &rusqlite::Row, first: usize) -> rusqlite::Result<ModelUsage> {
+    let count = |i: usize| row.get::<_, i64>(first + i).map(|n| n.max(0) as u64);
+    Ok(ModelUsage {
+        model: row.get(first)?,
+        usage: Usage {
+            input_tokens: count(1)?,
+            output_tokens: count(2)?,
+            cache_read_tokens: count(3)?,
+            cache_write_tokens: count(4)?,
+        },
+    })
 }
 
 /// Ancestors of ?1 (itself included), then all their children. The `IN (SELECT …)` form is what
@@ -286,5 +386,31 @@ mod tests {
         let plan = plan.join("\n");
         assert!(plan.contains("frames_by_parent (parent_id=?)"), "{plan}");
         assert!(!plan.contains("SCAN frames"), "a full scan of frames:\n{plan}");
+    }
+
+    /// The usage aggregate reads one tree's frames by index and their replies' usage from the
+    /// usage index alone: not every message, and no message row.
+    #[test]
+    fn the_usage_aggregate_searches_the_tree_and_frame_indexes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("flame.db")).unwrap();
+        let mut stmt =
+            store.conn.prepare(&format!("EXPLAIN QUERY PLAN {USAGE_BY_FRAME_AND_MODEL}")).unwrap();
+        let plan: Vec<String> = stmt
+            .query_map(["t0000000000"], |row| row.get(3))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let plan = plan.join("\n");
+        assert!(plan.contains("frames_by_tree (tree_id=?)"), "{plan}");
+        assert!(plan.contains("COVERING INDEX messages_usage (frame_id=?)"), "{plan}");
+        assert!(!plan.contains("SCAN m"), "a full scan of messages:\n{plan}");
+        let mut stmt = store.conn.prepare(&format!("EXPLAIN QUERY PLAN {USAGE_BY_MODEL}")).unwrap();
+        let plan: Vec<String> = stmt
+            .query_map(["f0000000000"], |row| row.get(3))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert!(plan.join("\n").contains("COVERING INDEX messages_usage (frame_id=?)"), "{plan:?}");
     }
 }

@@ -4,4 +4,6 @@ mod frames;
 mod import;
 mod open;
 mod payloads;
+mod search;
+mod usage;
 mod workspace;

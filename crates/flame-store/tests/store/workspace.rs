@@ -171,7 +171,7 @@ fn a_subtree_trail_gathers_every_descendants_files_with_changes_winning() {
     // The frame's own trail is still only its own calls'.
     assert_eq!(f.store.file_trail(&a).unwrap().changed, Vec::<String>::new());
     assert_eq!(
-        f.store.subtree_file_trails(&[c.clone()]).unwrap()[&c],
+        f.store.subtree_file_trails(std::slice::from_ref(&c)).unwrap()[&c],
         f.store.file_trail(&c).unwrap()
     );
 }
