@@ -10,6 +10,7 @@
 //! model has not answered those yet. The rule depends only on the messages and K, so the same
 //! history always gives the same context.
 
+use flame_model::cost::group_thousands as grouped;
 use flame_model::{FrameId, Message, Role, ToolCall};
 use flame_tokens::Encoding;
 use serde_json::Value;
@@ -230,19 +231,6 @@ fn cut(text: &str, limit: usize) -> String {
         end -= 1;
     }
     format!("{}…", &text[..end])
-}
-
-/// `n` with thousands separated by commas: 12,345.
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]
@@ -519,14 +507,6 @@ mod tests {
             usage: m.usage,
             interrupted: m.interrupted,
         }
-    }
-
-    #[test]
-    fn thousands_are_grouped() {
-        assert_eq!(grouped(0), "0");
-        assert_eq!(grouped(999), "999");
-        assert_eq!(grouped(12_345), "12,345");
-        assert_eq!(grouped(1_234_567), "1,234,567");
     }
 
     #[test]

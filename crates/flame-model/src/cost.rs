@@ -311,8 +311,9 @@ pub fn total_tokens(usage: &Usage) -> u64 {
         .saturating_add(usage.cache_write_tokens)
 }
 
-/// `1234567` as `1,234,567`.
-fn group_thousands(n: u64) -> String {
+/// `1234567` as `1,234,567`: how Flame writes a count of tokens or bytes for a person or a
+/// model to read.
+pub fn group_thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
