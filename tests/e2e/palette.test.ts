@@ -72,8 +72,10 @@ describe("the command palette", () => {
         ).toBe("true");
         await screenshot(app, "palette-all");
         await query.sendKeys("sett");
-        const first = await app.find("[data-testid=palette-options] li[aria-selected=true]");
-        expect(await first.getAttribute("data-action")).toBe("app.settings");
+        // Waits for the list drawn for the query: the one before it may still be on screen.
+        await app.find(
+          '[data-testid=palette-options] li[aria-selected=true][data-action="app.settings"]',
+        );
         await query.sendKeys(Key.ENTER);
         await app.find("[data-testid=settings-dialog]");
         expect(await app.driver.findElements(By.css("[data-testid=palette]"))).toHaveLength(0);
@@ -90,8 +92,9 @@ describe("the command palette", () => {
 
         query = await openPalette(app);
         await query.sendKeys("design the screens");
-        const found = await app.find("[data-testid=palette-options] li[aria-selected=true]");
-        expect(await found.getAttribute("data-action")).toBe(`focus.${tree.design}`);
+        await app.find(
+          `[data-testid=palette-options] li[aria-selected=true][data-action="focus.${tree.design}"]`,
+        );
         await screenshot(app, "palette");
         await query.sendKeys(Key.ENTER);
         await app.find(`[data-testid=focused-frame][data-frame-id="${tree.design}"]`);

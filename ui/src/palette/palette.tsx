@@ -10,6 +10,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 
 import type { Backend } from "../backend";
 import type { TreeListEntry } from "../bindings";
+import { PickDialog, pickListKeys, useHeldFocus } from "../pick-dialog";
 import { paletteActions, type Allowed, type PaletteAction, type PaletteContext } from "./actions";
 import { rank, type Ranked } from "./match";
 
@@ -90,16 +91,11 @@ export function CommandPalette({
   const [active, setActive] = useState(0);
   const [allowed, setAllowed] = useState<Allowed>({ state: "reading" });
   const [trees, setTrees] = useState<TreeListEntry[]>([]);
-  const input = useRef<HTMLInputElement>(null);
-  // Where focus was, to go back there when the palette closes.
-  const before = useRef<Element | null>(document.activeElement);
-  // Set as the palette closes, so giving focus back is not taken for a blur to undo.
-  const closing = useRef(false);
+  const held = useHeldFocus();
 
   const focus = context.outline?.tree.focus ?? null;
   useEffect(() => {
     let live = true;
-    input.current?.focus();
     if (focus !== null) {
       void backend.frameDetail(focus).then((answer) => {
         if (!live) return;
@@ -130,8 +126,7 @@ export function CommandPalette({
   }, [highlighted?.id]);
 
   const close = (then?: PaletteAction) => {
-    closing.current = true;
-    if (before.current instanceof HTMLElement && before.current.isConnected) before.current.focus();
+    held.giveBack();
     onClose();
     // After the palette is gone, so a dialog the action opens takes the focus.
     then?.run();
@@ -141,118 +136,88 @@ export function CommandPalette({
     if (action !== null && action.disabled === null) close(action);
   };
 
-  const onKeyDown = (event: KeyboardEvent) => {
-    if (event.isComposing) return;
-    const count = shown.length;
-    switch (event.key) {
-      case "ArrowDown":
-        if (count > 0) setActive((at + 1) % count);
-        break;
-      case "ArrowUp":
-        if (count > 0) setActive((at - 1 + count) % count);
-        break;
-      case "Enter":
-        choose(highlighted);
-        break;
-      case "Escape":
-        close();
-        break;
-      case "Tab":
-        // The query box is the palette's one place for focus: Tab stays in it.
-        break;
-      default:
-        return;
-    }
-    event.preventDefault();
-    event.stopPropagation();
-  };
+  const onKeyDown = pickListKeys({
+    count: shown.length,
+    at,
+    setActive,
+    onEnter: () => choose(highlighted),
+    onEscape: () => close(),
+    // The query box is the palette's one place for focus: Tab stays in it.
+    trapTab: true,
+  });
 
   return (
-    <div
-      class="dialog-backdrop palette-backdrop"
-      onMouseDown={(e) => e.target === e.currentTarget && close()}
-    >
-      <div
-        class="dialog palette"
-        role="dialog"
-        aria-modal="true"
-        aria-label="Command palette"
-        data-testid="palette"
+    <PickDialog label="Command palette" testId="palette" className="" onClose={() => close()}>
+      <input
+        ref={held.input}
+        type="text"
+        class="palette-query"
+        role="combobox"
+        aria-expanded="true"
+        aria-autocomplete="list"
+        aria-controls={LIST_ID}
+        aria-activedescendant={highlighted === null ? undefined : optionId(highlighted)}
+        aria-label="Action"
+        placeholder="Type an action or a frame's title"
+        spellcheck={false}
+        autocomplete="off"
+        value={query}
+        data-testid="palette-query"
+        onInput={(e) => {
+          setQuery(e.currentTarget.value);
+          setActive(0);
+        }}
+        onKeyDown={onKeyDown}
+        onBlur={held.onBlur}
+      />
+      <ul
+        id={LIST_ID}
+        class="palette-options"
+        role="listbox"
+        aria-label="Actions"
+        data-testid="palette-options"
       >
-        <input
-          ref={input}
-          type="text"
-          class="palette-query"
-          role="combobox"
-          aria-expanded="true"
-          aria-autocomplete="list"
-          aria-controls={LIST_ID}
-          aria-activedescendant={highlighted === null ? undefined : optionId(highlighted)}
-          aria-label="Action"
-          placeholder="Type an action or a frame's title"
-          spellcheck={false}
-          autocomplete="off"
-          value={query}
-          data-testid="palette-query"
-          onInput={(e) => {
-            setQuery(e.currentTarget.value);
-            setActive(0);
-          }}
-          onKeyDown={onKeyDown}
-          onBlur={() => {
-            // Focus is trapped: a click on the list or the dialog's padding gives it back.
-            if (!closing.current) input.current?.focus();
-          }}
-        />
-        <ul
-          id={LIST_ID}
-          class="palette-options"
-          role="listbox"
-          aria-label="Actions"
-          data-testid="palette-options"
-        >
-          {shown.map(({ item, match }, i) => (
-            // The options take clicks but never focus, as in the composer's completion list.
-            <li
-              key={item.id}
-              id={optionId(item)}
-              role="option"
-              aria-selected={i === at}
-              aria-disabled={item.disabled !== null}
-              class={`palette-option${i === at ? " active" : ""}${item.disabled !== null ? " disabled" : ""}`}
-              title={item.disabled ?? undefined}
-              data-action={item.id}
-              onMouseDown={(e) => e.preventDefault()}
-              onMouseMove={() => i !== at && setActive(i)}
-              onClick={() => choose(item)}
-            >
-              <span class="palette-label">
-                <Label text={item.label} positions={match.positions} />
+        {shown.map(({ item, match }, i) => (
+          // The options take clicks but never focus, as in the composer's completion list.
+          <li
+            key={item.id}
+            id={optionId(item)}
+            role="option"
+            aria-selected={i === at}
+            aria-disabled={item.disabled !== null}
+            class={`palette-option${i === at ? " active" : ""}${item.disabled !== null ? " disabled" : ""}`}
+            title={item.disabled ?? undefined}
+            data-action={item.id}
+            onMouseDown={(e) => e.preventDefault()}
+            onMouseMove={() => i !== at && setActive(i)}
+            onClick={() => choose(item)}
+          >
+            <span class="palette-label">
+              <Label text={item.label} positions={match.positions} />
+            </span>
+            <span class="palette-detail muted">
+              {item.disabled !== null ? item.disabled : (item.detail ?? "")}
+            </span>
+            {item.shortcut.length > 0 && (
+              <span class="palette-shortcut">
+                {item.shortcut.map((key) => (
+                  <kbd key={key}>{key}</kbd>
+                ))}
               </span>
-              <span class="palette-detail muted">
-                {item.disabled !== null ? item.disabled : (item.detail ?? "")}
-              </span>
-              {item.shortcut.length > 0 && (
-                <span class="palette-shortcut">
-                  {item.shortcut.map((key) => (
-                    <kbd key={key}>{key}</kbd>
-                  ))}
-                </span>
-              )}
-            </li>
-          ))}
-        </ul>
-        {shown.length === 0 && (
-          <p class="palette-empty muted" data-testid="palette-empty">
-            No action matches “{query}”.
-          </p>
-        )}
-        {matches.length > shown.length && (
-          <p class="palette-more muted" data-testid="palette-more">
-            {matches.length - shown.length} more; type to narrow them.
-          </p>
-        )}
-      </div>
-    </div>
+            )}
+          </li>
+        ))}
+      </ul>
+      {shown.length === 0 && (
+        <p class="palette-empty muted" data-testid="palette-empty">
+          No action matches “{query}”.
+        </p>
+      )}
+      {matches.length > shown.length && (
+        <p class="palette-more muted" data-testid="palette-more">
+          {matches.length - shown.length} more; type to narrow them.
+        </p>
+      )}
+    </PickDialog>
   );
 }

@@ -9,6 +9,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import type { Backend } from "../backend";
 import type { ApiError, SearchHit } from "../bindings";
 import { ErrorLine } from "../error-line";
+import { PickDialog, pickListKeys, useHeldFocus } from "../pick-dialog";
 
 /** How long typing must pause before the words are searched for. */
 export const SEARCH_DEBOUNCE_MS = 150;
@@ -150,14 +151,9 @@ export function SearchDialog({
   const [query, setQuery] = useState("");
   const [found, setFound] = useState<Found>({ state: "empty" });
   const [active, setActive] = useState(0);
-  const input = useRef<HTMLInputElement>(null);
+  const held = useHeldFocus();
   // Each search's number: an answer to anything but the newest one is dropped.
   const asked = useRef(0);
-  // Where focus was, to go back there when the dialog closes without a choice.
-  const before = useRef<Element | null>(document.activeElement);
-  const closing = useRef(false);
-
-  useEffect(() => input.current?.focus(), []);
 
   useEffect(() => {
     const number = ++asked.current;
@@ -195,130 +191,106 @@ export function SearchDialog({
     });
   }, [highlighted === null ? null : hitKey(highlighted)]);
 
+  // Closed without a choice, the focus goes back where it was; a choice moves it to the frame.
   const close = () => {
-    closing.current = true;
-    if (before.current instanceof HTMLElement && before.current.isConnected) before.current.focus();
+    held.giveBack();
     onClose();
   };
 
   const choose = (hit: SearchHit | null) => {
     if (hit === null) return;
-    closing.current = true;
+    held.release();
     onClose();
     onChoose(hit);
   };
 
-  const onKeyDown = (event: KeyboardEvent) => {
-    if (event.isComposing) return;
-    const count = hits.length;
-    switch (event.key) {
-      case "ArrowDown":
-        if (count > 0) setActive((at + 1) % count);
-        break;
-      case "ArrowUp":
-        if (count > 0) setActive((at - 1 + count) % count);
-        break;
-      case "Enter":
-        choose(highlighted);
-        break;
-      case "Escape":
-        close();
-        break;
-      default:
-        return;
-    }
-    event.preventDefault();
-    event.stopPropagation();
-  };
+  const onKeyDown = pickListKeys({
+    count: hits.length,
+    at,
+    setActive,
+    onEnter: () => choose(highlighted),
+    onEscape: close,
+  });
 
   return (
-    <div
-      class="dialog-backdrop palette-backdrop"
-      onMouseDown={(e) => e.target === e.currentTarget && close()}
+    <PickDialog
+      label="Search every tree"
+      testId="search-dialog"
+      className="search-dialog"
+      onClose={close}
     >
-      <div
-        class="dialog palette search-dialog"
-        role="dialog"
-        aria-modal="true"
-        aria-label="Search every tree"
-        data-testid="search-dialog"
+      <input
+        ref={held.input}
+        type="search"
+        class="palette-query"
+        role="combobox"
+        aria-expanded="true"
+        aria-autocomplete="list"
+        aria-controls={LIST_ID}
+        aria-activedescendant={
+          highlighted === null ? undefined : `search-hit-${hitKey(highlighted)}`
+        }
+        aria-label="Words to find"
+        placeholder="Find words in every message and result"
+        spellcheck={false}
+        autocomplete="off"
+        value={query}
+        data-testid="search-query"
+        onInput={(e) => setQuery(e.currentTarget.value)}
+        onKeyDown={onKeyDown}
+        onBlur={held.onBlur}
+      />
+      <ul
+        id={LIST_ID}
+        class="palette-options search-hits"
+        role="listbox"
+        aria-label="Hits"
+        aria-busy={found.state === "searching"}
+        data-testid="search-hits"
       >
-        <input
-          ref={input}
-          type="search"
-          class="palette-query"
-          role="combobox"
-          aria-expanded="true"
-          aria-autocomplete="list"
-          aria-controls={LIST_ID}
-          aria-activedescendant={
-            highlighted === null ? undefined : `search-hit-${hitKey(highlighted)}`
-          }
-          aria-label="Words to find"
-          placeholder="Find words in every message and result"
-          spellcheck={false}
-          autocomplete="off"
-          value={query}
-          data-testid="search-query"
-          onInput={(e) => setQuery(e.currentTarget.value)}
-          onKeyDown={onKeyDown}
-          onBlur={() => {
-            // Focus stays in the box: a click on the list or the padding gives it back.
-            if (!closing.current) input.current?.focus();
-          }}
-        />
-        <ul
-          id={LIST_ID}
-          class="palette-options search-hits"
-          role="listbox"
-          aria-label="Hits"
-          aria-busy={found.state === "searching"}
-          data-testid="search-hits"
-        >
-          {hits.map((hit, i) => (
-            <li
-              key={hitKey(hit)}
-              id={`search-hit-${hitKey(hit)}`}
-              role="option"
-              aria-selected={i === at}
-              class={`search-hit${i === at ? " active" : ""}`}
-              data-frame-id={hit.frame}
-              data-message-id={hit.place.kind === "message" ? hit.place.id : undefined}
-              onMouseDown={(e) => e.preventDefault()}
-              onMouseMove={() => i !== at && setActive(i)}
-              onClick={() => choose(hit)}
-            >
-              <span class="search-path" data-testid="search-path">
-                {hit.path.slice(0, -1).map((title, j) => (
-                  <span key={j} class="search-ancestor">
-                    {title} ›{" "}
-                  </span>
-                ))}
-                <strong>{hit.path[hit.path.length - 1]}</strong>
-              </span>
-              <span class="search-where muted">
-                {placeLabel(hit)}
-                {hit.tree_title !== hit.path[0] && ` · tree ${hit.tree_title}`}
-              </span>
-              <Snippet hit={hit} />
-            </li>
-          ))}
-        </ul>
-        {found.state === "failed" && <ErrorLine error={found.error} testId="search-error" />}
-        {found.state === "ready" && hits.length === 0 && (
-          <p class="palette-empty muted" data-testid="search-empty">
-            Nothing found for “{found.query}”.
-          </p>
-        )}
-        {found.state === "ready" && hits.length >= SEARCH_LIMIT && (
-          <p class="palette-more muted">The first {hits.length} hits; add words to narrow them.</p>
-        )}
-        {found.state === "empty" && (
-          <p class="palette-empty muted">
-            Whole words, ignoring case and accents; the last word may be the start of one.
-          </p>
-        )}
-      </div>
-    </div>
+        {hits.map((hit, i) => (
+          <li
+            key={hitKey(hit)}
+            id={`search-hit-${hitKey(hit)}`}
+            role="option"
+            aria-selected={i === at}
+            class={`search-hit${i === at ? " active" : ""}`}
+            data-frame-id={hit.frame}
+            data-message-id={hit.place.kind === "message" ? hit.place.id : undefined}
+            onMouseDown={(e) => e.preventDefault()}
+            onMouseMove={() => i !== at && setActive(i)}
+            onClick={() => choose(hit)}
+          >
+            <span class="search-path" data-testid="search-path">
+              {hit.path.slice(0, -1).map((title, j) => (
+                <span key={j} class="search-ancestor">
+                  {title} ›{" "}
+                </span>
+              ))}
+              <strong>{hit.path[hit.path.length - 1]}</strong>
+            </span>
+            <span class="search-where muted">
+              {placeLabel(hit)}
+              {hit.tree_title !== hit.path[0] && ` · tree ${hit.tree_title}`}
+            </span>
+            <Snippet hit={hit} />
+          </li>
+        ))}
+      </ul>
+      {found.state === "failed" && <ErrorLine error={found.error} testId="search-error" />}
+      {found.state === "ready" && hits.length === 0 && (
+        <p class="palette-empty muted" data-testid="search-empty">
+          Nothing found for “{found.query}”.
+        </p>
+      )}
+      {found.state === "ready" && hits.length >= SEARCH_LIMIT && (
+        <p class="palette-more muted">The first {hits.length} hits; add words to narrow them.</p>
+      )}
+      {found.state === "empty" && (
+        <p class="palette-empty muted">
+          Whole words, ignoring case and accents; the last word may be the start of one.
+        </p>
+      )}
+    </PickDialog>
   );
 }

@@ -1,0 +1,112 @@
+// What the command palette and the search dialog share: a modal with a query box that keeps the
+// focus, a list moved through with Up and Down, Enter to pick and Escape (or a click outside) to
+// close, and the focus given back where it was when the dialog closes.
+
+import type { ComponentChildren } from "preact";
+import { useEffect, useRef } from "preact/hooks";
+
+/** The dialog around a pick list; a press on the backdrop outside it closes it. */
+export function PickDialog({
+  label,
+  testId,
+  className,
+  onClose,
+  children,
+}: {
+  label: string;
+  testId: string;
+  className: string;
+  onClose: () => void;
+  children: ComponentChildren;
+}) {
+  return (
+    <div
+      class="dialog-backdrop palette-backdrop"
+      onMouseDown={(e) => e.target === e.currentTarget && onClose()}
+    >
+      <div
+        class={`dialog palette ${className}`.trim()}
+        role="dialog"
+        aria-modal="true"
+        aria-label={label}
+        data-testid={testId}
+      >
+        {children}
+      </div>
+    </div>
+  );
+}
+
+/**
+ * The query box's focus while the dialog is open: taken when it opens, taken back on a blur (a
+ * click on the list or the padding), and given back to where it was by `giveBack`. `release`
+ * marks the dialog as closing without giving it back, for a choice that moves the focus itself.
+ */
+export function useHeldFocus() {
+  const input = useRef<HTMLInputElement>(null);
+  const before = useRef<Element | null>(document.activeElement);
+  // Set as the dialog closes, so giving focus back is not taken for a blur to undo.
+  const closing = useRef(false);
+  useEffect(() => input.current?.focus(), []);
+  return {
+    input,
+    release: () => {
+      closing.current = true;
+    },
+    giveBack: () => {
+      closing.current = true;
+      if (before.current instanceof HTMLElement && before.current.isConnected) {
+        before.current.focus();
+      }
+    },
+    onBlur: () => {
+      if (!closing.current) input.current?.focus();
+    },
+  };
+}
+
+/**
+ * The query box's keys over a list of `count` entries with `at` highlighted: Up and Down move the
+ * highlight round the list, Enter picks, Escape closes, and with `trapTab` Tab stays in the box.
+ * Keys it handles go no further; a key composing text is left alone.
+ */
+export function pickListKeys({
+  count,
+  at,
+  setActive,
+  onEnter,
+  onEscape,
+  trapTab = false,
+}: {
+  count: number;
+  at: number;
+  setActive: (index: number) => void;
+  onEnter: () => void;
+  onEscape: () => void;
+  trapTab?: boolean;
+}): (event: KeyboardEvent) => void {
+  return (event) => {
+    if (event.isComposing) return;
+    switch (event.key) {
+      case "ArrowDown":
+        if (count > 0) setActive((at + 1) % count);
+        break;
+      case "ArrowUp":
+        if (count > 0) setActive((at - 1 + count) % count);
+        break;
+      case "Enter":
+        onEnter();
+        break;
+      case "Escape":
+        onEscape();
+        break;
+      case "Tab":
+        if (!trapTab) return;
+        break;
+      default:
+        return;
+    }
+    event.preventDefault();
+    event.stopPropagation();
+  };
+}
