@@ -5,6 +5,22 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef } from "preact/hooks";
 
+/** Calls `onOpen` when a key `isKey` accepts is pressed anywhere in the window. */
+export function useWindowKey(isKey: (event: KeyboardEvent) => boolean, onOpen: () => void) {
+  const latest = useRef({ isKey, onOpen });
+  latest.current = { isKey, onOpen };
+  useEffect(() => {
+    const listener = (event: KeyboardEvent) => {
+      if (!latest.current.isKey(event)) return;
+      event.preventDefault();
+      latest.current.onOpen();
+    };
+    // In the capture phase, so a focused control that handles keys itself cannot swallow it.
+    window.addEventListener("keydown", listener, true);
+    return () => window.removeEventListener("keydown", listener, true);
+  }, []);
+}
+
 /** The dialog around a pick list; a press on the backdrop outside it closes it. */
 export function PickDialog({
   label,

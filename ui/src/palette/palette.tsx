@@ -6,11 +6,11 @@
 // done with the focused frame is read from the backend when the palette opens, and an action it
 // would refuse is shown greyed with the reason.
 
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 
 import type { Backend } from "../backend";
 import type { TreeListEntry } from "../bindings";
-import { PickDialog, pickListKeys, useHeldFocus } from "../pick-dialog";
+import { PickDialog, pickListKeys, useHeldFocus, useWindowKey } from "../pick-dialog";
 import { paletteActions, type Allowed, type PaletteAction, type PaletteContext } from "./actions";
 import { rank, type Ranked } from "./match";
 
@@ -37,18 +37,7 @@ export function isPaletteKey(event: KeyboardEvent): boolean {
 
 /** Calls `onOpen` when the palette's key is pressed anywhere in the window. */
 export function usePaletteKey(onOpen: () => void) {
-  const latest = useRef(onOpen);
-  latest.current = onOpen;
-  useEffect(() => {
-    const listener = (event: KeyboardEvent) => {
-      if (!isPaletteKey(event)) return;
-      event.preventDefault();
-      latest.current();
-    };
-    // In the capture phase, so a focused control that handles keys itself cannot swallow it.
-    window.addEventListener("keydown", listener, true);
-    return () => window.removeEventListener("keydown", listener, true);
-  }, []);
+  useWindowKey(isPaletteKey, onOpen);
 }
 
 /**

@@ -9,7 +9,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import type { Backend } from "../backend";
 import type { ApiError, SearchHit } from "../bindings";
 import { ErrorLine } from "../error-line";
-import { PickDialog, pickListKeys, useHeldFocus } from "../pick-dialog";
+import { PickDialog, pickListKeys, useHeldFocus, useWindowKey } from "../pick-dialog";
 
 /** How long typing must pause before the words are searched for. */
 export const SEARCH_DEBOUNCE_MS = 150;
@@ -34,18 +34,7 @@ export function isSearchKey(event: KeyboardEvent): boolean {
 
 /** Calls `onOpen` when the search's key is pressed anywhere in the window. */
 export function useSearchKey(onOpen: () => void) {
-  const latest = useRef(onOpen);
-  latest.current = onOpen;
-  useEffect(() => {
-    const listener = (event: KeyboardEvent) => {
-      if (!isSearchKey(event)) return;
-      event.preventDefault();
-      latest.current();
-    };
-    // In the capture phase, so a focused control that handles keys itself cannot swallow it.
-    window.addEventListener("keydown", listener, true);
-    return () => window.removeEventListener("keydown", listener, true);
-  }, []);
+  useWindowKey(isSearchKey, onOpen);
 }
 
 /**
