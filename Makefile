@@ -69,11 +69,16 @@ e2e: ui
 
 # Each benchmark prints `BENCH <name> <value> <unit>` lines on stdout; the rest goes to stderr.
 BENCHES := -p flame-store -p flame-api -p flame-tokens -p flame-workspace -p flame-agent -p flame-checkpoint --bench store --bench fts --bench append --bench context --bench cost --bench tokens --bench import --bench export --bench search --bench offered --bench checkpoint
-# The UI benchmark runs in the real window under Xvfb (tests/bench).
+# The UI benchmarks run the release build in the real window under Xvfb (tests/bench); the app's
+# own figures, its size and its memory, are measured on the build the package ships
+# (scripts/package.sh --binaries, in target/package/dist).
+SHIPPED_APP := $(CURDIR)/target/package/dist/flame-desktop
 bench: setup ui
 	@$(CARGO) bench --locked $(BENCHES) | grep '^BENCH '
-	@$(CARGO) build -p flame-desktop --locked --quiet
-	@$(XVFB) npm run --silent bench:ui | grep '^BENCH '
+	@$(CARGO) build --release -p flame-desktop -p flame-cli --locked --quiet
+	@CARGO="$(CARGO)" scripts/package.sh --binaries >&2
+	@$(XVFB) npm run --silent bench:ui -- --exclude '**/app.bench.ts' | grep '^BENCH '
+	@FLAME_APP="$(SHIPPED_APP)" $(XVFB) npm run --silent bench:ui -- app.bench | grep '^BENCH '
 
 # The Debian package, made by Tauri's bundler from the root tauri.conf.json, in a target directory
 # of its own (scripts/package.sh); it fails if the .deb lacks either program or the desktop entry.

@@ -23,6 +23,7 @@ pub fn builder<R: Runtime>() -> Builder<R> {
         .commands(collect_commands![
             commands::app_info,
             commands::outline,
+            commands::frame_cost,
             commands::frame_detail,
             commands::frame_messages,
             commands::frame_view,
@@ -64,6 +65,8 @@ pub fn builder<R: Runtime>() -> Builder<R> {
             commands::choose_folder,
         ])
         .events(collect_events![change_watch::TreeChanged])
+        // The outline the window works with, which it makes from the `outline` command's columns.
+        .typ::<flame_api::TreeOutline>()
 }
 
 /// Where the committed bindings live.

@@ -6,6 +6,7 @@
 pub const COMMAND_NAMES: &[&str] = &[
     "app_info",
     "outline",
+    "frame_cost",
     "frame_detail",
     "frame_messages",
     "frame_view",

@@ -6,9 +6,10 @@ use flame_agent::{
 };
 use flame_api::{
     ApiError, AppInfo, Budget, CheckpointStorage, ContextDoc, DeletedTree, ExportFormat,
-    ExportProgress, ExportScope, ExportSummary, FrameChanges, FrameDetail, FrameView, PlanSpec,
-    PopRequest, RollbackOutcome, TreeListEntry, TreeOutline, window_paths,
+    ExportProgress, ExportScope, ExportSummary, FrameChanges, FrameDetail, FrameView,
+    OutlineColumns, PlanSpec, PopRequest, RollbackOutcome, TreeListEntry, window_paths,
 };
+use flame_model::cost::FrameCost;
 use flame_model::{Actor, Frame, FrameId, Message, MessageId, Tree, TreeId};
 use flame_models::RetryPolicy;
 use serde::Serialize;
@@ -25,11 +26,25 @@ pub fn app_info(startup: State<'_, Startup>) -> Result<AppInfo, ApiError> {
     startup.flame()?.info()
 }
 
-/// A tree (the current one when `tree` is null) in the narrow form the flame graph draws.
-#[tauri::command]
+/// A tree (the current one when `tree` is null) in the narrow form the flame graph draws, by
+/// columns (the window turns them back into a `TreeOutline`). Off the main thread: a large tree
+/// takes a good part of a second to read, which would hold up the window's event loop.
+#[tauri::command(async)]
 #[specta::specta]
-pub fn outline(startup: State<'_, Startup>, tree: Option<TreeId>) -> Result<TreeOutline, ApiError> {
-    startup.flame()?.outline(tree.as_ref())
+pub fn outline(
+    startup: State<'_, Startup>,
+    tree: Option<TreeId>,
+) -> Result<OutlineColumns, ApiError> {
+    startup.flame()?.outline_columns(tree.as_ref())
+}
+
+/// One frame's cost at the prices in use: its own and its subtree's, and its own usage by model
+/// (the graph's tooltip reads it for the frame under the pointer; the outline carries the focused
+/// frame's). Off the main thread: after a change, the first one works out the whole tree's costs.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn frame_cost(startup: State<'_, Startup>, id: FrameId) -> Result<FrameCost, ApiError> {
+    startup.flame()?.frame_cost(&id)
 }
 
 /// One frame in full (criteria, results, artifacts, decisions, reason) with its log's path, and

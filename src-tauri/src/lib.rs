@@ -8,6 +8,7 @@ mod change_watch;
 mod commands;
 mod dialogs;
 mod startup;
+mod webkit;
 
 pub use change_watch::TreeChanged;
 pub use startup::Startup;
@@ -27,6 +28,9 @@ pub fn assemble<R: Runtime>(builder: tauri::Builder<R>, startup: Startup) -> tau
             bindings.mount_events(app);
             app.manage(dialogs::Dialogs::new(app.handle().clone()));
             change_watch::spawn(app.handle().clone());
+            if let Some(window) = app.get_webview_window("main") {
+                webkit::keep_memory_down(&window);
+            }
             Ok(())
         })
 }
@@ -45,9 +49,9 @@ pub fn run() {
         tracing::warn!("{problem}; logging to stderr only");
     }
 
-    // Counting a message's tokens needs the encodings, built once; build them off the UI thread.
-    let _ =
-        std::thread::Builder::new().name("flame-tokens".into()).spawn(flame_api::warm_up_tokens);
+    // The token encodings are not built ahead of time: each holds tens of megabytes for as long
+    // as the app runs, and is built (in about a tenth of a second) when a count first needs it,
+    // which an app opened only to read its trees never does.
     let startup = Startup::open(data_dir);
     match startup.flame() {
         // A new data directory starts with the sample tree, to explore or delete.

@@ -119,12 +119,17 @@ fn plan(window: &WebviewWindow<MockRuntime>, parent: &str, title: &str) -> Strin
 /// The titles of `parent`'s children in the current tree's outline, in position order.
 fn children(window: &WebviewWindow<MockRuntime>, parent: &str) -> Vec<String> {
     let outline = invoke_with(window, "outline", json!({"tree": null})).unwrap();
-    let mut kids: Vec<(u64, String)> = outline["frames"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["parent"] == parent)
-        .map(|f| (f["position"].as_u64().unwrap(), f["title"].as_str().unwrap().to_owned()))
+    // The outline comes by columns: the parent is an index into them.
+    let ids = outline["id"].as_array().unwrap();
+    let mut kids: Vec<(u64, String)> = (0..ids.len())
+        .filter(|&i| {
+            let p = outline["parent"][i].as_i64().unwrap();
+            p >= 0 && ids[p as usize] == parent
+        })
+        .map(|i| {
+            let position = outline["position"][i].as_u64().unwrap();
+            (position, outline["title"][i].as_str().unwrap().to_owned())
+        })
         .collect();
     kids.sort();
     kids.into_iter().map(|(_, title)| title).collect()
@@ -140,8 +145,9 @@ fn outline_without_a_tree_is_not_found_and_create_tree_makes_one() {
     let root = new_tree(&window);
     let outline = invoke_with(&window, "outline", json!({"tree": null})).unwrap();
     assert_eq!(outline["tree"]["focus"], root.as_str());
-    assert_eq!(outline["frames"].as_array().unwrap().len(), 1);
-    assert_eq!(outline["frames"][0]["status"], "in_progress");
+    assert_eq!(outline["id"].as_array().unwrap().len(), 1);
+    let status = outline["status"][0].as_u64().unwrap() as usize;
+    assert_eq!(outline["statuses"][status], "in_progress");
     assert!(outline["seq"].as_f64().unwrap() > 0.0);
 }
 
@@ -201,8 +207,7 @@ fn a_refused_move_returns_the_rule_and_changes_nothing() {
     assert_eq!(err["code"], "invalid");
 
     let after = invoke_with(&window, "outline", json!({"tree": null})).unwrap();
-    assert_eq!(before["frames"], after["frames"]);
-    assert_eq!(before["seq"], after["seq"]);
+    assert_eq!(before, after);
 }
 
 #[test]
@@ -270,7 +275,7 @@ fn a_change_from_another_process_is_announced_to_the_window() {
     let payload: Value = serde_json::from_str(&payload).unwrap();
     assert_eq!(payload["seq"].as_i64().unwrap(), newest);
     let outline = invoke_with(&window, "outline", json!({"tree": null})).unwrap();
-    assert!(outline["frames"].as_array().unwrap().iter().any(|f| f["id"] == pushed.id.as_str()));
+    assert!(outline["id"].as_array().unwrap().iter().any(|id| id == pushed.id.as_str()));
 }
 
 #[test]
@@ -372,9 +377,12 @@ fn the_outline_prices_replies_at_the_prices_of_the_settings_and_follows_a_save()
     reply.usage = Some(flame_model::Usage { input_tokens: 1_000_000, ..Default::default() });
     let id = flame_model::FrameId::parse(&root).unwrap();
     open_flame(&home).add_message(Actor::Agent, &id, &reply).unwrap();
+    // The outline's own cost of the root (its only frame) and the frame's cost read alone.
     let cost = |window: &WebviewWindow<MockRuntime>| {
         let outline = invoke_with(window, "outline", json!({"tree": null})).unwrap();
-        outline["costs"][&root]["own"]["micro_usd"].clone()
+        let frame = invoke_with(window, "frame_cost", json!({"id": root})).unwrap();
+        assert_eq!(outline["own_costs"][0][1], frame["own"]["micro_usd"]);
+        frame["subtree"]["micro_usd"].clone()
     };
     assert_eq!(cost(&window), 1_000_000);
 

@@ -11,6 +11,8 @@ import type {
   ExportSummary,
   ImportProgress,
   ImportSummary,
+  TreeId,
+  TreeOutline_Serialize as TreeOutline,
   commands,
 } from "./bindings";
 
@@ -25,7 +27,7 @@ export type Answer<T> = { status: "ok"; data: T } | { status: "error"; error: Ap
 export type Backend = Pick<
   typeof commands,
   | "appInfo"
-  | "outline"
+  | "frameCost"
   | "createTree"
   | "listTrees"
   | "search"
@@ -58,6 +60,11 @@ export type Backend = Pick<
   | "rollbackFrame"
   | "checkpointStorage"
 > & {
+  /**
+   * The tree `tree` (the current one when null) as the flame graph draws it: the `outline`
+   * command's columns made into one `FrameOutline` per frame (`outline.ts`).
+   */
+  outline(tree: TreeId | null): Promise<Answer<TreeOutline>>;
   /** Calls `listener` with the newest event seq whenever the data directory changes. */
   onTreeChanged(listener: (seq: number) => void): Promise<() => void>;
   /**

@@ -9,8 +9,18 @@ import * as __TAURI_EVENT from "@tauri-apps/api/event";
 export const commands = {
 	/**  Flame's version, data directory and database; the startup error if Flame could not open. */
 	appInfo: () => typedError<AppInfo, ApiError>(__TAURI_INVOKE("app_info")),
-	/**  A tree (the current one when `tree` is null) in the narrow form the flame graph draws. */
-	outline: (tree: TreeId | null) => typedError<TreeOutline_Serialize, ApiError>(__TAURI_INVOKE("outline", { tree })),
+	/**
+	 *  A tree (the current one when `tree` is null) in the narrow form the flame graph draws, by
+	 *  columns (the window turns them back into a `TreeOutline`). Off the main thread: a large tree
+	 *  takes a good part of a second to read, which would hold up the window's event loop.
+	 */
+	outline: (tree: TreeId | null) => typedError<OutlineColumns_Serialize, ApiError>(__TAURI_INVOKE("outline", { tree })),
+	/**
+	 *  One frame's cost at the prices in use: its own and its subtree's, and its own usage by model
+	 *  (the graph's tooltip reads it for the frame under the pointer; the outline carries the focused
+	 *  frame's). Off the main thread: after a change, the first one works out the whole tree's costs.
+	 */
+	frameCost: (id: FrameId) => typedError<FrameCost_Serialize, ApiError>(__TAURI_INVOKE("frame_cost", { id })),
 	/**
 	 *  One frame in full (criteria, results, artifacts, decisions, reason) with its log's path, and
 	 *  what may be done with it now (the window shows these; it checks no lifecycle rule itself).
@@ -797,7 +807,6 @@ export type FrameOutline_Deserialize = {
 	status: Status,
 	success_criteria_compacted?: string | null,
 	retry_of?: FrameId | null,
-	created_at: number,
 	started_at?: number | null,
 	ended_at?: number | null,
 	message_count: number,
@@ -818,7 +827,6 @@ export type FrameOutline_Serialize = {
 	status: Status,
 	success_criteria_compacted: string | null,
 	retry_of: FrameId | null,
-	created_at: number,
 	started_at: number | null,
 	ended_at: number | null,
 	message_count: number,
@@ -1231,6 +1239,86 @@ export type ModelSource =
 { kind: "provider"; provider: ProviderKind } | 
 /**  A model server on this computer serves it. */
 { kind: "local"; address: string; server: ServerKind };
+
+/**
+ *  A tree's outline by columns: frame `i` is `id[i]`, its title `title[i]`, and so on. Fields
+ *  that few frames have are listed as `(index, value)` pairs of those frames only.
+ */
+export type OutlineColumns = OutlineColumns_Serialize | OutlineColumns_Deserialize;
+
+/**
+ *  A tree's outline by columns: frame `i` is `id[i]`, its title `title[i]`, and so on. Fields
+ *  that few frames have are listed as `(index, value)` pairs of those frames only.
+ */
+export type OutlineColumns_Deserialize = {
+	tree: Tree_Deserialize,
+	/**  The newest event in the data directory when the outline was read. */
+	seq: number,
+	id: FrameId[],
+	/**
+	 *  The parent's index in these columns; -1 for the root. A parent that is not in the tree
+	 *  (which the store's invariants forbid) is given as the frame's own index, so no walk from
+	 *  the root reaches the frame.
+	 */
+	parent: number[],
+	position: number[],
+	title: string[],
+	/**  Each frame's status, as an index into `statuses`. */
+	status: number[],
+	/**  The statuses `status` indexes. */
+	statuses: Status[],
+	started_at: (number | null)[],
+	ended_at: (number | null)[],
+	message_count: number[],
+	tokens: number[],
+	success_criteria_compacted: ([number, string])[],
+	retry_of: ([number, FrameId])[],
+	rolled_back_at: ([number, number])[],
+	/**
+	 *  [`TreeOutline::own_costs`]: what each frame's own replies cost at known prices, in
+	 *  micro-dollars, for the frames where that is more than nothing.
+	 */
+	own_costs: ([number, number])[],
+	/**  The focused frame's whole cost; null when its subtree recorded no usage. */
+	focus_cost?: FrameCost_Deserialize | null,
+};
+
+/**
+ *  A tree's outline by columns: frame `i` is `id[i]`, its title `title[i]`, and so on. Fields
+ *  that few frames have are listed as `(index, value)` pairs of those frames only.
+ */
+export type OutlineColumns_Serialize = {
+	tree: Tree_Serialize,
+	/**  The newest event in the data directory when the outline was read. */
+	seq: number,
+	id: FrameId[],
+	/**
+	 *  The parent's index in these columns; -1 for the root. A parent that is not in the tree
+	 *  (which the store's invariants forbid) is given as the frame's own index, so no walk from
+	 *  the root reaches the frame.
+	 */
+	parent: number[],
+	position: number[],
+	title: string[],
+	/**  Each frame's status, as an index into `statuses`. */
+	status: number[],
+	/**  The statuses `status` indexes. */
+	statuses: Status[],
+	started_at: (number | null)[],
+	ended_at: (number | null)[],
+	message_count: number[],
+	tokens: number[],
+	success_criteria_compacted: ([number, string])[],
+	retry_of: ([number, FrameId])[],
+	rolled_back_at: ([number, number])[],
+	/**
+	 *  [`TreeOutline::own_costs`]: what each frame's own replies cost at known prices, in
+	 *  micro-dollars, for the frames where that is more than nothing.
+	 */
+	own_costs: ([number, number])[],
+	/**  The focused frame's whole cost; null when its subtree recorded no usage. */
+	focus_cost: FrameCost_Serialize | null,
+};
 
 /**  A planned frame to create, with its planned children. */
 export type PlanSpec = PlanSpec_Serialize | PlanSpec_Deserialize;
@@ -1771,10 +1859,20 @@ export type TreeOutline_Deserialize = {
 	/**  The newest event in the data directory when the outline was read. */
 	seq: number,
 	/**
-	 *  Each frame's cost at the prices in use (see [`Flame::tree_costs`]); frames whose subtree
-	 *  recorded no usage are not listed, and the field is left out when none did.
+	 *  What each frame's own replies cost at the prices in use, in micro-dollars (the priced
+	 *  part: tokens of a model with no known price count nothing), for the frames where that is
+	 *  more than nothing: the flame graph's widths by cost. Another frame's whole cost — its
+	 *  subtree's, the unpriced tokens, its usage by model — is read for one frame at a time
+	 *  ([`Flame::frame_cost`]): at 100k frames every frame's whole cost was two thirds of the
+	 *  outline's bytes.
 	 */
-	costs: { [key in FrameId]: FrameCost_Deserialize },
+	own_costs: { [key in FrameId]: number },
+	/**
+	 *  The focused frame's whole cost (what the chat pane's header and the context inspector
+	 *  show), read with the outline so it follows every change and new prices; left out when
+	 *  its subtree recorded no usage.
+	 */
+	focus_cost?: FrameCost_Deserialize | null,
 };
 
 /**
@@ -1788,10 +1886,20 @@ export type TreeOutline_Serialize = {
 	/**  The newest event in the data directory when the outline was read. */
 	seq: number,
 	/**
-	 *  Each frame's cost at the prices in use (see [`Flame::tree_costs`]); frames whose subtree
-	 *  recorded no usage are not listed, and the field is left out when none did.
+	 *  What each frame's own replies cost at the prices in use, in micro-dollars (the priced
+	 *  part: tokens of a model with no known price count nothing), for the frames where that is
+	 *  more than nothing: the flame graph's widths by cost. Another frame's whole cost — its
+	 *  subtree's, the unpriced tokens, its usage by model — is read for one frame at a time
+	 *  ([`Flame::frame_cost`]): at 100k frames every frame's whole cost was two thirds of the
+	 *  outline's bytes.
 	 */
-	costs?: { [key in FrameId]: FrameCost_Serialize },
+	own_costs?: { [key in FrameId]: number },
+	/**
+	 *  The focused frame's whole cost (what the chat pane's header and the context inspector
+	 *  show), read with the outline so it follows every change and new prices; left out when
+	 *  its subtree recorded no usage.
+	 */
+	focus_cost?: FrameCost_Serialize,
 };
 
 /**  One piece of work with one root frame. */

@@ -64,9 +64,12 @@ export function costPhrase(cost: FrameCost): string {
   return sameUsage ? own : `${own}; ${subtree} with its subtree`;
 }
 
-/** Frame `id`'s cost in an outline; null when its subtree recorded no usage. */
+/**
+ * Frame `id`'s cost as the outline carries it, which it does for the focused frame only (any
+ * other is read with `frameCost`); null when its subtree recorded no usage, or for another frame.
+ */
 export function costOf(outline: TreeOutline, id: string): FrameCost | null {
-  return outline.costs?.[id] ?? null;
+  return id === outline.tree.focus ? (outline.focus_cost ?? null) : null;
 }
 
 /** Micro-dollars per million tokens as the dollars a person types: `3`, `0.075`. */

@@ -10,8 +10,9 @@ import {
   type ExportProgress,
   type ImportProgress,
 } from "./bindings";
-import { runBench } from "./flame-graph/bench";
+import { runBench, timeOutlineLoad } from "./flame-graph/bench";
 import { withApiErrors } from "./ipc-errors";
+import { expandOutline } from "./outline";
 
 const root = document.getElementById("app");
 if (root === null) {
@@ -27,6 +28,10 @@ function channelTo(listener: ChatListener): Channel<ChatEvent> {
 const typed = withApiErrors(commands);
 const backend: Backend = {
   ...typed,
+  outline: async (tree) => {
+    const answer = await typed.outline(tree);
+    return answer.status === "ok" ? { status: "ok", data: expandOutline(answer.data) } : answer;
+  },
   sendMessage: (frame, text, model, listener) =>
     typed.sendMessage(frame, text, model, channelTo(listener)),
   answerAgain: (frame, model, listener) => typed.answerAgain(frame, model, channelTo(listener)),
@@ -46,10 +51,12 @@ const backend: Backend = {
 };
 render(<App backend={backend} />, root);
 
-// The benchmark's entry point, called through WebDriver by tests/bench (make bench).
+// The benchmark's entry points, called through WebDriver by tests/bench (make bench).
 declare global {
   interface Window {
     __flameBench?: typeof runBench;
+    __flameOutlineBench?: () => ReturnType<typeof timeOutlineLoad>;
   }
 }
 window.__flameBench = runBench;
+window.__flameOutlineBench = () => timeOutlineLoad(() => typed.outline(null));

@@ -31,6 +31,7 @@ const ROOT = "f0000000001";
 const ENTRY: FrameDetail = {
   ...outlineFrame(ROOT, null, { title: "Chat" }),
   tree: "t0000000001",
+  created_at: 0,
   success_criteria: "It is answered",
   status_reason: null,
   results: null,

@@ -45,6 +45,7 @@ export function fakeBackend(parts: Partial<Backend>): Backend {
   return {
     appInfo: () => answer(INFO),
     outline: () => answer<TreeOutline_Serialize>(NO_TREE),
+    frameCost: refuse,
     createTree: refuse,
     listTrees: () => answer([]),
     search: () => answer([]),
@@ -177,7 +178,6 @@ export function outlineFrame(
     status: "in_progress",
     success_criteria_compacted: null,
     retry_of: null,
-    created_at: 0,
     started_at: null,
     ended_at: null,
     message_count: 0,

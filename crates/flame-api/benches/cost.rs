@@ -1,8 +1,10 @@
 //! Frame costs on a large tree: a 100k-frame, 1M-message tree (half the messages replies with
 //! usage, over three models), lowered with FLAME_BENCH_FRAMES and FLAME_BENCH_MESSAGES. The
-//! outline the graph reloads after every change carries every frame's cost: measured read whole
-//! (the first time, or after many changes) and brought up to date after one reply (every time
-//! after). Prints `BENCH <name> <value> <unit>` lines.
+//! outline the graph reloads after every change carries every frame's own cost, worked out with
+//! the rest of each frame's cost (kept for the frames' costs read one at a time): measured read
+//! whole (the first time, or after many changes) and brought up to date after one reply (every
+//! time after); and the outline by columns as the window receives it, made and written as JSON,
+//! with its size. Prints `BENCH <name> <value> <unit>` lines.
 
 #![allow(clippy::print_stdout)]
 
@@ -45,7 +47,7 @@ fn main() {
             let started = Instant::now();
             let outline = fresh.outline(Some(&tree.id)).unwrap();
             let elapsed = started.elapsed();
-            assert!(!outline.costs.is_empty());
+            assert!(!outline.own_costs.is_empty());
             elapsed
         })
         .collect();
@@ -63,7 +65,7 @@ fn main() {
             let started = Instant::now();
             let outline = flame.outline(Some(&tree.id)).unwrap();
             let elapsed = started.elapsed();
-            assert!(outline.costs.contains_key(&focus));
+            assert!(outline.own_costs.contains_key(&focus));
             elapsed
         })
         .collect();
@@ -78,4 +80,16 @@ fn main() {
         })
         .collect();
     println!("BENCH cost.outline_rows_only_median {:.3} ms", median(plain));
+    // What the window receives: the outline by columns, as JSON.
+    let mut bytes = 0;
+    let json: Vec<Duration> = (0..5)
+        .map(|_| {
+            let started = Instant::now();
+            let columns = flame.outline_columns(Some(&tree.id)).unwrap();
+            bytes = serde_json::to_string(&columns).unwrap().len();
+            started.elapsed()
+        })
+        .collect();
+    println!("BENCH cost.outline_columns_json_median {:.3} ms", median(json));
+    println!("BENCH cost.outline_columns_json_size {:.1} MB", bytes as f64 / 1e6);
 }

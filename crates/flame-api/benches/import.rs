@@ -1,5 +1,10 @@
 //! Importing the shared Claude Code sessions through the facade: parse, count, segment, and
-//! write the tree with its logs. Prints `BENCH import.<name> <value> <unit>` lines.
+//! write the tree with its logs; and importing a generated Flame export of 100k frames and 200k
+//! messages (`flame_import::scale`) as `flame import` does. Prints `BENCH import.<name> <value>
+//! <unit>` lines.
+//!
+//! `FLAME_BENCH_IMPORT_FRAMES` (100000) and `FLAME_BENCH_IMPORT_MESSAGES` (twice the frames)
+//! size the generated export, for quick runs.
 
 #![allow(clippy::print_stdout)]
 
@@ -14,7 +19,54 @@ const SESSIONS: [(&str, &str); 2] = [
     ("session_3_5mb", "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"),
 ];
 
+fn env_count(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// Imports a generated export through the facade, as `flame import FILE` does: the figure is
+/// the whole import, reading the file included; its reading alone and the first read of the
+/// focus's log (written on demand) are printed too.
+fn generated_export() {
+    let frames = env_count("FLAME_BENCH_IMPORT_FRAMES", 100_000);
+    let messages = env_count("FLAME_BENCH_IMPORT_MESSAGES", frames * 2);
+    let name = if frames.is_multiple_of(1000) {
+        format!("{}k", frames / 1000)
+    } else {
+        frames.to_string()
+    };
+    // Under the build's own scratch folder: the export and the data directory take about 1 GB.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = dir.path().join("export.json");
+    let spec = flame_import::scale::ScaleSpec::new(frames, messages, 19);
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&file).unwrap());
+    let written = flame_import::scale::write_export(&spec, &mut out).unwrap();
+    drop(out);
+    println!("BENCH import.export_{name}_file_size {:.1} MB", written.bytes as f64 / 1e6);
+
+    let started = Instant::now();
+    let draft = flame_import::import(&file, None, &Default::default(), &mut |_| {}).unwrap();
+    println!("BENCH import.export_{name}_read {:.0} ms", started.elapsed().as_secs_f64() * 1e3);
+    drop(draft);
+
+    let home = DataDir::resolve(Some(dir.path().join("home").as_os_str()), None, None).unwrap();
+    let flame = Flame::open_with(home, Env::fixed(1_795_307_601_000, 1)).unwrap();
+    let started = Instant::now();
+    let summary = flame.import_file(Actor::Cli, &file, None, true, None, &mut |_| {}).unwrap();
+    let elapsed = started.elapsed();
+    assert_eq!((summary.frames, summary.messages), (frames as u64, messages as u64));
+    println!("BENCH import.export_{name}_frames {:.0} ms", elapsed.as_secs_f64() * 1e3);
+
+    let started = Instant::now();
+    let log = flame.log(&summary.tree.focus).unwrap();
+    assert!(log.contains("imported by cli"));
+    println!(
+        "BENCH import.export_{name}_first_log_read {:.1} ms",
+        started.elapsed().as_secs_f64() * 1e3
+    );
+}
+
 fn main() {
+    generated_export();
     let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/claude-code");
     flame_tokens::warm_up();
     for (name, file) in SESSIONS {

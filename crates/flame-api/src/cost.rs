@@ -10,12 +10,16 @@
 //! The usage of the last tree asked about is kept with the event seq it was read at: the next
 //! read follows the events since (every change to a reply's usage records one naming its frame)
 //! and reads again only the frames they name, so a large tree's graph does not add up every reply
-//! again after each message.
+//! again after each message. The costs worked out from it are kept too, with the prices they
+//! used, until an event or new prices make them stale: the window reads one frame's cost at a
+//! time ([`Flame::frame_cost`]), each a look-up after the outline's read.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
-use flame_model::cost::{FrameCost, ModelUsage, PriceTable, frame_costs};
+use flame_model::cost::{
+    CostTotal, FrameCost, ModelPrice, ModelUsage, Price, PriceTable, frame_costs,
+};
 use flame_model::{FrameId, FrameOutline, TreeId};
 use flame_store::{Store, StoreError};
 
@@ -46,43 +50,137 @@ struct TreeUsage {
     /// Every event up to this one is in `by_frame`.
     seq: i64,
     by_frame: HashMap<FrameId, Vec<ModelUsage>>,
+    /// The costs worked out from `by_frame` as of `seq`, and the prices they used.
+    priced: Option<(PriceTable, Arc<HashMap<FrameId, FrameCost>>)>,
 }
 
 impl UsageCache {
-    /// The costs of `frames` (tree `tree`'s outline, just read) at `prices`, from the tree's
-    /// usage as the store has it now: the kept usage brought up to date by the events since it
-    /// was read, or the tree's read whole.
+    /// Every frame's cost in tree `tree` at `prices`, from the tree's usage as the store has it
+    /// now: the kept usage brought up to date by the events since it was read, or the tree's
+    /// read whole; the kept costs when nothing changed since they were worked out.
     pub(crate) fn costs(
         &self,
         store: &Store,
         tree: &TreeId,
-        frames: Option<&[FrameOutline]>,
         prices: &PriceTable,
-    ) -> Result<HashMap<FrameId, FrameCost>, StoreError> {
+    ) -> Result<Arc<HashMap<FrameId, FrameCost>>, StoreError> {
         let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let usage = match kept.take() {
+        let mut usage = match kept.take() {
             Some(usage) if usage.tree == *tree => follow(store, usage)?,
             _ => read_whole(store, tree)?,
         };
+        if let Some((priced_at, costs)) = &usage.priced
+            && priced_at == prices
+        {
+            let costs = Arc::clone(costs);
+            *kept = Some(usage);
+            return Ok(costs);
+        }
         let costs = if usage.by_frame.is_empty() {
             HashMap::new()
         } else {
-            let read;
-            let frames = match frames {
-                Some(frames) => frames,
-                None => {
-                    read = store.outline_of_tree(tree)?;
-                    &read
-                }
-            };
+            let frames = store.outline_of_tree(tree)?;
             let parents: Vec<(FrameId, Option<FrameId>)> =
                 frames.iter().map(|f| (f.id.clone(), f.parent.clone())).collect();
             let rows = usage.by_frame.iter().flat_map(|(f, rows)| rows.iter().map(move |r| (f, r)));
             frame_costs(&parents, rows, prices)
         };
+        let costs = Arc::new(costs);
+        usage.priced = Some((prices.clone(), Arc::clone(&costs)));
         *kept = Some(usage);
         Ok(costs)
     }
+}
+
+/// What the outline carries of the costs: each frame's own priced cost (micro-dollars, frames
+/// where it is more than nothing) and the focused frame's whole cost.
+pub(crate) struct OutlineCosts {
+    pub(crate) own: HashMap<FrameId, u64>,
+    pub(crate) focus: Option<FrameCost>,
+}
+
+impl UsageCache {
+    /// The outline's costs of `frames` (tree `tree`'s, just read): from the kept costs when they
+    /// are current, else without working out every frame's whole cost — each frame's own replies
+    /// priced, and the focus's subtree added up — which every change would otherwise cost in
+    /// full at each reload of a large tree's graph.
+    pub(crate) fn outline_costs(
+        &self,
+        store: &Store,
+        tree: &TreeId,
+        frames: &[FrameOutline],
+        focus: &FrameId,
+        prices: &PriceTable,
+    ) -> Result<OutlineCosts, StoreError> {
+        let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let usage = match kept.take() {
+            Some(usage) if usage.tree == *tree => follow(store, usage)?,
+            _ => read_whole(store, tree)?,
+        };
+        let costs = match &usage.priced {
+            Some((priced_at, costs)) if priced_at == prices => OutlineCosts {
+                own: costs
+                    .iter()
+                    .filter(|(_, cost)| cost.own.micro_usd > 0)
+                    .map(|(frame, cost)| (frame.clone(), cost.own.micro_usd))
+                    .collect(),
+                focus: costs.get(focus).cloned(),
+            },
+            _ => priced_for_outline(&usage.by_frame, frames, focus, prices),
+        };
+        *kept = Some(usage);
+        Ok(costs)
+    }
+}
+
+/// [`OutlineCosts`] from a tree's usage: every frame's own cost, and `focus`'s whole cost from
+/// the frames of its subtree alone.
+fn priced_for_outline(
+    by_frame: &HashMap<FrameId, Vec<ModelUsage>>,
+    frames: &[FrameOutline],
+    focus: &FrameId,
+    prices: &PriceTable,
+) -> OutlineCosts {
+    // A tree names a few models over thousands of rows: each is looked up once.
+    let mut price_of: HashMap<&str, Option<Price>> = HashMap::new();
+    let mut own = HashMap::new();
+    for (frame, rows) in by_frame {
+        let mut total = CostTotal::default();
+        for row in rows {
+            let price = row.model.as_deref().and_then(|m| {
+                *price_of.entry(m).or_insert_with(|| prices.get(m).map(ModelPrice::price))
+            });
+            total.add(row, price.as_ref());
+        }
+        let micro = total.summary().micro_usd;
+        if micro > 0 {
+            own.insert(frame.clone(), micro);
+        }
+    }
+    // The focus's subtree, walked down from it through each frame's children.
+    let mut children: HashMap<&FrameId, Vec<&FrameOutline>> = HashMap::new();
+    for frame in frames {
+        if let Some(parent) = &frame.parent {
+            children.entry(parent).or_default().push(frame);
+        }
+    }
+    // The focus is the subtree's root: its own parent is outside it. A cycle (which the store's
+    // invariants forbid) stops the walk once it is longer than the tree.
+    let mut subtree: Vec<(FrameId, Option<FrameId>)> = vec![(focus.clone(), None)];
+    let mut at = 0;
+    while at < subtree.len() && subtree.len() <= frames.len() {
+        let id = subtree[at].0.clone();
+        for child in children.get(&id).into_iter().flatten() {
+            subtree.push((child.id.clone(), Some(id.clone())));
+        }
+        at += 1;
+    }
+    let rows = subtree
+        .iter()
+        .filter_map(|(id, _)| by_frame.get_key_value(id))
+        .flat_map(|(frame, rows)| rows.iter().map(move |row| (frame, row)));
+    let focus_cost = frame_costs(&subtree, rows, prices).remove(focus);
+    OutlineCosts { own, focus: focus_cost }
 }
 
 /// The tree's usage read whole, as of the newest event (read first, so a change made meanwhile
@@ -93,7 +191,7 @@ fn read_whole(store: &Store, tree: &TreeId) -> Result<TreeUsage, StoreError> {
     for (frame, row) in store.usage_by_frame_and_model(tree)? {
         by_frame.entry(frame).or_default().push(row);
     }
-    Ok(TreeUsage { tree: tree.clone(), seq, by_frame })
+    Ok(TreeUsage { tree: tree.clone(), seq, by_frame, priced: None })
 }
 
 /// `usage` brought up to date: the frames of its tree named by the events since are read again.
@@ -103,6 +201,8 @@ fn follow(store: &Store, mut usage: TreeUsage) -> Result<TreeUsage, StoreError> 
         return read_whole(store, &usage.tree);
     }
     let Some(last) = events.last().map(|e| e.seq) else { return Ok(usage) };
+    // Any event may have changed a usage or the tree's shape: the costs are worked out again.
+    usage.priced = None;
     let named: HashSet<&FrameId> =
         events.iter().filter(|e| e.tree == usage.tree).map(|e| &e.frame).collect();
     for frame in named {
@@ -138,14 +238,16 @@ impl Flame {
     ) -> Result<HashMap<FrameId, FrameCost>, ApiError> {
         let store = self.store();
         let id = resolve_tree(&store, tree)?;
-        Ok(self.costs_of_tree(&store, &id)?)
+        Ok(HashMap::clone(&*self.costs_of_tree(&store, &id)?))
     }
 
-    /// One frame's cost: its own and its subtree's (nothing recorded is a default cost).
+    /// One frame's cost: its own and its subtree's, and its own usage by model (nothing
+    /// recorded is a default cost). After the tree's outline or another of its frames' costs
+    /// was read, and while nothing changed, it is a look-up.
     pub fn frame_cost(&self, frame: &FrameId) -> Result<FrameCost, ApiError> {
         let store = self.store();
         let tree = store.frame(frame)?.tree;
-        Ok(self.costs_of_tree(&store, &tree)?.remove(frame).unwrap_or_default())
+        Ok(self.costs_of_tree(&store, &tree)?.get(frame).cloned().unwrap_or_default())
     }
 
     /// `tree`'s frame costs at the prices in use.
@@ -153,17 +255,19 @@ impl Flame {
         &self,
         store: &Store,
         tree: &TreeId,
-    ) -> Result<HashMap<FrameId, FrameCost>, StoreError> {
-        self.usage.costs(store, tree, None, &self.prices.get())
+    ) -> Result<Arc<HashMap<FrameId, FrameCost>>, StoreError> {
+        self.usage.costs(store, tree, &self.prices.get())
     }
 
-    /// The costs of `frames` (tree `tree`'s outline, just read) at the prices in use.
+    /// What the outline of `frames` (tree `tree`'s, just read, focused on `focus`) carries of
+    /// the costs at the prices in use.
     pub(crate) fn costs_of_outline(
         &self,
         store: &Store,
         tree: &TreeId,
         frames: &[FrameOutline],
-    ) -> Result<HashMap<FrameId, FrameCost>, StoreError> {
-        self.usage.costs(store, tree, Some(frames), &self.prices.get())
+        focus: &FrameId,
+    ) -> Result<OutlineCosts, StoreError> {
+        self.usage.outline_costs(store, tree, frames, focus, &self.prices.get())
     }
 }

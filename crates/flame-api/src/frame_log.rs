@@ -7,6 +7,14 @@
 //! drop whatever follows the last marker (a write cut short by a crash), then append the events
 //! after it. The store's `log_pending` table says which frames are behind; the same sync runs
 //! after every operation and, for anything a crash left behind, when Flame opens.
+//!
+//! An import's logs are not written with it: a 100k-frame import would otherwise write
+//! hundreds of megabytes in 100k files before it returns. Its frames' pending rows are dropped
+//! (`Store::defer_imported_logs`) and each log is written whole, from the store, the first time it is
+//! read ([`ensure`], from every read that hands out one frame's log) or its frame next changes.
+//! A log written late is the same text as one written at once: a log holds the frame's events
+//! rendered from the stored rows, which an import never changes, and its header names the
+//! title the frame was created with.
 
 use std::fmt::Write as _;
 use std::fs::{self, File, OpenOptions};
@@ -76,12 +84,39 @@ pub fn sync(store: &Store, data_dir: &Path, tree: &TreeId, frame: &FrameId) -> a
     for event in &events {
         render_event(&mut text, event, &messages);
     }
-    file.set_len(end)?;
+    // Only a torn write is cut off. Truncating a file that is already that long (a new, empty
+    // log) is not free: ext4 then flushes the file's data when it is closed.
+    if file.metadata()?.len() != end {
+        file.set_len(end)?;
+    }
     file.seek(SeekFrom::Start(end))?;
     // No fsync: like the database (WAL, synchronous=NORMAL), a log survives the process being
     // killed; after a power loss both may miss their last moments.
     file.write_all(text.as_bytes()).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(newest)
+}
+
+/// Writes `frame`'s log if it has no file yet (an imported frame's, see the module's comment),
+/// so a path handed out names a file that holds the frame's history. A log already written is
+/// left to [`sync_pending`], which keeps it up to date.
+pub fn ensure(
+    store: &Store,
+    data_dir: &Path,
+    tree: &TreeId,
+    frame: &FrameId,
+) -> anyhow::Result<()> {
+    if !log_path(data_dir, tree, frame).exists() {
+        sync(store, data_dir, tree, frame)?;
+    }
+    Ok(())
+}
+
+/// [`ensure`] for a read that must not fail because a log cannot be written: the failure is
+/// reported, and the log is written on the next read or change.
+pub(crate) fn ensure_or_warn(store: &Store, data_dir: &Path, tree: &TreeId, frame: &FrameId) {
+    if let Err(err) = ensure(store, data_dir, tree, frame) {
+        tracing::warn!(%frame, "the frame's log could not be written: {err:#}");
+    }
 }
 
 /// Writes every log the store says is behind. Returns how many were brought up to date; a log
@@ -154,13 +189,13 @@ fn render_header(
     frame: &FrameId,
     events: &[Event],
 ) {
-    let title = match store.frame(frame) {
-        Ok(f) => f.title,
-        Err(_) => events
-            .first()
-            .and_then(|e| e.detail["title"].as_str())
-            .unwrap_or("(deleted frame)")
-            .to_owned(),
+    // The title the frame was created with, which its first event (creation, import or
+    // retry) names: a header written when the frame was created names it too, so a log written
+    // later (an imported frame's, or one written again after its file was lost) reads the same.
+    let created_as = events.first().and_then(|e| e.detail["title"].as_str()).map(str::to_owned);
+    let title = match created_as {
+        Some(title) => title,
+        None => store.frame(frame).map_or_else(|_| "(deleted frame)".to_owned(), |f| f.title),
     };
     let _ = write!(
         out,

@@ -17,6 +17,7 @@ use std::sync::atomic::Ordering;
 use flame_context::{Budget, ContextDoc, ContextInput};
 use flame_tokens::Encoding;
 
+use crate::outline::OutlineColumns;
 use crate::process::{Probe, writer_is_gone};
 use crate::{ApiError, Env, Flame, frame_log};
 
@@ -50,10 +51,19 @@ pub struct TreeOutline {
     pub frames: Vec<FrameOutline>,
     /// The newest event in the data directory when the outline was read.
     pub seq: i64,
-    /// Each frame's cost at the prices in use (see [`Flame::tree_costs`]); frames whose subtree
-    /// recorded no usage are not listed, and the field is left out when none did.
+    /// What each frame's own replies cost at the prices in use, in micro-dollars (the priced
+    /// part: tokens of a model with no known price count nothing), for the frames where that is
+    /// more than nothing: the flame graph's widths by cost. Another frame's whole cost — its
+    /// subtree's, the unpriced tokens, its usage by model — is read for one frame at a time
+    /// ([`Flame::frame_cost`]): at 100k frames every frame's whole cost was two thirds of the
+    /// outline's bytes.
     #[serde(skip_serializing_if = "HashMap::is_empty")]
-    pub costs: HashMap<FrameId, flame_model::cost::FrameCost>,
+    pub own_costs: HashMap<FrameId, u64>,
+    /// The focused frame's whole cost (what the chat pane's header and the context inspector
+    /// show), read with the outline so it follows every change and new prices; left out when
+    /// its subtree recorded no usage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub focus_cost: Option<flame_model::cost::FrameCost>,
 }
 
 /// A frame as the window's chat pane reads it: its entry, and what may be done with it now, as
@@ -228,8 +238,14 @@ impl Flame {
         let seq = store.latest_event_seq()?;
         let id = resolve_tree(&store, tree)?;
         let frames = store.outline_of_tree(&id)?;
-        let costs = self.costs_of_outline(&store, &id, &frames)?;
-        Ok(TreeOutline { tree: store.tree(&id)?, frames, seq, costs })
+        let tree = store.tree(&id)?;
+        let costs = self.costs_of_outline(&store, &id, &frames, &tree.focus)?;
+        Ok(TreeOutline { tree, frames, seq, own_costs: costs.own, focus_cost: costs.focus })
+    }
+
+    /// [`Flame::outline`] by columns, as the window receives it (see [`OutlineColumns`]).
+    pub fn outline_columns(&self, tree: Option<&TreeId>) -> Result<OutlineColumns, ApiError> {
+        Ok(self.outline(tree)?.into())
     }
 
     /// The newest event's seq in the data directory (0 when there is none): where to start
@@ -246,7 +262,8 @@ impl Flame {
 
     /// One frame.
     pub fn frame(&self, id: &FrameId) -> Result<FrameEntry, ApiError> {
-        Ok(self.entry(self.store().frame(id)?))
+        let store = self.store();
+        Ok(self.logged_entry(&store, store.frame(id)?))
     }
 
     /// Frame `id` and its messages after `after` (all of them when `after` is `None`), as the
@@ -267,7 +284,7 @@ impl Flame {
         // with a newer seq rather than taken for one the view already holds.
         let seq = store.latest_event_seq()?;
         let frame = FrameDetail {
-            entry: self.entry(store.frame(id)?),
+            entry: self.logged_entry(&store, store.frame(id)?),
             actions: store.frame_actions(id)?,
             files: store.file_trail(id)?,
         };
@@ -547,15 +564,19 @@ impl Flame {
         let store = self.store();
         let focus = default_to_focus(&store, id)?;
         let frames = store.path_with_children(&focus)?;
-        let messages = store.messages(&focus)?;
         let tree = frames
             .iter()
             .find(|f| f.id == focus)
             .map(|f| f.tree.clone())
             .ok_or_else(|| FrameError::NoSuchFrame(focus.clone()))?;
+        // A context names the logs of the focus and of the finished frames it shows. An agent
+        // outside Flame may open those paths directly, so a log an import left unwritten is
+        // written now (one file check each when it exists).
         let log_paths: HashMap<FrameId, String> = frames
             .iter()
+            .filter(|f| f.id == focus || f.status.is_finished())
             .map(|f| {
+                frame_log::ensure_or_warn(&store, self.data_dir.path(), &f.tree, &f.id);
                 (
                     f.id.clone(),
                     frame_log::log_path(self.data_dir.path(), &f.tree, &f.id).display().to_string(),
@@ -566,21 +587,29 @@ impl Flame {
         // frames under a finished sibling are not shown, and their files would be lost.
         let finished: Vec<FrameId> =
             frames.iter().filter(|f| f.status.is_finished()).map(|f| f.id.clone()).collect();
-        let trails = store.subtree_file_trails(&finished)?;
         let workspace = store.tree(&tree)?.workspace;
-        let input = ContextInput {
-            focus: &focus,
-            frames: &frames,
-            messages: &messages,
-            encoding: DEFAULT_ENCODING,
-            budget: budget.unwrap_or(DEFAULT_BUDGET),
-            log_paths: &log_paths,
-            linear_message_tokens: store.tree_message_tokens(&tree)?,
-            workspace: workspace.as_deref(),
-            trails: &trails,
-            keep_tool_results: Some(self.keep_tool_results.load(Ordering::Relaxed)),
-        };
-        flame_context::assemble(&input).map_err(|e| ApiError::internal("assemble the context", e))
+        let linear_message_tokens = store.tree_message_tokens(&tree)?;
+        // The focus's settled messages and the subtrees' trails are kept between assemblies
+        // (`settled_messages.rs`, `subtree_trails.rs`): a chat assembles before every model
+        // call, and reading the trails walks most of a large tree.
+        let assembled = self.settled_messages.with(&store, &focus, |messages| {
+            self.subtree_trails.with(&store, &tree, &finished, |trails| {
+                let input = ContextInput {
+                    focus: &focus,
+                    frames: &frames,
+                    messages,
+                    encoding: DEFAULT_ENCODING,
+                    budget: budget.unwrap_or(DEFAULT_BUDGET),
+                    log_paths: &log_paths,
+                    linear_message_tokens,
+                    workspace: workspace.as_deref(),
+                    trails,
+                    keep_tool_results: Some(self.keep_tool_results.load(Ordering::Relaxed)),
+                };
+                flame_context::assemble(&input)
+            })
+        })??;
+        assembled.map_err(|e| ApiError::internal("assemble the context", e))
     }
 
     /// A frame's messages, oldest first.
@@ -604,7 +633,7 @@ impl Flame {
     /// One frame with what may be done with it now: what the window's chat pane reads.
     pub fn frame_detail(&self, id: &FrameId) -> Result<FrameDetail, ApiError> {
         let store = self.store();
-        let entry = self.entry(store.frame(id)?);
+        let entry = self.logged_entry(&store, store.frame(id)?);
         Ok(FrameDetail { entry, actions: store.frame_actions(id)?, files: store.file_trail(id)? })
     }
 
@@ -612,6 +641,13 @@ impl Flame {
         let log_path =
             frame_log::log_path(self.data_dir.path(), &frame.tree, &frame.id).display().to_string();
         FrameEntry { frame, log_path }
+    }
+
+    /// One frame's entry, its log written first if it has none yet (an imported frame's), so
+    /// the path it hands out names a file holding the frame's history.
+    fn logged_entry(&self, store: &Store, frame: Frame) -> FrameEntry {
+        frame_log::ensure_or_warn(store, self.data_dir.path(), &frame.tree, &frame.id);
+        self.entry(frame)
     }
 
     /// Runs one write with the time and ids of `env`, then writes the logs it left behind.

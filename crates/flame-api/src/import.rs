@@ -205,14 +205,15 @@ impl Flame {
         })
     }
 
-    /// Stores a draft as a new tree, which becomes current, in one transaction.
+    /// Stores a draft as a new tree, which becomes current, in one transaction. Its frames' logs
+    /// are left to be written when first read (`frame_log::ensure`) or changed.
     pub(crate) fn store_draft(&self, actor: Actor, draft: &Draft) -> Result<Tree, ApiError> {
         self.write(actor, |store, change, env| {
             with_fresh_ids(|| {
                 let tree = draft.materialise(&mut env.ids).map_err(|e| {
                     FrameError::Invalid(format!("the imported tree is not valid: {e}"))
                 })?;
-                let messages: Vec<ImportedMessage> = tree
+                let messages: Vec<ImportedMessage> = draft
                     .messages
                     .iter()
                     .map(|m| ImportedMessage {
@@ -229,6 +230,9 @@ impl Flame {
                     &messages,
                     &tree.trails,
                 )?;
+                // The frames' logs are written when first read or changed (`frame_log`), not
+                // all now: a large import would spend most of its time writing them.
+                store.defer_imported_logs(&tree.tree.id)?;
                 Ok(tree.tree)
             })
         })

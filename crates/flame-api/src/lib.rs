@@ -15,9 +15,12 @@ pub mod frame_log;
 mod frames;
 mod import;
 pub mod logging;
+mod outline;
 mod process;
 mod sample;
 mod search;
+mod settled_messages;
+mod subtree_trails;
 pub mod window_paths;
 mod workspace;
 
@@ -46,6 +49,7 @@ pub use frames::{
     PopRequest, TreeListEntry, TreeOutline, TreeStatus,
 };
 pub use import::{ImportFormat, ImportProgress, ImportSummary, SkippedRecords, replay_file};
+pub use outline::OutlineColumns;
 pub use search::{
     DEFAULT_SEARCH_HITS, MAX_SEARCH_HITS, MAX_SEARCH_QUERY_CHARS, MAX_SEARCH_WORDS, SearchHit,
     SearchPlace, SnippetPart,
@@ -78,6 +82,11 @@ pub struct Flame {
     prices: cost::Prices,
     /// The recorded usage of the tree whose costs were last read, kept up to date.
     usage: cost::UsageCache,
+    /// The files the finished frames' subtrees of the tree last assembled for touched, kept up
+    /// to date.
+    subtree_trails: subtree_trails::SubtreeTrails,
+    /// The settled messages of the frame last assembled for.
+    settled_messages: settled_messages::SettledMessages,
     /// How many of the focus's newest tool results the context sends in full
     /// (`set_keep_tool_results`).
     keep_tool_results: AtomicUsize,
@@ -135,6 +144,8 @@ impl Flame {
             checkpoint_cap: AtomicU64::new(DEFAULT_CHECKPOINT_CAP_BYTES),
             prices: cost::Prices::default(),
             usage: cost::UsageCache::default(),
+            subtree_trails: subtree_trails::SubtreeTrails::default(),
+            settled_messages: settled_messages::SettledMessages::default(),
             keep_tool_results: AtomicUsize::new(flame_context::DEFAULT_KEEP_TOOL_RESULTS),
         })
     }

@@ -62,7 +62,7 @@ enum Step {
 
 pub(crate) fn fit(input: &ContextInput<'_>, plan: Plan<'_>) -> ContextDoc {
     let budget = input.budget.available();
-    let masked =
+    let mut masked =
         crate::mask::mask(input.messages, input.keep_tool_results, input.focus, input.encoding);
     let messages = masked.messages.as_slice();
     let preamble = crate::preamble(input.workspace);
@@ -83,8 +83,11 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: Plan<'_>) -> ContextDoc {
     let units_total = |states: &[SectionState]| -> u64 {
         (0..states.len()).map(|u| plan.tokens(u, states[u])).sum()
     };
-    let messages_total = |first: usize, line: bool| -> u64 {
-        let kept: u64 = messages[first..].iter().map(message_cost).sum();
+    // The omission line, when it is sent, costs at least its overhead.
+    let line_floor =
+        |first: usize, line: bool| if first > 0 && line { MESSAGE_OVERHEAD } else { 0 };
+    // `kept` is the cost of messages[first..], kept as a running sum while messages go.
+    let messages_total = |first: usize, kept: u64, line: bool| -> u64 {
         let note = if first > 0 && line {
             crate::memo::count(input.encoding, &omission_line(first)) + MESSAGE_OVERHEAD
         } else {
@@ -96,8 +99,9 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: Plan<'_>) -> ContextDoc {
     let steps = give_way_order(&plan, messages.len());
     let mut next = 0;
     let mut unit_tokens = units_total(&states);
+    let mut kept: u64 = messages.iter().map(message_cost).sum();
     let mut total =
-        preamble_tokens + unit_tokens + messages_total(first_message, omission_line_kept);
+        preamble_tokens + unit_tokens + messages_total(first_message, kept, omission_line_kept);
     while total > budget && next < steps.len() {
         match steps[next] {
             Step::Unit(u, state) => {
@@ -107,12 +111,27 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: Plan<'_>) -> ContextDoc {
                     states[u] = state;
                 }
             }
-            Step::DropOldestMessage => first_message += 1,
+            Step::DropOldestMessage => {
+                kept -= message_cost(&messages[first_message]);
+                first_message += 1;
+            }
             Step::DropOmissionLine => omission_line_kept = false,
         }
         next += 1;
-        total = preamble_tokens + unit_tokens + messages_total(first_message, omission_line_kept);
+        // The omission line names how many messages were left out, so each step that leaves
+        // one more out has a new line to count. While the rest is over the budget without it,
+        // no line can make the context fit, and the line is not counted.
+        let floor =
+            preamble_tokens + unit_tokens + kept + line_floor(first_message, omission_line_kept);
+        total = if floor > budget {
+            floor
+        } else {
+            preamble_tokens + unit_tokens + messages_total(first_message, kept, omission_line_kept)
+        };
     }
+    // The total in full, the line counted, whichever way the loop ended.
+    let total =
+        preamble_tokens + unit_tokens + messages_total(first_message, kept, omission_line_kept);
 
     let xml = plan.document(&states);
     let mut sections = vec![Section {
@@ -136,16 +155,21 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: Plan<'_>) -> ContextDoc {
         kind: SectionKind::History,
         frame: Some(input.focus.clone()),
         label: format!("{} of {} messages", messages.len() - first_message, messages.len()),
-        tokens: messages_total(first_message, omission_line_kept),
+        tokens: messages_total(first_message, kept, omission_line_kept),
         state: if first_message == 0 { SectionState::Full } else { SectionState::Compacted },
     });
 
     let linear_tokens = preamble_tokens + input.linear_message_tokens;
+    let omission = (first_message > 0 && omission_line_kept).then(|| omission_line(first_message));
+    let masked_results = (first_message..messages.len())
+        .filter(|&i| messages[i].tool_result.is_some() && masked.saved[i] > 0)
+        .count() as u32;
     ContextDoc {
         system: format!("{preamble}\n{xml}"),
         xml,
-        omission: (first_message > 0 && omission_line_kept).then(|| omission_line(first_message)),
-        messages: messages[first_message..].to_vec(),
+        omission,
+        // The masked copy is the assembly's own: the messages sent are moved out of it.
+        messages: masked.messages.split_off(first_message),
         report: ContextReport {
             focus: input.focus.clone(),
             budget,
@@ -154,9 +178,7 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: Plan<'_>) -> ContextDoc {
             sections,
             omitted_messages: first_message as u32,
             linear_tokens,
-            masked_results: (first_message..messages.len())
-                .filter(|&i| messages[i].tool_result.is_some() && masked.saved[i] > 0)
-                .count() as u32,
+            masked_results,
             masked_calls: masked.masked_calls[first_message..].iter().sum(),
             masked_tokens_saved: masked.saved[first_message..].iter().sum(),
         },

@@ -87,6 +87,7 @@ pub struct ContextInput<'a> {
     /// The files each finished frame's work read and changed: its own tool calls' and those of
     /// every frame under it, since the frames under a finished frame are not shown. A frame
     /// without an entry touched none. Finished frames shown with their results list them.
+    /// Each list is sorted without repeats, as `FileTrail::new` and the store make them.
     pub trails: &'a HashMap<FrameId, FileTrail>,
     /// How many of the focus's newest tool results are sent in full; older ones are sent as a
     /// one-line stub naming the tool, its arguments, the result's size and where

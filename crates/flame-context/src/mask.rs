@@ -10,8 +10,11 @@
 //! model has not answered those yet. The rule depends only on the messages and K, so the same
 //! history always gives the same context.
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+
 use flame_model::cost::group_thousands as grouped;
-use flame_model::{FrameId, Message, Role, ToolCall};
+use flame_model::{FrameId, Message, Role, ToolCall, ToolResult};
 use flame_tokens::Encoding;
 use serde_json::Value;
 
@@ -53,39 +56,75 @@ pub(crate) fn mask(
     focus: &FrameId,
     encoding: Encoding,
 ) -> Masked {
-    let mut out = Masked {
+    let unchanged = || Masked {
         messages: messages.to_vec(),
         saved: vec![0; messages.len()],
         masked_calls: vec![0; messages.len()],
     };
-    let Some(keep) = keep else { return out };
+    let Some(keep) = keep else { return unchanged() };
     // The newest result is always kept, whatever K says.
     let keep = keep.max(1);
     let Some(last_assistant) = messages.iter().rposition(|m| m.role == Role::Assistant) else {
-        return out;
+        return unchanged();
     };
     let results: Vec<usize> =
         (0..messages.len()).filter(|&i| is_tool_result(&messages[i])).collect();
     let masked_count = results.len().saturating_sub(keep);
+    let answered = calls_answered(messages);
+    let mut saved = vec![0; messages.len()];
+    let mut stubs: Vec<Option<(String, u64)>> = vec![None; messages.len()];
+    // The calls the masked results answer, to be cut.
+    let mut calls = Vec::new();
     for &i in &results[..masked_count] {
         if i > last_assistant {
             continue;
         }
-        mask_call(&mut out, messages, i);
+        let call = answered[i];
+        calls.extend(call);
         let message = &messages[i];
-        let stub = stub(message, &messages[..i], focus);
+        let call = call.and_then(|(m, c)| messages[m].tool_calls.as_ref().map(|calls| &calls[c]));
+        let stub = stub(message, call, focus);
         let tokens = memo::count(encoding, &stub);
         if tokens >= message.tokens {
             // A result already smaller than its stub is sent as it is.
             continue;
         }
-        out.saved[i] = message.tokens - tokens;
-        let sent = &mut out.messages[i];
-        sent.content = stub;
-        sent.tokens = tokens;
-        if let Some(result) = &mut sent.tool_result {
-            result.detail = None;
-        }
+        saved[i] = message.tokens - tokens;
+        stubs[i] = Some((stub, tokens));
+    }
+    // The messages as sent; a stubbed result's text and detail (most of a long frame's bytes)
+    // are not copied only to be replaced.
+    let sent = messages
+        .iter()
+        .zip(stubs)
+        .map(|(message, stub)| match stub {
+            None => message.clone(),
+            Some((content, tokens)) => Message {
+                id: message.id,
+                frame: message.frame.clone(),
+                role: message.role,
+                content,
+                tool_calls: message.tool_calls.clone(),
+                tool_result: message.tool_result.as_ref().map(|result| ToolResult {
+                    detail: None,
+                    is_error: result.is_error,
+                    name: result.name.clone(),
+                    tool_call_id: result.tool_call_id.clone(),
+                }),
+                tokens,
+                model: message.model.clone(),
+                usage: message.usage,
+                created_at: message.created_at,
+                interrupted: message.interrupted,
+            },
+        })
+        .collect();
+    let mut out = Masked { messages: sent, saved, masked_calls: vec![0; messages.len()] };
+    // A call two results answer is cut once.
+    calls.sort_unstable();
+    calls.dedup();
+    for call in calls {
+        mask_call(&mut out, call);
     }
     // A call's arguments were counted as the JSON of the message's calls, so they are weighed
     // again the same way once cut.
@@ -99,16 +138,40 @@ pub(crate) fn mask(
     out
 }
 
-/// Cuts the long arguments of the call that result `i` answers, if any: old `write_file`
-/// contents and `edit_file` strings are most of a long frame's own turns, and the workspace
-/// and the frame's log hold them whole. Paths are kept as in a stub.
-fn mask_call(out: &mut Masked, messages: &[Message], i: usize) {
-    let Some(result) = &messages[i].tool_result else { return };
-    let found = (0..i).rev().find_map(|m| {
-        let calls = messages[m].tool_calls.as_ref()?;
-        calls.iter().position(|c| c.id == result.tool_call_id).map(|c| (m, c))
-    });
-    let Some((m, c)) = found else { return };
+/// For each message, where the call it answers is when it is a tool result: the newest earlier
+/// message with a call of the result's id, and the first such call in that message. `None` for
+/// other messages and for a result whose call is not among the earlier messages. One pass with
+/// a map from call id to its newest call, so a frame with thousands of results is not searched
+/// again for each of them.
+fn calls_answered(messages: &[Message]) -> Vec<Option<(usize, usize)>> {
+    let mut newest: HashMap<&str, (usize, usize)> = HashMap::new();
+    let mut answered = vec![None; messages.len()];
+    for (m, message) in messages.iter().enumerate() {
+        // A result's call is looked for before its own message's calls are added: only earlier
+        // messages hold the call it answers.
+        if let Some(result) = &message.tool_result {
+            answered[m] = newest.get(result.tool_call_id.as_str()).copied();
+        }
+        for (c, call) in message.tool_calls.iter().flatten().enumerate() {
+            match newest.entry(call.id.as_str()) {
+                // Within one message the first call of an id is the one found.
+                Entry::Occupied(entry) if entry.get().0 == m => {}
+                Entry::Occupied(mut entry) => {
+                    entry.insert((m, c));
+                }
+                Entry::Vacant(entry) => {
+                    entry.insert((m, c));
+                }
+            }
+        }
+    }
+    answered
+}
+
+/// Cuts the long arguments of call `c` of message `m` (the call a masked result answers): old
+/// `write_file` contents and `edit_file` strings are most of a long frame's own turns, and the
+/// workspace and the frame's log hold them whole. Paths are kept as in a stub.
+fn mask_call(out: &mut Masked, (m, c): (usize, usize)) {
     let Some(calls) = &mut out.messages[m].tool_calls else { return };
     if let Some(shorter) = masked_arguments(&calls[c].arguments, false) {
         calls[c].arguments = shorter;
@@ -172,15 +235,9 @@ fn is_tool_result(m: &Message) -> bool {
     m.role == Role::Tool && m.tool_result.is_some()
 }
 
-/// The line a masked result is sent as. `earlier` are the messages before it, where its call is.
-fn stub(result: &Message, earlier: &[Message], focus: &FrameId) -> String {
+/// The line a masked result is sent as; `call` is the call it answers, if found.
+fn stub(result: &Message, call: Option<&ToolCall>, focus: &FrameId) -> String {
     let tool_result = result.tool_result.as_ref().expect("only tool results are masked");
-    let call: Option<&ToolCall> = earlier
-        .iter()
-        .rev()
-        .filter_map(|m| m.tool_calls.as_ref())
-        .flatten()
-        .find(|c| c.id == tool_result.tool_call_id);
     let name =
         tool_result.name.as_deref().or(call.map(|c| c.name.as_str())).unwrap_or("a tool call");
     let arguments = call.map(|c| format!(" {}", arguments(&c.arguments))).unwrap_or_default();
@@ -307,6 +364,199 @@ mod tests {
 
     fn masked_indexes(masked: &Masked) -> Vec<usize> {
         (0..masked.saved.len()).filter(|&i| masked.saved[i] > 0).collect()
+    }
+
+    /// The call result `i` answers, found the way masking first found it: by searching the
+    /// earlier messages, newest first, for the first call of the result's id.
+    fn call_by_search(messages: &[Message], i: usize) -> Option<(usize, usize)> {
+        let id = &messages[i].tool_result.as_ref()?.tool_call_id;
+        (0..i).rev().find_map(|m| {
+            messages[m].tool_calls.as_ref()?.iter().position(|c| &c.id == id).map(|c| (m, c))
+        })
+    }
+
+    proptest::proptest! {
+        /// Call ids repeat across messages and within one, and results name calls that come
+        /// later, never, or more than once: the map finds the call the search found.
+        #[test]
+        fn the_call_map_finds_the_call_a_search_of_the_earlier_messages_finds(
+            turns in proptest::collection::vec((0..3u8, 0..4u8), 0..40)
+        ) {
+            let mut messages = Vec::new();
+            for (k, (kind, id)) in turns.into_iter().enumerate() {
+                let k = k as i64;
+                let call_id = |n: u8| format!("c{}", n % 4);
+                let message = match kind {
+                    0 => {
+                        let mut turn = call(k, &call_id(id), json!({"path": format!("{k}.rs")}));
+                        let calls = turn.tool_calls.as_mut().unwrap();
+                        for n in [id + 1, id] {
+                            calls.push(ToolCall {
+                                arguments: json!({"path": format!("{k}-{n}.rs")}),
+                                id: call_id(n),
+                                name: "read_file".to_owned(),
+                            });
+                        }
+                        turn
+                    }
+                    1 => result(k, &call_id(id), "output"),
+                    _ => message(k, Role::User, "go on"),
+                };
+                messages.push(message);
+            }
+            let answered = calls_answered(&messages);
+            for (i, found) in answered.into_iter().enumerate() {
+                proptest::prop_assert_eq!(found, call_by_search(&messages, i), "message {}", i);
+            }
+        }
+    }
+
+    /// Masking as it was first written: each masked result's call found by searching the
+    /// messages before it, and the call cut in the copy as each result is met.
+    fn mask_as_first_written(messages: &[Message], keep: Option<usize>) -> Masked {
+        let mut out = Masked {
+            messages: messages.to_vec(),
+            saved: vec![0; messages.len()],
+            masked_calls: vec![0; messages.len()],
+        };
+        let Some(keep) = keep else { return out };
+        let keep = keep.max(1);
+        let Some(last_assistant) = messages.iter().rposition(|m| m.role == Role::Assistant) else {
+            return out;
+        };
+        let results: Vec<usize> =
+            (0..messages.len()).filter(|&i| is_tool_result(&messages[i])).collect();
+        let masked_count = results.len().saturating_sub(keep);
+        for &i in &results[..masked_count] {
+            if i > last_assistant {
+                continue;
+            }
+            let found = call_by_search(messages, i);
+            if let Some((m, c)) = found {
+                let calls = out.messages[m].tool_calls.as_mut().unwrap();
+                if let Some(shorter) = masked_arguments(&calls[c].arguments, false) {
+                    calls[c].arguments = shorter;
+                    out.masked_calls[m] += 1;
+                }
+            }
+            let message = &messages[i];
+            let call = found.map(|(m, c)| &messages[m].tool_calls.as_ref().unwrap()[c]);
+            let stub = stub(message, call, &focus());
+            let tokens = memo::count(ENCODING, &stub);
+            if tokens >= message.tokens {
+                continue;
+            }
+            out.saved[i] = message.tokens - tokens;
+            let sent = &mut out.messages[i];
+            sent.content = stub;
+            sent.tokens = tokens;
+            if let Some(result) = &mut sent.tool_result {
+                result.detail = None;
+            }
+        }
+        for (m, message) in messages.iter().enumerate().filter(|(m, _)| out.masked_calls[*m] > 0) {
+            let before = memo::count(ENCODING, &calls_json(message));
+            let after = memo::count(ENCODING, &calls_json(&out.messages[m]));
+            let saved = before.saturating_sub(after);
+            out.saved[m] = saved;
+            out.messages[m].tokens = message.tokens.saturating_sub(saved);
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 200, ..Default::default() })]
+        /// Calls with long and short arguments, results large and small, with and without a
+        /// detail, ids that repeat or answer nothing, a message that is a result and calls too:
+        /// the messages, savings and cut calls are what masking as first written gave.
+        #[test]
+        fn masking_gives_what_it_gave_as_first_written(
+            turns in proptest::collection::vec((0..5u8, 0..4u8, proptest::bool::ANY), 0..30),
+            keep in proptest::option::of(0..5usize),
+        ) {
+            let long = "let x = 1;\n".repeat(40);
+            let mut messages = Vec::new();
+            for (k, (kind, id, big)) in turns.into_iter().enumerate() {
+                let k = k as i64;
+                let call_id = format!("c{id}");
+                let arguments = if big {
+                    json!({"path": format!("{k}.rs"), "content": long, "edits": [{"new": long}]})
+                } else {
+                    json!({"path": format!("{k}.rs")})
+                };
+                let mut message = match kind {
+                    0 => call(k, &call_id, arguments),
+                    1 | 2 => {
+                        let mut r = result(k, &call_id, &format!("output {k}"));
+                        r.tokens = if big { 5_000 } else { 3 };
+                        if kind == 2 {
+                            r.tool_result.as_mut().unwrap().detail =
+                                Some(flame_model::ToolDetail::List { count: 3, truncated: false });
+                        }
+                        r
+                    }
+                    3 => message(k, Role::Assistant, "thinking"),
+                    _ => {
+                        // A result that also calls: as odd transcripts have it.
+                        let mut r = result(k, &call_id, "both");
+                        r.tokens = 4_000;
+                        r.tool_calls = call(k, &format!("c{}", (id + 1) % 4), arguments).tool_calls;
+                        r
+                    }
+                };
+                if message.tool_calls.is_some() {
+                    message.tokens = 10_000;
+                }
+                messages.push(message);
+            }
+            let now = mask(&messages, keep, &focus(), ENCODING);
+            let first = mask_as_first_written(&messages, keep);
+            proptest::prop_assert_eq!(now.messages, first.messages);
+            proptest::prop_assert_eq!(now.saved, first.saved);
+            proptest::prop_assert_eq!(now.masked_calls, first.masked_calls);
+        }
+    }
+
+    #[test]
+    fn two_results_of_one_call_cut_it_once() {
+        let long = "z".repeat(1_000);
+        let mut messages = history(3);
+        messages[1] = call(1, "call_0", json!({"path": "a.rs", "content": long}));
+        // The second result answers the same call again.
+        messages[4].tool_result.as_mut().unwrap().tool_call_id = "call_0".to_owned();
+        let masked = mask(&messages, Some(1), &focus(), ENCODING);
+        assert_eq!(masked_indexes(&masked), vec![1, 2, 4]);
+        assert_eq!(masked.masked_calls, vec![0, 1, 0, 0, 0, 0, 0, 0]);
+        assert!(masked.messages[4].content.contains(r#"{"content":"zzz"#));
+    }
+
+    /// A long working session: 2,000 results, each stub naming its own call. Each result's
+    /// call is found once, not by searching the messages before it.
+    #[test]
+    fn a_frame_of_two_thousand_results_is_masked_call_by_call() {
+        let n = 2_000;
+        let mut messages = vec![message(0, Role::User, "read the files")];
+        for k in 0..n {
+            let id = messages.len() as i64;
+            let call_id = format!("call_{k}");
+            messages.push(call(id, &call_id, json!({"path": format!("src/{k}.rs")})));
+            let mut output = result(id + 1, &call_id, &format!("output {k:04}"));
+            // Weighed as a long output would be, without counting one.
+            output.tokens = 5_000;
+            messages.push(output);
+        }
+        messages.push(message(messages.len() as i64, Role::Assistant, "done"));
+        let masked = mask(&messages, Some(DEFAULT_KEEP_TOOL_RESULTS), &focus(), ENCODING);
+        let stubbed = masked_indexes(&masked);
+        assert_eq!(stubbed.len(), n - DEFAULT_KEEP_TOOL_RESULTS);
+        for (k, &i) in stubbed.iter().enumerate() {
+            assert_eq!(i, 2 + 2 * k);
+            let stub = &masked.messages[i].content;
+            let named = format!(
+                r#"read_file {{"path":"src/{k}.rs"}} masked (11 bytes, 5,000 tokens); read it back with read_frame_log {{"id":"f0000000001","tool_call_id":"call_{k}"}}"#
+            );
+            assert!(stub.ends_with(&named), "{stub}");
+        }
     }
 
     #[test]

@@ -12,7 +12,16 @@ use flame_tokens::Encoding;
 
 const CAPACITY: usize = 16_384;
 
-static COUNTS: LazyLock<Mutex<HashMap<(Encoding, String), u64>>> = LazyLock::new(Mutex::default);
+/// The remembered counts by encoding, then by text (looked up by the text borrowed, so a count
+/// already known costs no copy of it).
+#[derive(Default)]
+struct Counts {
+    by_encoding: HashMap<Encoding, HashMap<String, u64>>,
+    /// How many texts are remembered, over every encoding.
+    len: usize,
+}
+
+static COUNTS: LazyLock<Mutex<Counts>> = LazyLock::new(Mutex::default);
 
 /// `flame_tokens::count`, remembered.
 pub(crate) fn count(encoding: Encoding, text: &str) -> u64 {
@@ -20,16 +29,24 @@ pub(crate) fn count(encoding: Encoding, text: &str) -> u64 {
         return 0;
     }
     // Counting happens outside the lock, so parallel assemblies do not wait on each other.
-    let key = (encoding, text.to_owned());
-    if let Some(&n) = COUNTS.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+    let known = COUNTS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .by_encoding
+        .get(&encoding)
+        .and_then(|texts| texts.get(text).copied());
+    if let Some(n) = known {
         return n;
     }
     let n = flame_tokens::count(encoding, text);
     let mut counts = COUNTS.lock().unwrap_or_else(|p| p.into_inner());
-    if counts.len() >= CAPACITY {
-        counts.clear();
+    if counts.len >= CAPACITY {
+        counts.by_encoding.clear();
+        counts.len = 0;
     }
-    counts.insert(key, n);
+    if counts.by_encoding.entry(encoding).or_default().insert(text.to_owned(), n).is_none() {
+        counts.len += 1;
+    }
     n
 }
 

@@ -37,7 +37,16 @@ pub(crate) struct Plan<'a> {
     input: ContextInput<'a>,
     /// The failed sibling F retries, if any: it reports its full results.
     retried: Option<&'a FrameId>,
-    counts: RefCell<HashMap<(usize, SectionState), u64>>,
+    /// Each unit's text in each state asked for, rendered once: the budget counts it and the
+    /// document is written from it.
+    rendered: RefCell<HashMap<(usize, SectionState), Rendered>>,
+}
+
+/// A unit's text in one state, and what it costs.
+struct Rendered {
+    open: String,
+    close: String,
+    tokens: u64,
 }
 
 impl<'a> Plan<'a> {
@@ -113,7 +122,7 @@ impl<'a> Plan<'a> {
             path,
             retried: focus.retry_of.as_ref(),
             input: *input,
-            counts: RefCell::new(HashMap::new()),
+            rendered: RefCell::new(HashMap::new()),
         })
     }
 
@@ -126,13 +135,24 @@ impl<'a> Plan<'a> {
         if state == SectionState::Dropped {
             return 0;
         }
-        if let Some(&n) = self.counts.borrow().get(&(u, state)) {
-            return n;
+        self.with_rendered(u, state, |rendered| rendered.tokens)
+    }
+
+    /// Runs `with` on unit `u`'s text in `state`, rendering and counting it the first time.
+    fn with_rendered<T>(
+        &self,
+        u: usize,
+        state: SectionState,
+        with: impl FnOnce(&Rendered) -> T,
+    ) -> T {
+        if let Some(rendered) = self.rendered.borrow().get(&(u, state)) {
+            return with(rendered);
         }
         let (open, close) = self.render_unit(u, state);
-        let n = memo::count(self.input.encoding, &open) + memo::count(self.input.encoding, &close);
-        self.counts.borrow_mut().insert((u, state), n);
-        n
+        let tokens =
+            memo::count(self.input.encoding, &open) + memo::count(self.input.encoding, &close);
+        let mut all = self.rendered.borrow_mut();
+        with(all.entry((u, state)).or_insert(Rendered { open, close, tokens }))
     }
 
     /// The whole document with each unit in its state.
@@ -144,21 +164,20 @@ impl<'a> Plan<'a> {
     }
 
     fn write_tree(&self, u: usize, states: &[SectionState], out: &mut String) {
-        let (open, close) = self.render_unit(u, states[u]);
-        out.push_str(&open);
+        self.with_rendered(u, states[u], |rendered| out.push_str(&rendered.open));
         for &child in &self.units[u].children {
             if self.units[child].on_path {
                 self.write_tree(child, states, out);
             } else if states[child] != SectionState::Dropped {
-                out.push_str(&self.render_unit(child, states[child]).0);
+                self.with_rendered(child, states[child], |rendered| out.push_str(&rendered.open));
             }
         }
-        out.push_str(&close);
+        self.with_rendered(u, states[u], |rendered| out.push_str(&rendered.close));
     }
 
     /// The unit's own text in `state`: the opening part and (for a frame on the path) the
     /// closing part.
-    pub fn render_unit(&self, u: usize, state: SectionState) -> (String, String) {
+    fn render_unit(&self, u: usize, state: SectionState) -> (String, String) {
         let unit = &self.units[u];
         let frame = unit.frame;
         if state == SectionState::Dropped {
@@ -262,9 +281,12 @@ impl<'a> Plan<'a> {
 /// sorted, comma-separated and cut at [`MAX_LISTED_FILES`] with "and N more"; changed files its
 /// artifacts already name are not repeated. Nothing when there is nothing left to list.
 fn write_files(xml: &mut Xml, trail: &FileTrail, artifacts: &[String]) {
-    let listed: HashSet<&str> = artifacts.iter().map(String::as_str).collect();
-    let changed = file_list(trail.changed.iter().filter(|p| !listed.contains(p.as_str())));
-    let read = file_list(trail.read.iter());
+    debug_assert!(
+        [&trail.read, &trail.changed].iter().all(|paths| paths.windows(2).all(|p| p[0] < p[1])),
+        "a trail's lists are sorted without repeats"
+    );
+    let changed = file_list(&trail.changed, artifacts);
+    let read = file_list(&trail.read, &[]);
     if changed.is_none() && read.is_none() {
         return;
     }
@@ -278,18 +300,37 @@ fn write_files(xml: &mut Xml, trail: &FileTrail, artifacts: &[String]) {
     xml.end(1, "files");
 }
 
-/// Paths sorted and without repeats, joined with ", ", cut at [`MAX_LISTED_FILES`] with "and N
-/// more"; `None` for no path.
-fn file_list<'p>(paths: impl Iterator<Item = &'p String>) -> Option<String> {
-    let mut paths: Vec<&str> = paths.map(String::as_str).collect();
-    paths.sort_unstable();
-    paths.dedup();
-    if paths.is_empty() {
+/// The paths (sorted, without repeats) that `left_out` does not name, joined with ", ", cut at
+/// [`MAX_LISTED_FILES`] with "and N more"; `None` when none is left. A large subtree's lists
+/// hold thousands of paths, so only the paths shown are copied, and the rest only counted.
+fn file_list(paths: &[String], left_out: &[String]) -> Option<String> {
+    // Few artifacts are searched in turn; many, through a set.
+    let many: Option<HashSet<&str>> =
+        (left_out.len() > 16).then(|| left_out.iter().map(String::as_str).collect());
+    let is_left_out = |path: &str| match &many {
+        Some(set) => set.contains(path),
+        None => left_out.iter().any(|a| a == path),
+    };
+    // Each path left out is counted once, however often `left_out` names it.
+    let mut found: Vec<usize> =
+        left_out.iter().filter_map(|a| paths.binary_search(a).ok()).collect();
+    found.sort_unstable();
+    found.dedup();
+    let remaining = paths.len() - found.len();
+    if remaining == 0 {
         return None;
     }
-    let mut text = paths[..paths.len().min(MAX_LISTED_FILES)].join(", ");
-    if paths.len() > MAX_LISTED_FILES {
-        text.push_str(&format!(", and {} more", paths.len() - MAX_LISTED_FILES));
+    let shown: Vec<&String> =
+        paths.iter().filter(|p| !is_left_out(p)).take(MAX_LISTED_FILES).collect();
+    let mut text = String::with_capacity(shown.iter().map(|p| p.len() + 2).sum::<usize>() + 24);
+    for path in shown {
+        if !text.is_empty() {
+            text.push_str(", ");
+        }
+        text.push_str(path);
+    }
+    if remaining > MAX_LISTED_FILES {
+        text.push_str(&format!(", and {} more", remaining - MAX_LISTED_FILES));
     }
     Some(text)
 }
@@ -308,7 +349,9 @@ pub fn xml_safe(text: &str) -> std::borrow::Cow<'_, str> {
     let allowed = |c: char| {
         matches!(c, '\t' | '\n' | '\r') || (c >= ' ' && c != '\u{FFFE}' && c != '\u{FFFF}')
     };
-    if text.chars().all(allowed) {
+    // Most text is printable ASCII, which is checked a byte at a time.
+    let ascii_allowed = |b: &u8| b.is_ascii() && (*b >= b' ' || matches!(b, b'\t' | b'\n' | b'\r'));
+    if text.as_bytes().iter().all(ascii_allowed) || text.chars().all(allowed) {
         return std::borrow::Cow::Borrowed(text);
     }
     std::borrow::Cow::Owned(
@@ -324,12 +367,15 @@ struct Xml {
 
 impl Xml {
     fn new(depth: usize) -> Xml {
-        Xml { writer: Writer::new(Vec::new()), depth }
+        Xml { writer: Writer::new(Vec::with_capacity(256)), depth }
     }
 
+    /// A new line and two spaces a level, written as they are (what a text event of them
+    /// writes), without building the text.
     fn indent(&mut self, extra: usize) {
-        let text = format!("\n{}", "  ".repeat(self.depth + extra));
-        self.event(Event::Text(BytesText::from_escaped(text)));
+        let out = self.writer.get_mut();
+        out.push(b'\n');
+        out.resize(out.len() + 2 * (self.depth + extra), b' ');
     }
 
     fn event(&mut self, event: Event<'_>) {
@@ -381,5 +427,46 @@ impl Xml {
 
     fn finish(self) -> String {
         String::from_utf8(self.writer.into_inner()).expect("the writer wrote UTF-8")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeSet, HashSet};
+
+    use super::*;
+
+    /// The lists as they were first made: every path not left out collected, sorted, joined.
+    fn file_list_by_collecting(paths: &[String], left_out: &[String]) -> Option<String> {
+        let listed: HashSet<&str> = left_out.iter().map(String::as_str).collect();
+        let mut kept: Vec<&str> =
+            paths.iter().map(String::as_str).filter(|p| !listed.contains(p)).collect();
+        kept.sort_unstable();
+        kept.dedup();
+        if kept.is_empty() {
+            return None;
+        }
+        let mut text = kept[..kept.len().min(MAX_LISTED_FILES)].join(", ");
+        if kept.len() > MAX_LISTED_FILES {
+            text.push_str(&format!(", and {} more", kept.len() - MAX_LISTED_FILES));
+        }
+        Some(text)
+    }
+
+    proptest::proptest! {
+        /// Artifacts among the paths or not, named twice, few or many: the same list.
+        #[test]
+        fn a_file_list_is_the_list_collecting_every_path_makes(
+            paths in proptest::collection::btree_set(0..60u32, 0..50),
+            left_out in proptest::collection::vec(0..70u32, 0..40),
+        ) {
+            let name = |n: &u32| format!("src/{n:02}.rs");
+            let paths: Vec<String> = paths.iter().map(name).collect::<BTreeSet<_>>().into_iter().collect();
+            let left_out: Vec<String> = left_out.iter().map(name).collect();
+            proptest::prop_assert_eq!(
+                file_list(&paths, &left_out),
+                file_list_by_collecting(&paths, &left_out)
+            );
+        }
     }
 }

@@ -197,13 +197,12 @@ pub struct Draft {
     pub report: ImportReport,
 }
 
-/// A real tree built from a draft, ready for `Store::import_tree`.
+/// A real tree built from a draft, ready for `Store::import_tree` with the draft's messages
+/// (which it does not copy: they are most of an import).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Materialised {
     pub tree: Tree,
     pub frames: Vec<Frame>,
-    /// `(frame index, message, tokens, time)` in the draft's order.
-    pub messages: Vec<DraftMessage>,
     /// `(frame index, trail)` of every frame whose tool calls touched a file, by frame index.
     pub trails: Vec<(usize, FileTrail)>,
 }
@@ -331,7 +330,6 @@ impl Draft {
         Ok(Materialised {
             tree: tree.clone(),
             frames: whole.frames().to_vec(),
-            messages: self.messages.clone(),
             trails: self.trails(|_| true).into_iter().collect(),
         })
     }

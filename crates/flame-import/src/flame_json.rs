@@ -99,7 +99,9 @@ pub fn read(path: &Path, progress: &mut dyn FnMut(Progress)) -> Result<Draft, Im
     });
     let bad = |why: String| ImportError::BadExport { path: path.to_owned(), why };
     let export: Export = serde_json::from_slice(&bytes).map_err(|e| bad(e.to_string()))?;
-    to_draft(&export).map_err(bad)
+    // The file's bytes are not needed once parsed; a large export holds hundreds of megabytes.
+    drop(bytes);
+    into_draft(export).map_err(bad)
 }
 
 /// The draft an export describes. An export is outside input like any other file, so it meets
@@ -107,6 +109,11 @@ pub fn read(path: &Path, progress: &mut dyn FnMut(Progress)) -> Result<Draft, Im
 /// blank criteria replaced, a token count no message could have is recounted, each reported;
 /// a tree deeper than [`MAX_DEPTH`] or whose parents form a loop is refused.
 pub fn to_draft(export: &Export) -> Result<Draft, String> {
+    into_draft(export.clone())
+}
+
+/// [`to_draft`], taking the export's messages rather than copying them.
+pub fn into_draft(mut export: Export) -> Result<Draft, String> {
     if export.format != FORMAT {
         return Err(format!("\"format\" is {:?}, expected {FORMAT:?}", export.format));
     }
@@ -130,7 +137,7 @@ pub fn to_draft(export: &Export) -> Result<Draft, String> {
     };
     // Frames are laid out by position among siblings at materialisation, so they are added in
     // position order per parent.
-    let depths = depths(export, &index)?;
+    let depths = depths(&export, &index)?;
     let mut order: Vec<usize> = (0..export.frames.len()).collect();
     order.sort_by_key(|&i| (depths[i], export.frames[i].position));
     let mut new_index = vec![0usize; export.frames.len()];
@@ -182,14 +189,19 @@ pub fn to_draft(export: &Export) -> Result<Draft, String> {
             ended_at: f.ended_at,
         });
     }
+    draft.focus = match &export.tree.focus {
+        Some(f) => Some(new_index[lookup(f, "focus", export.frames.len())?]),
+        None => None,
+    };
     for &i in &order {
-        for (n, m) in export.frames[i].messages.iter().enumerate() {
+        let frame = &mut export.frames[i];
+        for (n, m) in std::mem::take(&mut frame.messages).into_iter().enumerate() {
             let message = NewMessage {
                 role: m.role,
-                content: m.content.clone(),
-                tool_calls: m.tool_calls.clone(),
-                tool_result: m.tool_result.clone(),
-                model: m.model.clone(),
+                content: m.content,
+                tool_calls: m.tool_calls,
+                tool_result: m.tool_result,
+                model: m.model,
                 usage: m.usage,
                 interrupted: m.interrupted,
             };
@@ -199,7 +211,7 @@ pub fn to_draft(export: &Export) -> Result<Draft, String> {
                 let counted = count_message(LIVE_ENCODING, &message);
                 draft.report.problem(format!(
                     "frame {} message {}: {} tokens is more than its text could hold; recounted as {counted}",
-                    export.frames[i].id,
+                    frame.id,
                     n + 1,
                     m.tokens
                 ));
@@ -213,10 +225,6 @@ pub fn to_draft(export: &Export) -> Result<Draft, String> {
             });
         }
     }
-    draft.focus = match &export.tree.focus {
-        Some(f) => Some(new_index[lookup(f, "focus", export.frames.len())?]),
-        None => None,
-    };
     Ok(draft)
 }
 

@@ -14,6 +14,7 @@ pub mod flame_json;
 mod jsonl;
 pub mod opencode;
 pub mod replay;
+pub mod scale;
 mod segment;
 mod thread;
 mod time;

@@ -168,7 +168,6 @@ pub struct FrameOutline {
     pub status: Status,
     pub success_criteria_compacted: Option<String>,
     pub retry_of: Option<FrameId>,
-    pub created_at: Timestamp,
     pub started_at: Option<Timestamp>,
     pub ended_at: Option<Timestamp>,
     pub message_count: u64,

@@ -2,17 +2,19 @@
 //! FLAME_BENCH_FRAMES and FLAME_BENCH_MESSAGES). Prints one `BENCH <name> <value> <unit>` line
 //! per figure, for `make bench`.
 //!
-//! Targets (issue "The frame tree"): import ≥ 100k rows/s; one message commit ≤ 1 ms median;
+//! Targets (issue "The frame tree"): import ≥ 100k rows/s (issue 19: ≥ 250k), over the whole
+//! public call, search indexing included; one message commit ≤ 1 ms median;
 //! loading a whole tree ≤ 100 ms; a frame's ancestors with their children ≤ 1 ms. The usage
 //! aggregate costs are computed from is measured too (no target: the facade reads a tree's whole
 //! once, then only the frames changes name; see flame-api's `cost` benchmark).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use flame_model::{Actor, FrameId, NewMessage, Role};
-use flame_store::{Change, Store};
+use flame_model::{Actor, Frame, FrameId, IdSource, NewMessage, Role, Tree};
+use flame_store::{Change, ImportedMessage, Store};
 
 fn env_count(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -109,4 +111,38 @@ fn main() {
     bench("store.path_with_children_p95", micros(percentile(&paths, 0.95)), "us");
     let read = store.path_with_children(&deepest).unwrap().len();
     eprintln!("(deepest frame: depth {depth}, {read} frames read for its path and their children)");
+
+    // A tenth as large again, into the store that now holds the first tree: smaller than what
+    // the store holds, so the import adds to the tables' indexes row by row rather than
+    // building them again (see `import.rs`), as an import into a well-used store does.
+    let (tree, frames, messages) =
+        renamed(flame_store::synthetic::tree((frame_count / 10).max(1), message_count / 10));
+    let started = Instant::now();
+    store.import_tree(change, &tree, &frames, &messages).unwrap();
+    let import = started.elapsed();
+    bench(
+        "store.import_into_large_rows_per_s",
+        (frames.len() + messages.len()) as f64 / import.as_secs_f64(),
+        "rows/s",
+    );
+}
+
+/// The synthetic tree with ids of its own: `synthetic::tree` always draws the same ids, which
+/// the store already holds.
+fn renamed(
+    (mut tree, mut frames, messages): (Tree, Vec<Frame>, Vec<ImportedMessage>),
+) -> (Tree, Vec<Frame>, Vec<ImportedMessage>) {
+    let mut ids = IdSource::seeded(7);
+    let names: HashMap<FrameId, FrameId> =
+        frames.iter().map(|f| (f.id.clone(), ids.frame_id())).collect();
+    tree.id = ids.tree_id();
+    tree.root = names[&tree.root].clone();
+    tree.focus = names[&tree.focus].clone();
+    for frame in &mut frames {
+        frame.id = names[&frame.id].clone();
+        frame.tree = tree.id.clone();
+        frame.parent = frame.parent.as_ref().map(|p| names[p].clone());
+        frame.retry_of = frame.retry_of.as_ref().map(|r| names[r].clone());
+    }
+    (tree, frames, messages)
 }

@@ -102,171 +102,334 @@ impl Store {
             .into());
         }
 
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        tx.execute(
-            "INSERT INTO trees (id, title, root_id, focus_id, created_at, message_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![tree.id.as_str(), tree.title, tree.root.as_str(), tree.focus.as_str(), tree.created_at, message_tokens as i64],
-        )
-        .map_err(|e| StoreError::taken_or(e, tree.id.as_str()))?;
-        // The search index takes the tree's rows in one statement each at the end (see
-        // `index_imported`), not row by row from the triggers.
-        tx.execute("INSERT INTO search_deferred (only) VALUES (1)", [])?;
-        {
-            let mut insert_frame = tx.prepare(
-                "INSERT INTO frames (id, tree_id, parent_id, position, title, success_criteria,
-                     success_criteria_compacted, status, status_reason, results, results_compacted,
-                     artifacts, decisions, retry_of, created_at, started_at, ended_at, message_count, tokens)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
-            )?;
-            // Parents before children, so every parent row exists when its child is written.
-            let mut order: Vec<usize> = Vec::with_capacity(frames.len());
-            let index: std::collections::HashMap<_, _> =
-                frames.iter().enumerate().map(|(i, f)| (&f.id, i)).collect();
-            let mut stack = vec![index[&tree.root]];
-            let children = children_by_parent(frames, &index);
-            while let Some(i) = stack.pop() {
-                order.push(i);
-                stack.extend(children[i].iter().copied());
-            }
-            for &i in &order {
-                let f = &frames[i];
-                let (message_count, tokens) = counts[i];
-                insert_frame
-                    .execute(params![
-                        f.id.as_str(),
-                        tree.id.as_str(),
-                        f.parent.as_ref().map(|p| p.as_str()),
-                        f.position,
-                        f.title,
-                        f.success_criteria,
-                        f.success_criteria_compacted,
-                        f.status.as_str(),
-                        f.status_reason,
-                        f.results,
-                        f.results_compacted,
-                        rows::json_list(&f.artifacts),
-                        rows::json_list(&f.decisions),
-                        // Set below, once every frame exists: a retry may come before the
-                        // attempt it retries in this order.
-                        None::<&str>,
-                        f.created_at,
-                        f.started_at,
-                        f.ended_at,
-                        message_count as i64,
-                        tokens as i64,
-                    ])
-                    .map_err(|e| StoreError::taken_or(e, f.id.as_str()))?;
-            }
-            let mut set_retry = tx.prepare("UPDATE frames SET retry_of = ?1 WHERE id = ?2")?;
-            for f in frames {
-                if let Some(original) = &f.retry_of {
-                    set_retry.execute(params![original.as_str(), f.id.as_str()])?;
-                }
-            }
-        }
-        let mut ranges: Vec<Option<(i64, i64)>> = vec![None; frames.len()];
-        {
-            let mut insert_message = tx.prepare(
-                "INSERT INTO messages (frame_id, role, content, tool_calls, tool_result, tokens, model, usage, created_at, interrupted)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            )?;
-            for m in messages {
-                insert_message.execute(params![
-                    frames[m.frame].id.as_str(),
-                    m.message.role.as_str(),
-                    m.message.content,
-                    rows::payload_text(&m.message.tool_calls),
-                    rows::payload_text(&m.message.tool_result),
-                    m.tokens as i64,
-                    m.message.model,
-                    rows::payload_text(&m.message.usage),
-                    m.at,
-                    m.message.interrupted,
-                ])?;
-                let id = tx.last_insert_rowid();
-                let range = ranges[m.frame].get_or_insert((id, id));
-                range.1 = id;
-            }
-        }
-        {
-            let mut insert_event = tx.prepare(
-                "INSERT INTO events (tree_id, frame_id, kind, actor, at, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?;
-            let mut pending = tx.prepare(
-                "INSERT OR REPLACE INTO log_pending (frame_id, through_seq) VALUES (?1, ?2)",
-            )?;
-            for (f, range) in frames.iter().zip(&ranges) {
-                let detail = json!({
-                    "title": f.title,
-                    "success_criteria": f.success_criteria,
-                    "first_message": range.map(|r| r.0),
-                    "last_message": range.map(|r| r.1),
-                });
-                insert_event.execute(params![
-                    tree.id.as_str(),
-                    f.id.as_str(),
-                    EventKind::Imported.as_str(),
-                    change.actor.as_str(),
-                    change.at,
-                    detail.to_string()
-                ])?;
-                pending.execute(params![f.id.as_str(), tx.last_insert_rowid()])?;
-            }
-        }
-        let (mut trail_paths, mut trail_paths_left_out) = (0u64, 0u64);
-        {
-            // `OR IGNORE`: a path listed twice, or a frame listed twice, keeps one row.
-            let mut insert_path = tx.prepare(
-                "INSERT OR IGNORE INTO frame_files (frame_id, changed, path) VALUES (?1, ?2, ?3)",
-            )?;
-            let mut recorded = vec![0usize; frames.len()];
-            for (frame, trail) in trails {
-                // A path both read and changed is recorded as changed only, as live results do.
-                let changed: std::collections::HashSet<&String> = trail.changed.iter().collect();
-                let paths =
-                    trail.changed.iter().map(|p| (p, true)).chain(
-                        trail.read.iter().filter(|p| !changed.contains(p)).map(|p| (p, false)),
-                    );
-                for (path, changed) in paths {
-                    if path.len() > MAX_TRAIL_PATH_BYTES || recorded[*frame] >= MAX_TRAIL_PATHS {
-                        trail_paths_left_out += 1;
-                        continue;
-                    }
-                    if insert_path.execute(params![frames[*frame].id.as_str(), changed, path])? > 0
-                    {
-                        recorded[*frame] += 1;
-                        trail_paths += 1;
-                    }
-                }
-            }
-        }
-        index_imported(&tx, &tree.id, &ranges)?;
-        tx.execute(
-            "INSERT INTO store_meta (key, value) VALUES ('current_tree', ?1)
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            [tree.id.as_str()],
-        )?;
-        tx.commit()?;
-        Ok(ImportCounts {
-            frames: frames.len() as u64,
-            messages: messages.len() as u64,
-            trail_paths,
-            trail_paths_left_out,
-        })
+        // Off for this connection while the import writes; on again once its transaction ends,
+        // whether it commits or not (see `BulkChecks`).
+        let checks = BulkChecks::off(&self.conn)?;
+        let written = write_import(
+            &self.conn,
+            change,
+            tree,
+            frames,
+            messages,
+            trails,
+            &counts,
+            message_tokens,
+        );
+        let restored = checks.on();
+        let counts = written?;
+        restored?;
+        Ok(counts)
     }
 }
 
-/// Adds an imported tree's frames and messages to the search indexes, in the import's transaction:
-/// one statement per index. FTS5 writes the terms it holds to disk at the start of each statement
-/// that changes it, so the triggers' row-by-row indexing (which `search_deferred` held back while
-/// the rows were written) would leave a sliver of index per row to merge later: an import of a
-/// million messages took several times as long. `messages` are the ranges of message ids written.
+/// Writes a checked import in one transaction, with the search indexes' insert triggers and,
+/// when the import is the larger part of a table, the table's secondary indexes taken away
+/// meanwhile (`Suspended`) and put back before it commits, then indexes it for search.
+#[allow(clippy::too_many_arguments)]
+fn write_import(
+    conn: &rusqlite::Connection,
+    change: Change,
+    tree: &Tree,
+    frames: &[Frame],
+    messages: &[ImportedMessage],
+    trails: &[(usize, FileTrail)],
+    counts: &[(u64, u64)],
+    message_tokens: u64,
+) -> Result<ImportCounts, StoreError> {
+    let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    tx.execute(
+        "INSERT INTO trees (id, title, root_id, focus_id, created_at, message_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![tree.id.as_str(), tree.title, tree.root.as_str(), tree.focus.as_str(), tree.created_at, message_tokens as i64],
+    )
+    .map_err(|e| StoreError::taken_or(e, tree.id.as_str()))?;
+    let suspended = Suspended::take_away(&tx, frames.len(), messages.len())?;
+    {
+        let mut insert_frame = tx.prepare(
+            "INSERT INTO frames (id, tree_id, parent_id, position, title, success_criteria,
+                 success_criteria_compacted, status, status_reason, results, results_compacted,
+                 artifacts, decisions, retry_of, created_at, started_at, ended_at, message_count, tokens)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+        )?;
+        // Parents before children, so every parent row exists when its child is written.
+        let mut order: Vec<usize> = Vec::with_capacity(frames.len());
+        let index: std::collections::HashMap<_, _> =
+            frames.iter().enumerate().map(|(i, f)| (&f.id, i)).collect();
+        let mut stack = vec![index[&tree.root]];
+        let children = children_by_parent(frames, &index);
+        while let Some(i) = stack.pop() {
+            order.push(i);
+            stack.extend(children[i].iter().copied());
+        }
+        for &i in &order {
+            let f = &frames[i];
+            let (message_count, tokens) = counts[i];
+            insert_frame
+                .execute(params![
+                    f.id.as_str(),
+                    tree.id.as_str(),
+                    f.parent.as_ref().map(|p| p.as_str()),
+                    f.position,
+                    f.title,
+                    f.success_criteria,
+                    f.success_criteria_compacted,
+                    f.status.as_str(),
+                    f.status_reason,
+                    f.results,
+                    f.results_compacted,
+                    rows::json_list(&f.artifacts),
+                    rows::json_list(&f.decisions),
+                    // Set below, once every frame exists: a retry may come before the
+                    // attempt it retries in this order.
+                    None::<&str>,
+                    f.created_at,
+                    f.started_at,
+                    f.ended_at,
+                    message_count as i64,
+                    tokens as i64,
+                ])
+                .map_err(|e| StoreError::taken_or(e, f.id.as_str()))?;
+        }
+        let mut set_retry = tx.prepare("UPDATE frames SET retry_of = ?1 WHERE id = ?2")?;
+        for f in frames {
+            if let Some(original) = &f.retry_of {
+                set_retry.execute(params![original.as_str(), f.id.as_str()])?;
+            }
+        }
+    }
+    let mut ranges: Vec<Option<(i64, i64)>> = vec![None; frames.len()];
+    {
+        let mut insert_message = tx.prepare(
+            "INSERT INTO messages (frame_id, role, content, tool_calls, tool_result, tokens, model, usage, created_at, interrupted)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        )?;
+        for m in messages {
+            insert_message.execute(params![
+                frames[m.frame].id.as_str(),
+                m.message.role.as_str(),
+                m.message.content,
+                rows::payload_text(&m.message.tool_calls),
+                rows::payload_text(&m.message.tool_result),
+                m.tokens as i64,
+                m.message.model,
+                rows::payload_text(&m.message.usage),
+                m.at,
+                m.message.interrupted,
+            ])?;
+            let id = tx.last_insert_rowid();
+            let range = ranges[m.frame].get_or_insert((id, id));
+            range.1 = id;
+        }
+    }
+    {
+        let mut insert_event = tx.prepare(
+            "INSERT INTO events (tree_id, frame_id, kind, actor, at, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?;
+        let mut pending = tx.prepare(
+            "INSERT OR REPLACE INTO log_pending (frame_id, through_seq) VALUES (?1, ?2)",
+        )?;
+        for (f, range) in frames.iter().zip(&ranges) {
+            let detail = json!({
+                "title": f.title,
+                "success_criteria": f.success_criteria,
+                "first_message": range.map(|r| r.0),
+                "last_message": range.map(|r| r.1),
+            });
+            insert_event.execute(params![
+                tree.id.as_str(),
+                f.id.as_str(),
+                EventKind::Imported.as_str(),
+                change.actor.as_str(),
+                change.at,
+                detail.to_string()
+            ])?;
+            pending.execute(params![f.id.as_str(), tx.last_insert_rowid()])?;
+        }
+    }
+    let (mut trail_paths, mut trail_paths_left_out) = (0u64, 0u64);
+    {
+        // `OR IGNORE`: a path listed twice, or a frame listed twice, keeps one row.
+        let mut insert_path = tx.prepare(
+            "INSERT OR IGNORE INTO frame_files (frame_id, changed, path) VALUES (?1, ?2, ?3)",
+        )?;
+        let mut recorded = vec![0usize; frames.len()];
+        for (frame, trail) in trails {
+            // A path both read and changed is recorded as changed only, as live results do.
+            let changed: std::collections::HashSet<&String> = trail.changed.iter().collect();
+            let paths = trail
+                .changed
+                .iter()
+                .map(|p| (p, true))
+                .chain(trail.read.iter().filter(|p| !changed.contains(p)).map(|p| (p, false)));
+            for (path, changed) in paths {
+                if path.len() > MAX_TRAIL_PATH_BYTES || recorded[*frame] >= MAX_TRAIL_PATHS {
+                    trail_paths_left_out += 1;
+                    continue;
+                }
+                if insert_path.execute(params![frames[*frame].id.as_str(), changed, path])? > 0 {
+                    recorded[*frame] += 1;
+                    trail_paths += 1;
+                }
+            }
+        }
+    }
+    suspended.put_back(&tx)?;
+    index_imported(&tx, &tree.id, &ranges)?;
+    tx.execute(
+        "INSERT INTO store_meta (key, value) VALUES ('current_tree', ?1)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        [tree.id.as_str()],
+    )?;
+    tx.commit()?;
+    Ok(ImportCounts {
+        frames: frames.len() as u64,
+        messages: messages.len() as u64,
+        trail_paths,
+        trail_paths_left_out,
+    })
+}
+
+/// Foreign keys and CHECK constraints, off on the store's connection while an import writes.
+/// Each costs every imported row a lookup or a small temporary table (`role IN (...)` is one),
+/// which together were a fifth of a large import's time, and neither can fail for a checked
+/// import: every frame, message, event and trail row names the tree or a frame written in the
+/// same transaction (the import refuses a message or trail naming a frame it does not hold, and
+/// `FrameTree::check_invariants` a parent or retried attempt it does not hold), and every checked
+/// column is written from a typed value (`Role`, `Status`, `Actor`, a `u32` position, a `bool`).
+/// The unique keys stay, so a frame id that is taken still refuses the import. SQLite ignores
+/// `PRAGMA foreign_keys` inside a transaction, so this is set before the import's transaction
+/// begins and restored after it ends; both pragmas expire the connection's prepared statements,
+/// which SQLite prepares again, with the checks, when they are next used.
+struct BulkChecks<'c> {
+    conn: &'c rusqlite::Connection,
+    on: bool,
+}
+
+impl<'c> BulkChecks<'c> {
+    fn off(conn: &'c rusqlite::Connection) -> Result<BulkChecks<'c>, StoreError> {
+        // Made first, so that a failure halfway turns back on what was turned off.
+        let checks = BulkChecks { conn, on: false };
+        conn.execute_batch("PRAGMA foreign_keys = OFF; PRAGMA ignore_check_constraints = ON;")?;
+        Ok(checks)
+    }
+
+    fn on(mut self) -> Result<(), StoreError> {
+        self.on = true;
+        self.conn.execute_batch(BulkChecks::RESTORE).map_err(|e| {
+            tracing::error!(error = %e, "could not turn the store's checks back on after an import");
+            e.into()
+        })
+    }
+
+    const RESTORE: &'static str =
+        "PRAGMA foreign_keys = ON; PRAGMA ignore_check_constraints = OFF;";
+}
+
+impl Drop for BulkChecks<'_> {
+    /// The checks come back even when the import panics, so the connection is never left
+    /// without them.
+    fn drop(&mut self) {
+        if !self.on
+            && let Err(e) = self.conn.execute_batch(BulkChecks::RESTORE)
+        {
+            tracing::error!(error = %e, "could not turn the store's checks back on after an import");
+        }
+    }
+}
+
+/// What a bulk import takes away from the schema while it writes, inside its transaction, and
+/// puts back from their own SQL text (read from `sqlite_schema`, so each has one definition)
+/// before it commits; no other connection ever sees the schema without them.
+///
+/// - The search indexes' insert triggers (`message_search_insert`, `frame_search_insert`): a
+///   trigger on a table makes SQLite keep a statement journal for each insert, and FTS5 writes
+///   what it holds to disk at the start of each statement that changes it, so indexing row by
+///   row left a sliver of index per row to merge later. The import indexes its rows in one
+///   statement per index instead (`index_imported`).
+/// - The secondary indexes of `frames`, `messages` and `events`, when the import writes at least
+///   as many rows as the table held: an index written row by row is written in the rows' order,
+///   which is random in the index's (a message's frame), a page read and changed per row, while
+///   `CREATE INDEX` sorts its entries and writes each page once. Building an index over every
+///   row of a table took about half as long as adding the same number of rows one by one (a
+///   million messages: 2.5 s against 5.4 s for `messages`' two), so it pays when the import is at
+///   least as large as what the table holds; a small import into a large store adds its entries
+///   one by one.
+struct Suspended {
+    /// The `CREATE` statements to run again, indexes first.
+    sql: Vec<String>,
+}
+
+/// The search indexes' insert triggers (migration 10).
+const INSERT_TRIGGERS: [&str; 2] = ["message_search_insert", "frame_search_insert"];
+
+/// The tables whose secondary indexes a large import rebuilds.
+const REBUILT_TABLES: [&str; 3] = ["frames", "messages", "events"];
+
+impl Suspended {
+    fn take_away(
+        tx: &rusqlite::Transaction<'_>,
+        frames: usize,
+        messages: usize,
+    ) -> Result<Suspended, StoreError> {
+        let mut taken: Vec<(&str, String, String)> = Vec::new();
+        for (table, written) in REBUILT_TABLES.into_iter().zip([frames, messages, frames]) {
+            // The largest rowid bounds the rows a table holds (deleted trees leave gaps), and
+            // SQLite reads it from the end of the table without counting.
+            let held: i64 =
+                tx.query_row(&format!("SELECT coalesce(max(rowid), 0) FROM {table}"), [], |r| {
+                    r.get(0)
+                })?;
+            if (written as i64) < held {
+                continue;
+            }
+            // Indexes SQLite made for a UNIQUE or PRIMARY KEY constraint have no SQL text, and
+            // stay.
+            let mut stmt = tx.prepare(
+                "SELECT name, sql FROM sqlite_schema
+                 WHERE type = 'index' AND tbl_name = ?1 AND sql IS NOT NULL ORDER BY name",
+            )?;
+            let rows = stmt.query_map([table], |r| Ok(("INDEX", r.get(0)?, r.get(1)?)))?;
+            for row in rows {
+                taken.push(row?);
+            }
+        }
+        for name in INSERT_TRIGGERS {
+            let sql: String = tx.query_row(
+                "SELECT sql FROM sqlite_schema WHERE type = 'trigger' AND name = ?1",
+                [name],
+                |r| r.get(0),
+            )?;
+            taken.push(("TRIGGER", name.to_owned(), sql));
+        }
+        for (kind, name, _) in &taken {
+            tx.execute_batch(&format!("DROP {kind} \"{name}\""))?;
+        }
+        Ok(Suspended { sql: taken.into_iter().map(|(_, _, sql)| sql).collect() })
+    }
+
+    fn put_back(self, tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
+        for sql in &self.sql {
+            tx.execute_batch(sql)?;
+        }
+        Ok(())
+    }
+}
+
+/// Adds an imported tree's frames and messages to the search indexes, in the import's
+/// transaction: one statement per index, so FTS5 writes out the terms it holds only when its
+/// memory fills (it also does at the start of each statement that changes it). The messages are
+/// read from `message_search_columns` with the tree named here, which gives the same values as
+/// the index's content view without looking up each message's frame. `messages` are the ranges
+/// of message ids written.
+///
+/// FTS5's own settings are kept: its segments of 1 MiB merged four at a time. Larger segments,
+/// or merging more of them at once, made an import's indexing up to a third faster but left
+/// large segments where live writes' segments are merged, and a later message's commit then
+/// merged them, once for most of a second.
 fn index_imported(
     tx: &rusqlite::Transaction<'_>,
     tree: &flame_model::TreeId,
     messages: &[Option<(i64, i64)>],
 ) -> Result<(), StoreError> {
-    tx.execute("DELETE FROM search_deferred", [])?;
     tx.execute(
         "INSERT INTO frame_search_rows (frame_id) SELECT id FROM frames WHERE tree_id = ?1",
         [tree.as_str()],
@@ -283,8 +446,9 @@ fn index_imported(
     {
         tx.execute(
             "INSERT INTO message_search (rowid, content, calls, tree)
-             SELECT id, content, calls, tree FROM message_search_text WHERE id BETWEEN ?1 AND ?2",
-            params![first, last],
+             SELECT id, content, calls, ?3 FROM message_search_columns
+             WHERE id BETWEEN ?1 AND ?2 AND open = 0",
+            params![first, last, tree.as_str()],
         )?;
     }
     Ok(())
@@ -306,6 +470,7 @@ fn children_by_parent(
 #[cfg(test)]
 mod tests {
     use flame_model::{Actor, IdSource, Role, Status};
+    use rusqlite::Transaction;
 
     use super::*;
 
@@ -387,5 +552,201 @@ mod tests {
         assert_eq!(child.changed, ["src/a.rs"]);
         assert_eq!(child.read.len(), MAX_TRAIL_PATHS - 1);
         assert!(child.read.iter().all(|p| p.len() <= MAX_TRAIL_PATH_BYTES));
+    }
+
+    /// Every table, index, view and trigger of the store, with its SQL text.
+    fn schema(store: &Store) -> Vec<(String, String, Option<String>)> {
+        let mut stmt = store
+            .conn
+            .prepare("SELECT type, name, sql FROM sqlite_schema ORDER BY type, name")
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+
+    /// The names of the secondary indexes and the triggers a bulk import may take away.
+    fn takeable(store: &Store) -> Vec<String> {
+        let mut stmt = store
+            .conn
+            .prepare(
+                "SELECT name FROM sqlite_schema WHERE sql IS NOT NULL
+                     AND (name IN ('message_search_insert', 'frame_search_insert')
+                          OR (type = 'index' AND tbl_name IN ('frames', 'messages', 'events')))
+                 ORDER BY name",
+            )
+            .unwrap();
+        stmt.query_map([], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap()
+    }
+
+    fn pragma(store: &Store, name: &str) -> i64 {
+        store.conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0)).unwrap()
+    }
+
+    /// The foreign keys and CHECK constraints the import turns off are enforced again after it,
+    /// and every row it wrote satisfies them.
+    fn assert_checks_are_on(store: &Store) {
+        assert_eq!(pragma(store, "foreign_keys"), 1);
+        assert_eq!(pragma(store, "ignore_check_constraints"), 0);
+        let dangling = store.conn.execute(
+            "INSERT INTO messages (frame_id, role, content, tokens, created_at)
+             VALUES ('f0000000000', 'user', 'x', 1, 1)",
+            [],
+        );
+        assert!(dangling.unwrap_err().to_string().contains("FOREIGN KEY"));
+        let frame: String =
+            store.conn.query_row("SELECT id FROM frames LIMIT 1", [], |r| r.get(0)).unwrap();
+        let unchecked = store.conn.execute(
+            "INSERT INTO messages (frame_id, role, content, tokens, created_at)
+             VALUES (?1, 'nobody', 'x', 1, 1)",
+            [&frame],
+        );
+        assert!(unchecked.unwrap_err().to_string().contains("CHECK"));
+        let broken: Vec<String> = store
+            .conn
+            .prepare("PRAGMA foreign_key_check")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(broken.is_empty(), "rows naming nothing: {broken:?}");
+    }
+
+    /// A tree of `frames` frames (the first the root, the others its completed children) with
+    /// `messages` messages spread over them.
+    fn wide_tree(
+        seed: u64,
+        frames: usize,
+        messages: usize,
+    ) -> (Tree, Vec<Frame>, Vec<ImportedMessage>) {
+        let mut ids = IdSource::seeded(seed);
+        let (id, root) = (ids.tree_id(), ids.frame_id());
+        let tree = Tree {
+            id: id.clone(),
+            title: "wide".into(),
+            root: root.clone(),
+            focus: root.clone(),
+            created_at: 1,
+            workspace: None,
+        };
+        let mut all =
+            vec![Frame::new(root.clone(), id.clone(), None, 0, "wide", "c", Status::InProgress, 1)];
+        for i in 1..frames {
+            let mut frame = Frame::new(
+                ids.frame_id(),
+                id.clone(),
+                Some(root.clone()),
+                i as u32 - 1,
+                format!("part{seed}x{i}"),
+                "c",
+                Status::Completed,
+                1,
+            );
+            frame.results = Some(format!("outcome{seed}x{i}"));
+            all.push(frame);
+        }
+        let messages = (0..messages)
+            .map(|i| ImportedMessage {
+                frame: i % frames,
+                message: NewMessage::text(Role::User, format!("said{seed}x{i} here")),
+                tokens: 2,
+                at: 2,
+            })
+            .collect();
+        (tree, all, messages)
+    }
+
+    #[test]
+    fn an_import_as_large_as_the_store_rebuilds_its_indexes_and_a_smaller_one_adds_to_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("flame.db")).unwrap();
+        let before = schema(&store);
+        let all = takeable(&store);
+        assert!(all.len() >= 7, "{all:?}");
+
+        // Into an empty store: every secondary index and the triggers are taken away.
+        let (tree, frames, messages) = wide_tree(1, 20, 200);
+        {
+            let tx =
+                Transaction::new_unchecked(&store.conn, TransactionBehavior::Immediate).unwrap();
+            let suspended = Suspended::take_away(&tx, frames.len(), messages.len()).unwrap();
+            assert_eq!(suspended.sql.len(), all.len());
+            let left: i64 = tx
+                .query_row(
+                    "SELECT count(*) FROM sqlite_schema WHERE sql IS NOT NULL
+                     AND (name IN ('message_search_insert', 'frame_search_insert')
+                          OR (type = 'index' AND tbl_name IN ('frames', 'messages', 'events')))",
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(left, 0);
+            suspended.put_back(&tx).unwrap();
+            tx.commit().unwrap();
+        }
+        assert_eq!(schema(&store), before);
+        let change = Change { actor: Actor::Cli, at: 9 };
+        store.import_tree(change, &tree, &frames, &messages).unwrap();
+        assert_eq!(schema(&store), before);
+
+        // Into a store ten times its size: only the triggers are taken away.
+        let (small, small_frames, small_messages) = wide_tree(2, 2, 20);
+        {
+            let tx =
+                Transaction::new_unchecked(&store.conn, TransactionBehavior::Immediate).unwrap();
+            let suspended =
+                Suspended::take_away(&tx, small_frames.len(), small_messages.len()).unwrap();
+            assert_eq!(suspended.sql.len(), INSERT_TRIGGERS.len());
+        }
+        store.import_tree(change, &small, &small_frames, &small_messages).unwrap();
+        assert_eq!(schema(&store), before);
+        assert_checks_are_on(&store);
+        store.check_search_index().unwrap();
+
+        // Both trees are found, their messages and their frames' titles and results.
+        for word in ["said1x199", "part1x19", "outcome1x7", "said2x19", "part2x1", "outcome2x1"] {
+            assert_eq!(store.search(word, None, 10).unwrap().len(), 1, "{word}");
+        }
+        // The indexes a query needs are back: a frame's messages are read in order.
+        let read = store.messages(&frames[3].id).unwrap();
+        assert_eq!(read.len(), 10);
+        assert_eq!(read[0].content, "said1x3 here");
+        // So are the triggers: a live message is found.
+        store
+            .add_message(change, &small.root, &NewMessage::text(Role::User, "liveword"), 1)
+            .unwrap();
+        assert_eq!(store.search("liveword", None, 10).unwrap().len(), 1);
+        store.check_search_index().unwrap();
+    }
+
+    /// An import that fails after taking the triggers and indexes away (a frame id another tree
+    /// holds, met while its frames are written) changes nothing: its transaction takes the
+    /// schema back with the rows, the checks are on again, and live writes are still indexed.
+    #[test]
+    fn an_import_that_fails_halfway_leaves_the_store_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("flame.db")).unwrap();
+        let change = Change { actor: Actor::Cli, at: 9 };
+        let mut ids = IdSource::seeded(77);
+        let (live, live_root) = (ids.tree_id(), ids.frame_id());
+        store.create_tree(change, &live, &live_root, "Live work", "c", None).unwrap();
+        let before = schema(&store);
+
+        let (tree, mut frames, messages) = wide_tree(3, 10, 50);
+        frames[5].id = live_root.clone();
+        let err = store.import_tree(change, &tree, &frames, &messages).unwrap_err();
+        assert!(matches!(err, StoreError::IdTaken(ref id) if id == live_root.as_str()), "{err}");
+
+        assert_eq!(schema(&store), before);
+        assert_checks_are_on(&store);
+        assert_eq!(store.trees().unwrap().len(), 1);
+        assert!(store.search("said3x1", None, 10).unwrap().is_empty());
+        store
+            .add_message(change, &live_root, &NewMessage::text(Role::User, "stillfound"), 1)
+            .unwrap();
+        assert_eq!(store.search("stillfound", None, 10).unwrap().len(), 1);
+        store.check_search_index().unwrap();
     }
 }

@@ -33,6 +33,7 @@ const MIGRATIONS: &[Migration] = &[
     Migration { version: 7, sql: include_str!("migrations/0007_checkpoints.sql") },
     Migration { version: 8, sql: include_str!("migrations/0008_search.sql") },
     Migration { version: 9, sql: include_str!("migrations/0009_usage_index.sql") },
+    Migration { version: 10, sql: include_str!("migrations/0010_bulk_search.sql") },
 ];
 
 /// The version a freshly opened database is at.
@@ -230,6 +231,97 @@ mod tests {
         assert_eq!(found(&store, "streamingword"), [message(4)]);
         let hit = &store.search("streamingword", None, 1).unwrap()[0];
         assert_eq!(hit.frame, FrameId::from_trusted("f0000000001".into()));
+        store.check_search_index().unwrap();
+    }
+
+    /// A database at version 9 (indexes with two prefix indexes, `search_deferred`) opens with
+    /// the indexes made again from its rows: everything is found as before, prefixes of three and
+    /// of more characters included, the table is gone, and live writes and imports are indexed.
+    #[test]
+    fn a_version_9_database_has_its_search_indexes_made_again() {
+        use flame_model::{
+            Actor, Frame, FrameId, IdSource, MessageId, NewMessage, Role, Status, Tree, TreeId,
+        };
+
+        use crate::{Change, HitPlace, ImportedMessage, Store};
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("flame.db");
+        {
+            let conn = Connection::open(&path).unwrap();
+            for migration in MIGRATIONS.iter().filter(|m| m.version <= 9) {
+                conn.execute_batch(migration.sql).unwrap();
+            }
+            conn.pragma_update(None, "user_version", 9).unwrap();
+            conn.execute_batch(
+                r#"INSERT INTO trees (id, title, root_id, focus_id, created_at)
+                       VALUES ('t0000000001', 'Old', 'f0000000001', 'f0000000001', 1);
+                   INSERT INTO frames (id, tree_id, parent_id, position, title, success_criteria, status, results, created_at)
+                       VALUES ('f0000000001', 't0000000001', NULL, 0, 'Serve the pages', 'c', 'in_progress', NULL, 1);
+                   INSERT INTO messages (id, frame_id, role, content, tool_calls, tokens, created_at)
+                       VALUES (1, 'f0000000001', 'user', 'the webserver crashed', NULL, 3, 2),
+                              (2, 'f0000000001', 'assistant', '', '[{"arguments": {"path": "nginx.conf"}, "id": "c1", "name": "read_file"}]', 3, 3);"#,
+            )
+            .unwrap();
+        }
+        let mut store = Store::open(&path).unwrap();
+        assert_eq!(store.schema_version().unwrap(), LATEST_SCHEMA_VERSION);
+        store.check_search_index().unwrap();
+        let found = |store: &Store, words: &str| -> Vec<HitPlace> {
+            store.search(words, None, 50).unwrap().into_iter().map(|h| h.place).collect()
+        };
+        let user = HitPlace::Message { id: MessageId(1), role: Role::User };
+        let call = HitPlace::Message { id: MessageId(2), role: Role::Assistant };
+        assert_eq!(found(&store, "webserver"), [user]);
+        assert_eq!(found(&store, "web"), [user], "a prefix of three characters");
+        assert_eq!(found(&store, "webs"), [user], "a prefix of four");
+        assert_eq!(found(&store, "nginx"), [call]);
+        assert_eq!(found(&store, "pages"), [HitPlace::Results]);
+        assert_eq!(found(&store, "ser"), [HitPlace::Results]);
+        let tables: i64 = store
+            .conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE name = 'search_deferred'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(tables, 0);
+
+        let change = Change { actor: Actor::Person, at: 7 };
+        let root = FrameId::from_trusted("f0000000001".into());
+        store.add_message(change, &root, &NewMessage::text(Role::User, "livelyword"), 1).unwrap();
+        assert_eq!(found(&store, "livelyword").len(), 1);
+
+        let mut ids = IdSource::seeded(9);
+        let (tree, frame) = (ids.tree_id(), ids.frame_id());
+        let imported = Tree {
+            id: tree.clone(),
+            title: "Imported".into(),
+            root: frame.clone(),
+            focus: frame.clone(),
+            created_at: 8,
+            workspace: None,
+        };
+        let frames =
+            [Frame::new(frame, tree.clone(), None, 0, "Imported", "c", Status::InProgress, 8)];
+        let messages = [ImportedMessage {
+            frame: 0,
+            message: NewMessage::text(Role::User, "importedword"),
+            tokens: 1,
+            at: 8,
+        }];
+        store.import_tree(change, &imported, &frames, &messages).unwrap();
+        let hits = store.search("importedword", Some(&tree), 50).unwrap();
+        assert_eq!(hits.len(), 1);
+        assert!(store.search("webserver", Some(&tree), 50).unwrap().is_empty());
+        assert_eq!(
+            store
+                .search("webserver", Some(&TreeId::from_trusted("t0000000001".into())), 50)
+                .unwrap()
+                .len(),
+            1
+        );
         store.check_search_index().unwrap();
     }
 }

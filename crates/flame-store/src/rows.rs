@@ -15,7 +15,7 @@ pub(crate) const FRAME_COLUMNS: &str = "id, tree_id, parent_id, position, title,
     message_count, tokens, rolled_back_at";
 
 pub(crate) const OUTLINE_COLUMNS: &str = "id, parent_id, position, title, status, \
-    success_criteria_compacted, retry_of, created_at, started_at, ended_at, message_count, tokens, \
+    success_criteria_compacted, retry_of, started_at, ended_at, message_count, tokens, \
     rolled_back_at";
 
 pub(crate) const TREE_COLUMNS: &str = "id, title, root_id, focus_id, created_at, workspace";
@@ -120,12 +120,11 @@ pub(crate) fn outline(row: &Row) -> rusqlite::Result<FrameOutline> {
         status: enum_column(row, 4, Status::parse)?,
         success_criteria_compacted: row.get(5)?,
         retry_of: row.get::<_, Option<String>>(6)?.map(FrameId::from_trusted),
-        created_at: row.get(7)?,
-        started_at: row.get(8)?,
-        ended_at: row.get(9)?,
-        message_count: count(row, 10)?,
-        tokens: count(row, 11)?,
-        rolled_back_at: row.get(12)?,
+        started_at: row.get(7)?,
+        ended_at: row.get(8)?,
+        message_count: count(row, 9)?,
+        tokens: count(row, 10)?,
+        rolled_back_at: row.get(11)?,
     })
 }
 

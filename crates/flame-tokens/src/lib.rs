@@ -14,13 +14,15 @@
 //! anyway — are estimated from their characters ([`estimate_run`]), as are runs holding
 //! replacement or control characters (decoded binary data, which tiktoken encodes slowly).
 
+mod bpe;
 mod message;
+mod tables;
 
 use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
-use tiktoken_rs::CoreBPE;
 
+use bpe::Bpe;
 pub use message::count_message;
 
 /// The longest run of white space or of other characters that tiktoken itself encodes.
@@ -61,12 +63,9 @@ impl Encoding {
         }
     }
 
-    fn bpe(self) -> &'static CoreBPE {
-        static O200K: LazyLock<CoreBPE> =
-            LazyLock::new(|| tiktoken_rs::o200k_base().expect("o200k_base ships with tiktoken-rs"));
-        static CL100K: LazyLock<CoreBPE> = LazyLock::new(|| {
-            tiktoken_rs::cl100k_base().expect("cl100k_base ships with tiktoken-rs")
-        });
+    fn bpe(self) -> &'static Bpe {
+        static O200K: LazyLock<Bpe> = LazyLock::new(tables::o200k_base);
+        static CL100K: LazyLock<Bpe> = LazyLock::new(tables::cl100k_base);
         match self {
             Encoding::O200kBase | Encoding::ClaudeEstimate => &O200K,
             Encoding::Cl100kBase => &CL100K,
@@ -90,7 +89,7 @@ pub fn count(encoding: Encoding, text: &str) -> u64 {
     }
 }
 
-fn count_guarded(bpe: &CoreBPE, text: &str) -> u64 {
+fn count_guarded(bpe: &Bpe, text: &str) -> u64 {
     let mut tokens = 0u64;
     let mut batch_start = 0;
     let mut batch_end = 0;
@@ -111,14 +110,16 @@ fn count_guarded(bpe: &CoreBPE, text: &str) -> u64 {
     tokens + encode(bpe, &text[batch_start..batch_end])
 }
 
-fn encode(bpe: &CoreBPE, text: &str) -> u64 {
+fn encode(bpe: &Bpe, text: &str) -> u64 {
     if text.is_empty() {
         return 0;
     }
-    // Runs are short, so tiktoken cannot overflow its stack here; should it panic anyway, the
-    // estimate stands in rather than the caller failing.
-    std::panic::catch_unwind(|| bpe.encode_ordinary(text).len() as u64)
-        .unwrap_or_else(|_| estimate_run(text))
+    // Runs are short, so the pre-tokenizer cannot overflow its stack here; should it give up or
+    // panic anyway, the estimate stands in rather than the caller failing.
+    std::panic::catch_unwind(|| bpe.count(text))
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| estimate_run(text))
 }
 
 /// Runs carrying replacement or control characters are decoded binary data, which tiktoken
@@ -184,7 +185,7 @@ mod tests {
     #[test]
     fn ordinary_text_is_counted_exactly() {
         let text = "Flame gives an LLM agent a call stack instead of a chat log.";
-        let exact = Encoding::O200kBase.bpe().encode_ordinary(text).len() as u64;
+        let exact = tiktoken_rs::o200k_base().unwrap().encode_ordinary(text).len() as u64;
         assert_eq!(count(Encoding::O200kBase, text), exact);
         assert!(count(Encoding::Cl100kBase, text) > 0);
         assert_eq!(count(Encoding::ClaudeEstimate, text), (exact * 6).div_ceil(5));
@@ -194,7 +195,7 @@ mod tests {
     #[test]
     fn long_texts_in_batches_stay_close_to_the_exact_count() {
         let text = "The frame's results are handed to its parent and siblings. ".repeat(2000);
-        let exact = Encoding::O200kBase.bpe().encode_ordinary(&text).len() as f64;
+        let exact = tiktoken_rs::o200k_base().unwrap().encode_ordinary(&text).len() as f64;
         let counted = count(Encoding::O200kBase, &text) as f64;
         assert!((counted - exact).abs() / exact < 0.01, "{counted} vs {exact}");
     }

@@ -69,6 +69,7 @@ const OUTCOME: RollbackOutcome = {
   frame: {
     ...outlineFrame(FRAME, "f0000000001", { status: "failed" }),
     tree: "t0000000001",
+    created_at: 0,
     success_criteria: "it works",
     status_reason: "x",
     results: null,

@@ -86,6 +86,7 @@ function entry(status: Status): FrameDetail {
   return {
     ...outlineFrameOf(FRAME, ROOT, "Design", status),
     tree: "t0000000001",
+    created_at: 0,
     success_criteria: "A plan exists",
     status_reason: null,
     results: status === "completed" ? "The plan is **done**" : null,

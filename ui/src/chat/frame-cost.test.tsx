@@ -24,19 +24,20 @@ afterEach(() => {
 const ROOT = outlineFrame("f0000000001", null, { title: "Build" });
 const CHILD = outlineFrame("f0000000002", "f0000000001", { title: "Parser" });
 
-function header(costs: TreeOutline["costs"], frame = CHILD): HTMLElement {
+/** The header of `frame`, in an outline focused on `focus` that carries `cost` as the focus's. */
+function header(cost: FrameCost | undefined, frame = CHILD, focus = frame): HTMLElement {
   const outline: TreeOutline = {
     tree: {
       id: "t0000000001",
       title: "Build",
       root: ROOT.id,
-      focus: frame.id,
+      focus: focus.id,
       created_at: 0,
       workspace: null,
     },
     frames: [ROOT, CHILD],
     seq: 1,
-    ...(costs === undefined ? {} : { costs }),
+    ...(cost === undefined ? {} : { focus_cost: cost }),
   };
   const nothing = () => {};
   return mount(
@@ -58,7 +59,7 @@ function header(costs: TreeOutline["costs"], frame = CHILD): HTMLElement {
 
 describe("the frame header's cost", () => {
   it("gives the frame's own cost and its subtree's", () => {
-    const root = header({ [ROOT.id]: frameCost(1_000_000, 3_500_000) }, ROOT);
+    const root = header(frameCost(1_000_000, 3_500_000), ROOT);
     const line = root.querySelector("[data-testid=frame-cost]");
     expect(line?.textContent).toBe("Cost: $1.00; $3.50 with its subtree");
     expect(line?.getAttribute("data-completeness")).toBe("complete");
@@ -67,7 +68,7 @@ describe("the frame header's cost", () => {
   it("says when part of it is at an unknown price", () => {
     const llama = { model: "llama3.1:8b", tokens: 900 };
     const partial = summary(250_000, "partial", 1_900, llama);
-    const root = header({ [CHILD.id]: { own: partial, subtree: partial, models: [] } });
+    const root = header({ own: partial, subtree: partial, models: [] });
     expect(root.querySelector("[data-testid=frame-cost]")?.textContent).toBe(
       "Cost: $0.25 + 900 tokens of llama3.1:8b at an unknown price",
     );
@@ -75,9 +76,8 @@ describe("the frame header's cost", () => {
 
   it("is not shown when nothing was recorded", () => {
     expect(header(undefined).querySelector("[data-testid=frame-cost]")).toBeNull();
-    expect(
-      header({ [ROOT.id]: frameCost(5) }).querySelector("[data-testid=frame-cost]"),
-    ).toBeNull();
+    // The outline's cost is its focus's, never another frame's.
+    expect(header(frameCost(5), CHILD, ROOT).querySelector("[data-testid=frame-cost]")).toBeNull();
   });
 });
 

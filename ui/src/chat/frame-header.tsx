@@ -9,6 +9,7 @@ import type {
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
 import { costOf } from "../cost-text";
+import { knownParentIndexes } from "../outline";
 import { STATUS_STYLE } from "../status-style";
 import { formatTime } from "./changes-view";
 import { FrameCostLine } from "./frame-cost";
@@ -16,6 +17,20 @@ import { FrameCriteria, FrameResults } from "./long-text";
 
 /** The frames from the root down to `frame`, for the breadcrumb. */
 export function pathToRoot(outline: TreeOutline, frame: string): FrameOutline[] {
+  // An outline from the backend knows its parents by index: no map of a large tree's every frame
+  // is made at each render.
+  const parents = knownParentIndexes(outline.frames);
+  if (parents !== undefined) {
+    const path: FrameOutline[] = [];
+    for (
+      let at = outline.frames.findIndex((f) => f.id === frame);
+      at >= 0 && path.length <= outline.frames.length;
+      at = parents[at] === at ? -1 : parents[at]!
+    ) {
+      path.unshift(outline.frames[at]!);
+    }
+    return path;
+  }
   const byId = new Map(outline.frames.map((f) => [f.id, f]));
   const path: FrameOutline[] = [];
   for (

@@ -40,6 +40,7 @@ function detail(id: string, more: Partial<FrameDetail>): FrameDetail {
   return {
     ...outlineFrame(id, ROOT, { status: "completed" }),
     tree: "t0000000001",
+    created_at: 0,
     success_criteria: "The code is understood",
     status_reason: null,
     results: null,

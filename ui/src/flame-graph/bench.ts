@@ -1,17 +1,34 @@
-// The flame graph's benchmark, run inside the real window (tests/bench drives it through
-// WebDriver). It builds a synthetic tree of N frames in the page, lays it out, and times paint
-// passes over a scripted pan and zoom on a canvas the size of the graph pane.
+// The flame graph's benchmark of a synthetic tree, run inside the real window (tests/bench drives
+// it through WebDriver). It builds a tree of N frames in the page, lays it out in slices the way
+// the view does for a large tree while a timer measures how long the window went without a turn,
+// and times paint passes over a scripted pan and zoom on a canvas the size of the graph pane.
+// (Trees read from the store are measured through the view itself: `FlameGraphHook`.)
 
-import { layoutTree, type LayoutInput } from "./layout";
+import type { Answer } from "../backend";
+import type { OutlineColumns_Serialize as OutlineColumns } from "../bindings";
+import { expandOutline } from "../outline";
+import { layoutSteps, layoutTree, outlineColumns, type LayoutInput } from "./layout";
 import { paint, type Scene, type Viewport } from "./render";
+import { runInSlices } from "./slices";
 
 export interface BenchResult {
   frames: number;
+  /** From the start of the layout to its end, the turns given to the window included. */
   layoutMs: number;
+  /** The longest the window went without a turn while the layout ran. */
+  longestBlockMs: number;
+  /** The layout's own work: its slices, the longest, and all together. */
+  slices: number;
+  longestSliceMs: number;
+  busyMs: number;
+  /** The same layout made at once, without turns. */
+  layoutAtOnceMs: number;
   paints: number;
   p50Ms: number;
   p90Ms: number;
   maxMs: number;
+  /** Each paint's time, in the script's order. */
+  times: number[];
   /** Rectangles and merged marks drawn, on average, per paint. */
   drawnPerPaint: number;
 }
@@ -86,12 +103,50 @@ function script(steps: number, width: number, height: number): Viewport[] {
   return views;
 }
 
-/** Times `steps` paints of a synthetic `count`-frame tree in a `width`×`height` canvas. */
-export function runBench(count: number, steps: number, width: number, height: number): BenchResult {
-  const input = syntheticTree(count);
+/**
+ * Lays `input` out in slices, as the view does a large tree, while a timer asks for a turn over
+ * and over: the longest wait between its turns is how long the window could not answer.
+ */
+async function layOutWatched(input: LayoutInput) {
+  let longestBlockMs = 0;
+  let last = performance.now();
+  let watching = true;
+  const watch = () => {
+    const now = performance.now();
+    longestBlockMs = Math.max(longestBlockMs, now - last);
+    last = now;
+    if (watching) setTimeout(watch, 0);
+  };
+  setTimeout(watch, 0);
   const t0 = performance.now();
-  const layout = layoutTree(input);
+  const run = runInSlices(layoutSteps(input));
+  const layout = await run.done;
   const layoutMs = performance.now() - t0;
+  watching = false;
+  watch();
+  const t1 = performance.now();
+  layoutTree(input);
+  const layoutAtOnceMs = performance.now() - t1;
+  const slices = run.slices();
+  return {
+    layout,
+    layoutMs,
+    longestBlockMs,
+    slices: slices.count,
+    longestSliceMs: slices.longestMs,
+    busyMs: slices.totalMs,
+    layoutAtOnceMs,
+  };
+}
+
+/** Times `steps` paints of a synthetic `count`-frame tree in a `width`×`height` canvas. */
+export async function runBench(
+  count: number,
+  steps: number,
+  width: number,
+  height: number,
+): Promise<BenchResult> {
+  const { layout, ...timed } = await layOutWatched(syntheticTree(count));
 
   const dpr = window.devicePixelRatio || 1;
   const canvas = document.createElement("canvas");
@@ -134,11 +189,51 @@ export function runBench(count: number, steps: number, width: number, height: nu
   const sorted = [...times].sort((a, b) => a - b);
   return {
     frames: layout.count,
-    layoutMs,
+    ...timed,
     paints: times.length,
     p50Ms: percentile(sorted, 0.5),
     p90Ms: percentile(sorted, 0.9),
     maxMs: sorted[sorted.length - 1] ?? 0,
+    times,
     drawnPerPaint: drawn / Math.max(1, times.length),
+  };
+}
+
+/** Where the time goes when the window loads a tree, in milliseconds. */
+export interface OutlineLoad {
+  frames: number;
+  /** The JSON the `outline` command answers with. */
+  bytes: number;
+  /** The command, from the call to its parsed answer: the store, the IPC and the parse. */
+  commandMs: number;
+  /** Making the columns into one object per frame (`expandOutline`). */
+  expandMs: number;
+  /** The layout's input from the objects (`outlineColumns`). */
+  inputMs: number;
+  /** The layout, at once. */
+  layoutMs: number;
+}
+
+/** Reads the current tree's outline through `read` (the `outline` command) and times each part. */
+export async function timeOutlineLoad(
+  read: () => Promise<Answer<OutlineColumns>>,
+): Promise<OutlineLoad> {
+  const t0 = performance.now();
+  const answer = await read();
+  const t1 = performance.now();
+  if (answer.status === "error") throw new Error(answer.error.message);
+  const outline = expandOutline(answer.data);
+  const t2 = performance.now();
+  const { input } = outlineColumns(outline.frames, "tokens", Date.now(), outline.own_costs);
+  const t3 = performance.now();
+  layoutTree(input);
+  const t4 = performance.now();
+  return {
+    frames: outline.frames.length,
+    bytes: JSON.stringify(answer.data).length,
+    commandMs: t1 - t0,
+    expandMs: t2 - t1,
+    inputMs: t3 - t2,
+    layoutMs: t4 - t3,
   };
 }

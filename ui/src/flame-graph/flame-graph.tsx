@@ -10,11 +10,12 @@ import type {
   FrameOutline_Serialize as FrameOutline,
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
-import { costOf } from "../cost-text";
+import type { Backend } from "../backend";
+import { markOnce } from "../marks";
 import { dropPlace, type DropPlace } from "./drop";
 import { FrameMenu, type FrameMenuAction } from "./frame-menu";
 import {
-  layoutTree,
+  layoutSteps,
   outlineColumns,
   type FlameLayout,
   type OutlineColumns,
@@ -30,7 +31,8 @@ import {
   type Scene,
   type Viewport,
 } from "./render";
-import { Tooltip } from "./tooltip";
+import { runInSlices } from "./slices";
+import { Tooltip, useFrameCost } from "./tooltip";
 import { TreeMirror, itemId } from "./tree-mirror";
 
 /** What the person asked for on a frame; the app turns each into a dialog or a command. */
@@ -39,6 +41,8 @@ export type FrameRequest =
   | { kind: "plan-at"; frame: FrameOutline; position: number | null };
 
 export interface FlameGraphProps {
+  /** Where the tooltip reads the cost of a frame other than the focused one. */
+  backend: Pick<Backend, "frameCost">;
   outline: TreeOutline;
   mode: WeightMode;
   onFocus: (frame: FrameOutline) => void;
@@ -50,28 +54,111 @@ export interface FlameGraphProps {
 const DRAG_START_PX = 4;
 const MIN_SPAN = 1e-9;
 
-interface Laid {
+/**
+ * Trees up to this many frames are laid out while the view renders (100k frames take some tens
+ * of milliseconds), so the tree is drawn in the first frame after it arrives; larger ones in
+ * slices that give the window a turn every few milliseconds (`slices.ts`), the previous layout of
+ * the same tree staying on screen meanwhile.
+ */
+export const SYNC_LAYOUT_FRAMES = 200_000;
+
+/** An outline laid out: the frames it was made from, with everything drawing needs by rank. */
+export interface Laid {
+  tree: string;
+  frames: readonly FrameOutline[];
   columns: OutlineColumns;
   layout: FlameLayout;
   status: Uint8Array;
   rolledBack: Uint8Array;
-  rankOf: Map<string, number>;
+  /** Each frame's rank by its index in `frames`; -1 for a frame the root does not reach. */
+  rankOfIndex: Int32Array;
+  /** The rank of the frame with id `id`, if it is laid out. */
+  rankOf: (id: string) => number | undefined;
 }
 
-function lay(outline: TreeOutline, mode: WeightMode): Laid {
-  const columns = outlineColumns(outline.frames, mode, Date.now(), outline.costs);
-  const layout = layoutTree(columns.input);
+function* layInSteps(outline: TreeOutline, mode: WeightMode): Generator<void, Laid, void> {
+  const columns = outlineColumns(outline.frames, mode, Date.now(), outline.own_costs);
+  yield;
+  const layout = yield* layoutSteps(columns.input);
   const status = new Uint8Array(layout.count);
   const rolledBack = new Uint8Array(layout.count);
-  const rankOf = new Map<string, number>();
+  const rankOfIndex = new Int32Array(columns.ids.length).fill(-1);
   for (let r = 0; r < layout.count; r++) {
     const i = layout.source[r]!;
     status[r] = statusCode(columns.statuses[i]!);
     rolledBack[r] = columns.rolledBack[i] === true ? 1 : 0;
-    rankOf.set(columns.ids[i]!, r);
+    rankOfIndex[i] = r;
   }
-  return { columns, layout, status, rolledBack, rankOf };
+  if (layout.count > 0) markOnce("flame:laid-out");
+  // Looking frames up by id is for the hooks, the breadcrumb and the tests: the map of a large
+  // tree's ids is made the first time it is asked for, not before the tree is first drawn.
+  let byId: Map<string, number> | null = null;
+  const rankOf = (id: string) => {
+    if (byId === null) {
+      byId = new Map();
+      for (let i = 0; i < rankOfIndex.length; i++) {
+        if (rankOfIndex[i]! >= 0) byId.set(columns.ids[i]!, rankOfIndex[i]!);
+      }
+    }
+    return byId.get(id);
+  };
+  return {
+    tree: outline.tree.id,
+    frames: outline.frames,
+    columns,
+    layout,
+    status,
+    rolledBack,
+    rankOfIndex,
+    rankOf,
+  };
 }
+
+function lay(outline: TreeOutline, mode: WeightMode): Laid {
+  const steps = layInSteps(outline, mode);
+  for (;;) {
+    const step = steps.next();
+    if (step.done === true) return step.value;
+  }
+}
+
+/** What is drawn while a large tree's first layout is made: nothing. */
+function nothingLaid(outline: TreeOutline): Laid {
+  return lay({ ...outline, frames: [] }, "equal");
+}
+
+/**
+ * `outline` laid out for `mode`: at once for a tree of up to `syncFrames` frames; for a larger
+ * one, in slices, with the tree's previous layout (or nothing) until they are done.
+ */
+export function useLaid(
+  outline: TreeOutline,
+  mode: WeightMode,
+  syncFrames: number = SYNC_LAYOUT_FRAMES,
+): Laid {
+  const sliced = outline.frames.length > syncFrames;
+  const immediate = useMemo(() => (sliced ? null : lay(outline, mode)), [outline, mode, sliced]);
+  const [background, setBackground] = useState<Laid | null>(null);
+  useEffect(() => {
+    if (!sliced) return;
+    const run = runInSlices(layInSteps(outline, mode));
+    void run.done.then(setBackground);
+    return () => run.cancel();
+  }, [outline, mode, sliced]);
+  const empty = useMemo(() => nothingLaid(outline), [outline]);
+  if (immediate !== null) return immediate;
+  return background !== null && background.tree === outline.tree.id ? background : empty;
+}
+
+/**
+ * What the benchmark (tests/bench) reads of the paints: when the first paint that drew frames
+ * ended, and, while `timing` is on, how long each paint took with its rasterising.
+ */
+const paintRecord: { firstFramesAt: number | null; timing: boolean; times: number[] } = {
+  firstFramesAt: null,
+  timing: false,
+  times: [],
+};
 
 type Press =
   | { kind: "none" }
@@ -86,6 +173,18 @@ export interface FlameGraphHook {
   /** Whether the frame is drawn with the rolled-back mark; null when it is not in the tree. */
   rolledBackOf(id: string): boolean | null;
   view(): Viewport;
+  /** How many frames are laid out and drawn (0 while a large tree's layout is being made). */
+  laidOut(): number;
+  /**
+   * When the first paint that drew frames ended, in milliseconds since the epoch
+   * (`performance.timeOrigin + performance.now()`), or null before it.
+   */
+  firstFramesPaintedAt(): number | null;
+  /**
+   * Starts timing every paint (each waits for its pixels, so the time covers rasterising), or
+   * stops and returns the times, in milliseconds, since it was started.
+   */
+  timePaints(on: boolean): number[];
 }
 
 declare global {
@@ -94,10 +193,17 @@ declare global {
   }
 }
 
-export function FlameGraph({ outline, mode, onFocus, onRequest, onMove }: FlameGraphProps) {
-  const laid = useMemo(() => lay(outline, mode), [outline, mode]);
+export function FlameGraph({
+  backend,
+  outline,
+  mode,
+  onFocus,
+  onRequest,
+  onMove,
+}: FlameGraphProps) {
+  const laid = useLaid(outline, mode);
   const frameAt = (rank: number): FrameOutline | undefined =>
-    rank < 0 ? undefined : outline.frames[laid.layout.source[rank]!];
+    rank < 0 ? undefined : laid.frames[laid.layout.source[rank]!];
 
   const scroller = useRef<HTMLDivElement>(null);
   const canvas = useRef<HTMLCanvasElement>(null);
@@ -112,7 +218,12 @@ export function FlameGraph({ outline, mode, onFocus, onRequest, onMove }: FlameG
   const [drop, setDrop] = useState<DropMarker | null>(null);
   const [paneHeight, setPaneHeight] = useState(0);
 
-  const focus = laid.rankOf.get(outline.tree.focus) ?? -1;
+  // The focus's rank, found without the map of every id (see `Laid.rankOf`).
+  const focusId = outline.tree.focus;
+  const focus = useMemo(() => {
+    const i = laid.columns.ids.indexOf(focusId);
+    return i < 0 ? -1 : laid.rankOfIndex[i]!;
+  }, [laid, focusId]);
   const activeRank = active >= 0 && active < laid.layout.count ? active : Math.max(focus, 0);
 
   const scene = useRef<Scene | null>(null);
@@ -132,7 +243,17 @@ export function FlameGraph({ outline, mode, onFocus, onRequest, onMove }: FlameG
     const c = canvas.current;
     const ctx = c?.getContext("2d");
     if (!c || !ctx || !scene.current) return;
+    const start = performance.now();
     paint(ctx, scene.current, view.current, window.devicePixelRatio || 1);
+    if (paintRecord.timing) {
+      // Reading a pixel back waits for the drawing to finish.
+      ctx.getImageData(0, 0, 1, 1);
+      paintRecord.times.push(performance.now() - start);
+    }
+    if (paintRecord.firstFramesAt === null && scene.current.layout.count > 0) {
+      markOnce("flame:first-frames-painted");
+      paintRecord.firstFramesAt = performance.timeOrigin + performance.now();
+    }
   };
   const requestDraw = () => {
     if (drawQueued.current) return;
@@ -169,7 +290,7 @@ export function FlameGraph({ outline, mode, onFocus, onRequest, onMove }: FlameG
   useEffect(() => {
     window.__flameGraph = {
       rectOf(id) {
-        const rank = laid.rankOf.get(id);
+        const rank = laid.rankOf(id);
         const c = canvas.current;
         if (rank === undefined || !c) return null;
         const rect = rectOnCanvas(laid.layout, view.current, rank);
@@ -185,10 +306,18 @@ export function FlameGraph({ outline, mode, onFocus, onRequest, onMove }: FlameG
         };
       },
       rolledBackOf(id) {
-        const rank = laid.rankOf.get(id);
+        const rank = laid.rankOf(id);
         return rank === undefined ? null : laid.rolledBack[rank] === 1;
       },
       view: () => ({ ...view.current }),
+      laidOut: () => laid.layout.count,
+      firstFramesPaintedAt: () => paintRecord.firstFramesAt,
+      timePaints(on) {
+        const times = paintRecord.times;
+        paintRecord.timing = on;
+        paintRecord.times = [];
+        return times;
+      },
     };
   }, [laid]);
 
@@ -209,7 +338,7 @@ export function FlameGraph({ outline, mode, onFocus, onRequest, onMove }: FlameG
   };
   const zoomOutTo = (length: number) => {
     const path = zoomPath.slice(0, length);
-    const last = path.length > 0 ? laid.rankOf.get(path[path.length - 1]!) : 0;
+    const last = path.length > 0 ? laid.rankOf(path[path.length - 1]!) : 0;
     setZoomPath(path);
     if (last === undefined) setView(0, 1);
     else setView(laid.layout.x0[last]!, laid.layout.x1[last]!);
@@ -398,6 +527,7 @@ export function FlameGraph({ outline, mode, onFocus, onRequest, onMove }: FlameG
   };
 
   const hovered = hover !== null ? frameAt(hover.rank) : undefined;
+  const hoveredCost = useFrameCost(backend, outline, hovered?.id ?? null);
   const menuFrame = menu !== null ? frameAt(menu.rank) : undefined;
   const rows = laid.layout.rows.length;
 
@@ -413,7 +543,7 @@ export function FlameGraph({ outline, mode, onFocus, onRequest, onMove }: FlameG
           {outline.tree.title}
         </button>
         {zoomPath.map((id, k) => {
-          const r = laid.rankOf.get(id);
+          const r = laid.rankOf(id);
           return (
             <span key={id}>
               <span class="crumb-sep" aria-hidden="true">
@@ -473,7 +603,7 @@ export function FlameGraph({ outline, mode, onFocus, onRequest, onMove }: FlameG
         />
         <TreeMirror
           layout={laid.layout}
-          frames={outline.frames}
+          frames={laid.frames}
           active={activeRank}
           focus={focus}
           onPick={(r) => {
@@ -485,7 +615,7 @@ export function FlameGraph({ outline, mode, onFocus, onRequest, onMove }: FlameG
       {hovered && hover && (
         <Tooltip
           frame={hovered}
-          cost={costOf(outline, hovered.id)}
+          cost={hoveredCost}
           weight={laid.layout.weight[hover.rank]!}
           mode={mode}
           x={hover.x}

@@ -3,13 +3,13 @@ import { describe, expect, it } from "vitest";
 import type { FrameOutline_Serialize as FrameOutline, Status } from "../bindings";
 import {
   MIN_SHARE,
+  layoutSteps,
   layoutTree,
   outlineColumns,
   type FlameLayout,
   type LayoutInput,
 } from "./layout";
 import { outlineFrame } from "../test-backend";
-import { frameCost, summary } from "../test-costs";
 
 function frame(
   id: string,
@@ -187,17 +187,9 @@ describe("layoutTree edge cases", () => {
 
 describe("the cost width mode", () => {
   it("weighs each frame by what its own replies cost, its subtree by theirs", () => {
-    // Root spent $1, A $2 (A1 $3 under it), B nothing; B2 a model with no known price only.
-    const costs = {
-      Root: frameCost(1_000_000, 6_000_000),
-      A: frameCost(2_000_000, 5_000_000),
-      A1: frameCost(3_000_000),
-      B2: {
-        own: summary(0, "unknown", 500, { model: "llama3.1:8b", tokens: 500 }),
-        subtree: summary(0, "unknown", 500, { model: "llama3.1:8b", tokens: 500 }),
-        models: [],
-      },
-    };
+    // Root spent $1, A $2 (A1 $3 under it), B nothing; B2 a model with no known price only,
+    // which the outline does not list (its priced own cost is nothing).
+    const costs = { Root: 1_000_000, A: 2_000_000, A1: 3_000_000 };
     const columns = outlineColumns(SPEC_TREE, "cost", 10_000, costs);
     const layout = layoutTree(columns.input);
     const at = (id: string) => layout.source.indexOf(columns.ids.indexOf(id));
@@ -231,5 +223,63 @@ describe("outlineColumns", () => {
       frame("B", "Root", 1, "failed", 1),
     ]);
     expect(columns.rolledBack).toEqual([false, true, false]);
+  });
+});
+
+describe("layoutSteps", () => {
+  /** A tree of `n` frames with random parents among the earlier ones, siblings out of order. */
+  function shuffled(n: number): LayoutInput {
+    let state = 7;
+    const random = () => {
+      state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return state / 2_147_483_648;
+    };
+    const parent = new Int32Array(n).map((_, i) => (i === 0 ? -1 : Math.floor(random() * i)));
+    return {
+      count: n,
+      parent,
+      position: new Float64Array(n).map(() => Math.floor(random() * 5)),
+      ownWeight: new Float64Array(n).map(() => (random() < 0.2 ? 0 : Math.floor(random() * 100))),
+      combine: "sum",
+    };
+  }
+
+  function runSteps(input: LayoutInput, step: number): { layout: FlameLayout; yields: number } {
+    const steps = layoutSteps(input, step);
+    let yields = 0;
+    for (;;) {
+      const next = steps.next();
+      if (next.done === true) return { layout: next.value, yields };
+      yields++;
+    }
+  }
+
+  it("lays a tree out the same whatever the size of its steps", () => {
+    const input = shuffled(2_000);
+    const whole = layoutTree(input);
+    expect(whole.count).toBe(2_000);
+    expectRowsSorted(whole);
+    for (const step of [1, 3, 64, 5_000]) {
+      const { layout } = runSteps(input, step);
+      expect(layout).toEqual(whole);
+    }
+  });
+
+  it("stops every `step` frames in each of its eight passes over them", () => {
+    const input = shuffled(2_000);
+    // A pass over 2,000 frames in steps of 100 stops 20 times; a few more stops come between
+    // passes, where each large column is made.
+    expect(runSteps(input, 100).yields).toBeGreaterThanOrEqual(8 * 20);
+    expect(runSteps(input, 5_000).yields).toBeLessThan(8 + 20);
+  });
+
+  it("lays out only what the root reaches when a frame is its own parent", () => {
+    const input = shuffled(50);
+    input.parent[49] = 49;
+    for (const step of [1, 7]) {
+      const { layout } = runSteps(input, step);
+      expect(layout.count).toBe(49);
+      expect(layout).toEqual(layoutTree(input));
+    }
   });
 });

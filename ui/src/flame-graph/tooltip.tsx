@@ -2,12 +2,15 @@
 // messages, cost, width in the chosen measure and time.
 
 import type { JSX } from "preact";
+import { useEffect, useState } from "preact/hooks";
 
+import type { Backend } from "../backend";
 import type {
   FrameCost_Serialize as FrameCost,
   FrameOutline_Serialize as FrameOutline,
+  TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
-import { costPhrase, formatUsd } from "../cost-text";
+import { costOf, costPhrase, formatUsd } from "../cost-text";
 import { STATUS_STYLE } from "../status-style";
 import type { WeightMode } from "./layout";
 
@@ -34,6 +37,51 @@ function formatDuration(ms: number): string {
   return `${Math.floor(m / 60)} h ${m % 60} min`;
 }
 
+/**
+ * A frame's cost as the tooltip has it: the cost, null when its subtree recorded no usage,
+ * "reading" until the backend answers, "failed" when it could not.
+ */
+export type CostRead = FrameCost | null | "reading" | "failed";
+
+function costText(cost: CostRead): string {
+  if (cost === "reading") return "…";
+  if (cost === "failed") return "could not be read";
+  return cost === null ? "nothing recorded" : costPhrase(cost);
+}
+
+/**
+ * Frame `id`'s cost for the tooltip: the outline's for the focused frame, else read from the
+ * backend, and read again whenever the outline is replaced (a change, or new prices).
+ */
+export function useFrameCost(
+  backend: Pick<Backend, "frameCost">,
+  outline: TreeOutline,
+  id: string | null,
+): CostRead {
+  const [read, setRead] = useState<{ id: string; cost: CostRead } | null>(null);
+  const own = id === null || id === outline.tree.focus;
+  useEffect(() => {
+    if (own) return;
+    let live = true;
+    void backend.frameCost(id).then((answer) => {
+      if (!live) return;
+      const cost =
+        answer.status === "error"
+          ? "failed"
+          : answer.data.subtree.completeness === "none"
+            ? null
+            : answer.data;
+      setRead({ id, cost });
+    });
+    return () => {
+      live = false;
+    };
+  }, [backend, outline, id, own]);
+  if (id === null) return null;
+  if (own) return costOf(outline, id);
+  return read !== null && read.id === id ? read.cost : "reading";
+}
+
 export function Tooltip({
   frame,
   cost,
@@ -45,7 +93,7 @@ export function Tooltip({
 }: {
   frame: FrameOutline;
   /** The frame's cost; null when its subtree recorded no usage. */
-  cost: FrameCost | null;
+  cost: CostRead;
   weight: number;
   mode: WeightMode;
   x: number;
@@ -83,7 +131,7 @@ export function Tooltip({
         <dt>Messages</dt>
         <dd>{frame.message_count.toLocaleString()}</dd>
         <dt>Cost</dt>
-        <dd data-testid="tooltip-cost">{cost === null ? "nothing recorded" : costPhrase(cost)}</dd>
+        <dd data-testid="tooltip-cost">{costText(cost)}</dd>
         {mode !== "tokens" && (
           <>
             <dt>Width</dt>

@@ -41,6 +41,7 @@ const OUTLINE: TreeOutline = {
 const DETAIL: FrameDetail = {
   ...outlineFrame(FRAME, ROOT, { title: "Design" }),
   tree: "t0000000001",
+  created_at: 0,
   success_criteria: "A plan exists",
   status_reason: null,
   results: null,

@@ -109,3 +109,123 @@ fn the_context_reports_linear_tokens_and_uses_stored_counts() {
     let log = s.flame.frame(b1).unwrap().log_path;
     assert!(doc.xml.contains(&log), "the focus's log path is in its context");
 }
+
+fn read_result(call: &str) -> flame_model::NewMessage {
+    flame_model::NewMessage {
+        tool_result: Some(flame_model::ToolResult {
+            detail: None,
+            is_error: false,
+            name: Some("read_file".into()),
+            tool_call_id: call.into(),
+        }),
+        ..flame_model::NewMessage::text(Role::Tool, "the file's text")
+    }
+}
+
+fn trail(read: &[&str], changed: &[&str]) -> flame_model::FileTrail {
+    flame_model::FileTrail::new(
+        read.iter().map(|s| s.to_string()),
+        changed.iter().map(|s| s.to_string()),
+    )
+}
+
+/// The files of finished frames' subtrees are kept between assemblies; every context must still
+/// be the one a Flame opened just now assembles, whatever changed since, here or in another
+/// process.
+#[test]
+fn kept_subtree_files_follow_changes_made_here_and_in_another_process() {
+    let s = Scratch::new(31);
+    let other = s.reopen(32);
+    let mut seed = 40;
+    let mut assert_fresh = |focus: &FrameId| {
+        seed += 1;
+        let doc = s.flame.context(Some(focus), None).unwrap();
+        assert_eq!(doc, s.reopen(seed).context(Some(focus), None).unwrap());
+        doc
+    };
+    let tree = s.flame.create_tree(A, "Root", "Done", None).unwrap();
+    let a = s.flame.push(A, Some(&tree.root), "A", "a").unwrap().id;
+    let a1 = s.flame.push(A, Some(&a), "A1", "a1").unwrap().id;
+    s.flame.add_tool_result(A, &a1, &read_result("c1"), &trail(&["a1.rs"], &[])).unwrap();
+    s.flame.pop(A, Some(&a1), &done("results-A1")).unwrap();
+    s.flame.add_tool_result(A, &a, &read_result("c2"), &trail(&["a.rs"], &[])).unwrap();
+    let blocked = PopRequest {
+        status: PopStatus::Blocked,
+        reason: Some("waits for a key".into()),
+        ..done("results-A")
+    };
+    s.flame.pop(A, Some(&a), &blocked).unwrap();
+    let b = s.flame.push(A, Some(&tree.root), "B", "b").unwrap().id;
+    let doc = assert_fresh(&b);
+    assert!(doc.xml.contains("<read>a.rs, a1.rs</read>"), "{}", doc.xml);
+
+    // Another process resumes A, its calls touch more files, and it is popped again.
+    other.resume(A, &a).unwrap();
+    other.add_tool_result(A, &a, &read_result("c3"), &trail(&["late.rs"], &["a1.rs"])).unwrap();
+    other.pop(A, Some(&a), &done("results-A again")).unwrap();
+    other.focus(A, &b).unwrap();
+    let doc = assert_fresh(&b);
+    assert!(doc.xml.contains("<read>a.rs, late.rs</read>"), "{}", doc.xml);
+    assert!(doc.xml.contains("<artifact>a1.rs</artifact>"), "{}", doc.xml);
+
+    // This process: B's own child finishes, and B's context lists its files.
+    let c = s.flame.push(A, Some(&b), "C", "c").unwrap().id;
+    s.flame.add_tool_result(A, &c, &read_result("c4"), &trail(&["c.rs"], &[])).unwrap();
+    let doc = assert_fresh(&b);
+    assert!(!doc.xml.contains("c.rs"), "C is in progress: {}", doc.xml);
+    s.flame.pop(A, Some(&c), &done("results-C")).unwrap();
+    let doc = assert_fresh(&b);
+    assert!(doc.xml.contains("<read>c.rs</read>"), "{}", doc.xml);
+
+    // A context of another tree, then this one again.
+    let second = s.flame.create_tree(A, "Second", "Done", None).unwrap();
+    assert_fresh(&second.root);
+    other.add_tool_result(A, &b, &read_result("c5"), &trail(&["b.rs"], &[])).unwrap();
+    let doc = assert_fresh(&b);
+    assert!(doc.xml.contains("<read>a.rs, late.rs</read>"), "{}", doc.xml);
+}
+
+/// The focus's settled messages are kept between assemblies; a reply streaming in, messages
+/// from another process and a deleted tree must still give the context a Flame opened just now
+/// assembles.
+#[test]
+fn kept_messages_follow_replies_and_other_processes() {
+    let s = Scratch::new(51);
+    let other = s.reopen(52);
+    let mut seed = 60;
+    let mut assert_fresh = |focus: &FrameId| {
+        seed += 1;
+        let doc = s.flame.context(Some(focus), None).unwrap();
+        assert_eq!(doc, s.reopen(seed).context(Some(focus), None).unwrap());
+        doc
+    };
+    let tree = s.flame.create_tree(A, "Root", "Done", None).unwrap();
+    let root = tree.root.clone();
+    s.flame.append(A, &root, Role::User, "first request").unwrap();
+    assert_eq!(assert_fresh(&root).messages.len(), 1);
+
+    let reply = s.flame.begin_reply(Actor::Agent, &root, Some("m")).unwrap();
+    s.flame.update_reply(reply, "the answer so").unwrap();
+    assert_fresh(&root);
+    s.flame.update_reply(reply, "the answer so far, longer").unwrap();
+    let doc = assert_fresh(&root);
+    assert!(doc.messages.iter().any(|m| m.content == "the answer so far, longer"));
+    // Another process writes after the open reply.
+    other.append(A, &root, Role::User, "meanwhile").unwrap();
+    assert_fresh(&root);
+    let finished = flame_model::NewMessage::text(Role::Assistant, "the whole answer");
+    s.flame.finish_reply(Actor::Agent, reply, &finished).unwrap();
+    let doc = assert_fresh(&root);
+    let texts: Vec<&str> = doc.messages.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(texts, ["first request", "the whole answer", "meanwhile"]);
+    other.add_tool_result(A, &root, &read_result("c1"), &trail(&["x.rs"], &[])).unwrap();
+    assert_eq!(assert_fresh(&root).messages.len(), 4);
+
+    // Another frame, then this one again; then the tree goes and its context with it.
+    let child = s.flame.push(A, Some(&root), "Child", "c").unwrap().id;
+    s.flame.append(A, &child, Role::User, "in the child").unwrap();
+    assert_eq!(assert_fresh(&child).messages.len(), 1);
+    assert_eq!(assert_fresh(&root).messages.len(), 4);
+    other.delete_tree(A, &tree.id).unwrap();
+    assert!(s.flame.context(Some(&root), None).is_err());
+}

@@ -65,8 +65,27 @@ fn a_subtree_costs_its_own_replies_and_its_descendants() {
     assert!(!costs.contains_key(&docs), "no usage below Docs");
     assert_eq!(s.flame.frame_cost(&parser).unwrap(), costs[&parser]);
     assert_eq!(s.flame.frame_cost(&docs).unwrap().own.completeness, Completeness::None);
-    // The outline the graph draws carries the same costs.
-    assert_eq!(s.flame.outline(None).unwrap().costs, costs);
+    // The outline the graph draws carries each frame's own priced cost, for the frames that
+    // have one.
+    let own: std::collections::HashMap<_, _> =
+        [(root.clone(), 3_000_000), (parser.clone(), 5_000_000), (lexer.clone(), 4_050_000)]
+            .into_iter()
+            .collect();
+    let outline = s.flame.outline(None).unwrap();
+    assert_eq!(outline.own_costs, own);
+    // And the focused frame's whole cost.
+    assert_eq!(outline.tree.focus, docs);
+    assert_eq!(outline.focus_cost, None, "nothing recorded in Docs");
+    // After a change the outline works them out without every frame's whole cost (the focus's
+    // subtree alone): the same.
+    s.flame.focus(A, &parser).unwrap();
+    let outline = s.flame.outline(None).unwrap();
+    assert_eq!(outline.focus_cost.as_ref(), Some(&costs[&parser]));
+    assert_eq!(outline.own_costs, own);
+    s.flame.focus(A, &root).unwrap();
+    assert_eq!(s.flame.outline(None).unwrap().focus_cost.as_ref(), Some(&costs[&root]));
+    // Read again with nothing changed, a frame's cost is the same (now from what was kept).
+    assert_eq!(s.flame.frame_cost(&root).unwrap(), costs[&root]);
 }
 
 #[test]

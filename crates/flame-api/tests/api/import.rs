@@ -33,10 +33,12 @@ fn a_shared_session_is_stored_with_logs_and_progress() {
     let sub = status.frames.iter().find(|f| f.frame.title == "Explore existing codebase").unwrap();
     assert_eq!(sub.frame.status, Status::Completed);
     assert!(sub.frame.tokens > 10_000);
-    // Every frame's log was written on import.
+    // Every frame's log reads as the import's, written to its file when first read.
     for f in &status.frames {
-        let log = std::fs::read_to_string(&f.log_path).unwrap();
+        assert!(!std::path::Path::new(&f.log_path).exists(), "not written with the import");
+        let log = s.flame.log(&f.frame.id).unwrap();
         assert!(log.contains("imported by cli"), "{}", f.log_path);
+        assert_eq!(std::fs::read_to_string(&f.log_path).unwrap(), log);
     }
     // The focused frame's context holds its own messages only, and the subagents' results.
     let context = s.flame.context(None, None).unwrap();
@@ -315,4 +317,128 @@ fn a_message_over_the_cap_is_cut_with_a_note_and_the_rest_imported() {
     assert!(content.starts_with("éé"));
     assert!(content.ends_with("the rest was not stored]"), "{}", &content[content.len() - 200..]);
     assert!(messages[0].tokens < flame_store::MAX_MESSAGE_BYTES as u64);
+}
+
+/// The frames of an export with their ids, links and costs left out, as sorted JSON texts: what
+/// must survive an import and an export again, whatever the ids and the order of siblings' walks.
+fn frames_without_ids(export: &flame_import::flame_json::Export) -> Vec<String> {
+    let mut frames: Vec<String> = export
+        .frames
+        .iter()
+        .map(|f| {
+            let mut f = f.clone();
+            f.id.clear();
+            f.parent = f.parent.map(|_| String::new());
+            f.retry_of = f.retry_of.map(|_| String::new());
+            f.cost = None;
+            serde_json::to_string(&f).unwrap()
+        })
+        .collect();
+    frames.sort();
+    frames
+}
+
+#[test]
+fn a_generated_scale_export_imports_as_one_tree_and_exports_back_the_same() {
+    use flame_import::scale::{ScaleSpec, write_export};
+    let s = Scratch::new(25);
+    let spec = ScaleSpec::new(300, 700, 19);
+    let file = s.dir.path().join("scale.json");
+    let mut bytes = Vec::new();
+    write_export(&spec, &mut bytes).unwrap();
+    std::fs::write(&file, &bytes).unwrap();
+    let generated: flame_import::flame_json::Export = serde_json::from_slice(&bytes).unwrap();
+
+    let summary = s
+        .flame
+        .import_file(Actor::Cli, &file, Some(ImportFormat::Flame), true, None, &mut |_| {})
+        .unwrap();
+    assert_eq!((summary.frames, summary.messages), (300, 700));
+    assert!(summary.problems.is_empty(), "{:?}", summary.problems);
+    assert_eq!(s.flame.trees().unwrap().len(), 1, "one tree");
+    let status = s.flame.status(None).unwrap();
+    assert_eq!(status.frames.len(), 300);
+    let stored: u64 = status.frames.iter().map(|f| f.frame.message_count).sum();
+    assert_eq!(stored, 700);
+    let focus = status.frames.iter().find(|f| f.frame.id == status.focus).unwrap();
+    assert_eq!(focus.frame.status, Status::InProgress);
+    // The focus ends the in-progress chain from the root.
+    let mut chain = vec![&focus.frame];
+    while let Some(parent) = &chain.last().unwrap().parent {
+        chain.push(&status.frames.iter().find(|f| &f.frame.id == parent).unwrap().frame);
+    }
+    assert_eq!(chain.len(), spec.chain);
+    assert!(chain.iter().all(|f| f.status == Status::InProgress));
+
+    let again = s.flame.export(summary.tree.id.as_str(), ExportScope::Tree, &mut |_| {}).unwrap();
+    assert_eq!(again.tree.title, generated.tree.title);
+    assert_eq!(frames_without_ids(&again), frames_without_ids(&generated));
+}
+
+#[test]
+fn an_imports_logs_are_written_when_read_or_changed_and_read_as_if_written_at_once() {
+    use flame_import::scale::{ScaleSpec, write_export};
+    use std::path::Path;
+    // Two data directories with the same ids and times import the same export.
+    let (now, later) = (Scratch::new(26), Scratch::new(26));
+    let file = now.dir.path().join("scale.json");
+    write_export(&ScaleSpec::new(60, 150, 5), &mut std::fs::File::create(&file).unwrap()).unwrap();
+    for s in [&now, &later] {
+        s.flame.import_file(Actor::Cli, &file, None, true, None, &mut |_| {}).unwrap();
+    }
+    let status = now.flame.status(None).unwrap();
+    // The second's frames, with its log paths.
+    let theirs = later.flame.status(None).unwrap();
+    assert_eq!(status.tree.id, theirs.tree.id);
+    let logs = Path::new(&status.frames[0].log_path).parent().unwrap();
+    assert!(!logs.exists(), "the import wrote no log");
+
+    // In the first, every log is read at once.
+    let at_once: Vec<String> =
+        status.frames.iter().map(|f| now.flame.log(&f.frame.id).unwrap()).collect();
+    assert!(at_once.iter().all(|log| log.contains("imported by cli")));
+
+    // In the second, the focus gets a message and a planned frame a new title before any log
+    // is read: the change writes their logs whole, the import's part as the first wrote it.
+    let planned = status.frames.iter().find(|f| f.frame.status == Status::Planned).unwrap();
+    later.flame.append(Actor::Cli, &status.focus, Role::User, "after the import").unwrap();
+    later.flame.edit(Actor::Cli, &planned.frame.id, Some("Renamed later"), None).unwrap();
+    for changed in [&status.focus, &planned.frame.id] {
+        let entry = theirs.frames.iter().find(|f| &f.frame.id == changed).unwrap();
+        assert!(Path::new(&entry.log_path).exists(), "written by the change");
+    }
+    // Handing out one frame's entry writes its log, so the path names a file.
+    let untouched = theirs.frames.iter().find(|f| f.frame.status == Status::Completed).unwrap();
+    assert!(!Path::new(&untouched.log_path).exists());
+    let entry = later.flame.frame(&untouched.frame.id).unwrap();
+    assert!(Path::new(&entry.log_path).exists());
+    for (f, once) in status.frames.iter().zip(&at_once) {
+        let log = later.flame.log(&f.frame.id).unwrap();
+        if f.frame.id == status.focus || f.frame.id == planned.frame.id {
+            assert!(log.starts_with(once.as_str()) && log.len() > once.len(), "{log}");
+        } else {
+            assert_eq!(&log, once);
+        }
+    }
+    let renamed = later.flame.log(&planned.frame.id).unwrap();
+    assert!(renamed.starts_with(&format!("# {}\n", planned.frame.title)), "{renamed}");
+    assert!(renamed.contains("**Title:** Renamed later"), "{renamed}");
+}
+
+#[test]
+fn every_log_an_imported_trees_context_names_exists() {
+    use flame_import::scale::{ScaleSpec, write_export};
+    let s = Scratch::new(27);
+    let file = s.dir.path().join("scale.json");
+    write_export(&ScaleSpec::new(60, 150, 5), &mut std::fs::File::create(&file).unwrap()).unwrap();
+    s.flame.import_file(Actor::Cli, &file, None, true, None, &mut |_| {}).unwrap();
+    // An agent outside Flame reads the `<log>` paths of its context directly, so each must name
+    // a file although the import wrote none.
+    let xml = s.flame.context(None, None).unwrap().xml;
+    let paths: Vec<&str> =
+        xml.split("<log>").skip(1).map(|rest| rest.split("</log>").next().unwrap()).collect();
+    assert!(paths.len() > 1, "{xml}");
+    for path in paths {
+        assert!(std::path::Path::new(path).exists(), "{path} is named but missing");
+    }
 }

@@ -25,8 +25,9 @@ fn a_new_data_directory_gets_the_sample_tree_once_and_it_can_be_deleted() {
     assert!(messages.iter().any(|m| m.role == Role::Assistant && m.content.contains("```ts")));
     let doc = s.flame.context(None, None).unwrap();
     assert!(doc.system.contains("Implemented JWT-based auth with refresh tokens."));
-    // Every log was written.
+    // Every log reads as the import's, and is written to its file when first read.
     for entry in &status.frames {
+        assert!(s.flame.log(&entry.frame.id).unwrap().contains("imported by"));
         assert!(std::path::Path::new(&entry.log_path).exists(), "{}", entry.log_path);
     }
     assert_eq!(s.flame.offer_sample_tree(Actor::Person).unwrap(), None, "only once");

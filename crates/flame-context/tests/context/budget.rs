@@ -132,3 +132,60 @@ fn the_budget_subtracts_the_reply_reserve_and_tool_schemas() {
         0
     );
 }
+
+/// What the omission line costs when `omitted` messages are left out, as the assembler counts it.
+fn omission_cost(omitted: usize, log: &str) -> u64 {
+    if omitted == 0 {
+        return 0;
+    }
+    let line = format!(
+        "[{omitted} earlier message{} of this frame {} left out to fit the context budget; the full history is in {log}]",
+        if omitted == 1 { "" } else { "s" },
+        if omitted == 1 { "was" } else { "were" },
+    );
+    flame_tokens::count(flame_tokens::Encoding::O200kBase, &line) + flame_context::MESSAGE_OVERHEAD
+}
+
+#[test]
+fn the_fewest_messages_are_left_out_and_the_history_costs_what_is_sent() {
+    let (frames, focus, _) = family();
+    // Many small messages of uneven size, so the line's own cost (which grows with its count's
+    // digits) decides some budgets.
+    let messages: Vec<flame_model::Message> =
+        (0..240).map(|i| message(i, &focus, &format!("m{i}"), 1 + (i as u64 * 7) % 13)).collect();
+    let cost = |m: &flame_model::Message| m.tokens + flame_context::MESSAGE_OVERHEAD;
+    let log = format!("logs/t0000000000/{focus}.md");
+    let everything = context(&frames, &focus, &messages, 1_000_000).report.total_tokens;
+    let mut omitted_seen = std::collections::BTreeSet::new();
+    for budget in (0..everything).rev().step_by(7) {
+        let doc = context(&frames, &focus, &messages, budget);
+        let k = doc.report.omitted_messages as usize;
+        let history = doc.report.sections.iter().find(|s| s.kind == SectionKind::History).unwrap();
+        let sent: u64 = messages[k..].iter().map(cost).sum();
+        let line = if doc.omission.is_some() { omission_cost(k, &log) } else { 0 };
+        assert_eq!(history.tokens, sent + line, "budget {budget}");
+        if !doc.report.fits || doc.omission.is_none() {
+            continue;
+        }
+        assert!(doc.report.total_tokens <= budget);
+        omitted_seen.insert(k);
+        // Once messages are left out, only later steps (frames left out) change the rest.
+        let later_steps = doc
+            .report
+            .sections
+            .iter()
+            .any(|s| matches!(s.state, SectionState::Dropped | SectionState::Bare));
+        if k > 0 && !later_steps {
+            // One message fewer left out would not have fitted.
+            let one_fewer = doc.report.total_tokens - line
+                + cost(&messages[k - 1])
+                + omission_cost(k - 1, &log);
+            assert!(
+                one_fewer > budget,
+                "budget {budget}: {k} left out, {k_1} would fit",
+                k_1 = k - 1
+            );
+        }
+    }
+    assert!(omitted_seen.len() > 50, "{omitted_seen:?}");
+}

@@ -3,8 +3,8 @@
 
 use flame_model::lifecycle::PopStatus;
 use flame_model::{
-    Actor, EventKind, FrameError, FrameId, FrameTree, IdSource, NewMessage, Role, Status, ToolCall,
-    TreeId, Usage,
+    Actor, EventKind, FrameError, FrameId, FrameTree, IdSource, MessageId, NewMessage, Role,
+    Status, ToolCall, TreeId, Usage,
 };
 use flame_store::{
     Change, MAX_MESSAGE_BYTES, OpenReply, PlanItem, Pop, ReplyOwner, Store, StoreError, fit_reply,
@@ -639,6 +639,44 @@ fn path_with_children_returns_ancestors_and_their_children() {
     let mut expected = vec![root, a, b, b1, b2, b11];
     expected.sort();
     assert_eq!(ids, expected, "A1 (below an off-path frame) must not be read");
+}
+
+#[test]
+fn a_frames_ancestor_ids_run_from_it_to_the_root() {
+    let mut f = Fixture::new();
+    let root = f.root.clone();
+    let a = f.push(&root, "A");
+    let a1 = f.push(&a, "A1");
+    assert_eq!(f.store.frame_and_ancestor_ids(&a1).unwrap(), [a1, a, root.clone()]);
+    assert_eq!(f.store.frame_and_ancestor_ids(&root).unwrap(), [root]);
+    let gone = FrameId::parse("f0000000777").unwrap();
+    assert!(f.store.frame_and_ancestor_ids(&gone).unwrap().is_empty());
+}
+
+#[test]
+fn messages_after_one_say_which_replies_are_open() {
+    let mut f = Fixture::new();
+    let root = f.root.clone();
+    let ch = f.change();
+    let first = f.store.add_message(ch, &root, &NewMessage::text(Role::User, "one"), 1).unwrap();
+    let ch = f.change();
+    let reply = f.store.begin_reply(ch, &root, Some("m"), WRITER).unwrap();
+    f.store.update_reply(reply, "so far", 41).unwrap();
+    let ch = f.change();
+    let last = f.store.add_message(ch, &root, &NewMessage::text(Role::User, "two"), 1).unwrap();
+    let read = |store: &Store, after| -> Vec<(String, bool)> {
+        let rows = store.messages_after(&root, after).unwrap();
+        rows.into_iter().map(|(m, open)| (m.content, open)).collect()
+    };
+    let all = read(&f.store, MessageId(0));
+    assert_eq!(all, [("one".into(), false), ("so far".into(), true), ("two".into(), false)]);
+    assert_eq!(read(&f.store, first.id), all[1..]);
+    assert!(read(&f.store, last.id).is_empty());
+    assert_eq!(f.store.message_count_through(&root, first.id).unwrap(), 1);
+    assert_eq!(f.store.message_count_through(&root, last.id).unwrap(), 3);
+    let ch = f.change();
+    f.store.finish_reply(ch, reply, &NewMessage::text(Role::Assistant, "done"), 1).unwrap();
+    assert_eq!(read(&f.store, first.id)[0], ("done".into(), false));
 }
 
 #[test]

@@ -1,0 +1,75 @@
+//! The focus's messages as context assembly reads them, kept between assemblies.
+//!
+//! A chat assembles a context before every model call, each time with the focus's whole
+//! conversation: hundreds of messages, their tool calls and results parsed from JSON, read again
+//! though only the last few are new. A message is *settled* once its content can no longer
+//! change: every message is, except a reply still open, which grows and is finished in place
+//! under the same id (the rule `FrameView` follows). Ids only grow, and a settled message is only
+//! ever deleted with its whole tree. So the settled messages of the frame last assembled for are
+//! kept, and each assembly reads only the messages after them, in one statement that also says
+//! which are open; a count of the kept ones checks that none has gone.
+
+use std::sync::{Mutex, PoisonError};
+
+use flame_model::{FrameId, Message, MessageId};
+use flame_store::{Store, StoreError};
+
+/// How many bytes of message text are kept at most; a frame with more is read whole each time.
+const MAX_KEPT_BYTES: usize = 64 << 20;
+
+/// The settled messages of the frame last assembled for.
+#[derive(Debug, Default)]
+pub(crate) struct SettledMessages(Mutex<Option<Kept>>);
+
+#[derive(Debug)]
+struct Kept {
+    frame: FrameId,
+    /// The frame's messages up to the last settled one, oldest first, none of them open.
+    messages: Vec<Message>,
+    bytes: usize,
+}
+
+impl SettledMessages {
+    /// Runs `with` on frame `frame`'s messages, oldest first, as the store has them now: the
+    /// same as `Store::messages(frame)`.
+    pub(crate) fn with<T>(
+        &self,
+        store: &Store,
+        frame: &FrameId,
+        with: impl FnOnce(&[Message]) -> T,
+    ) -> Result<T, StoreError> {
+        let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut current = match kept.take() {
+            Some(k) if k.frame == *frame && still_there(store, &k)? => k,
+            _ => Kept { frame: frame.clone(), messages: Vec::new(), bytes: 0 },
+        };
+        let after = current.messages.last().map_or(MessageId(0), |m| m.id);
+        let mut settled = current.messages.len();
+        for (message, open) in store.messages_after(frame, after)? {
+            // Messages after an open reply are settled too, but they are read again with it
+            // until it closes, so that the kept ones are always a prefix.
+            if !open && settled == current.messages.len() {
+                settled += 1;
+                current.bytes += weight(&message);
+            }
+            current.messages.push(message);
+        }
+        let result = with(&current.messages);
+        current.messages.truncate(settled);
+        if current.bytes <= MAX_KEPT_BYTES {
+            *kept = Some(current);
+        }
+        Ok(result)
+    }
+}
+
+/// Whether every kept message is still stored: a settled message goes only with its tree.
+fn still_there(store: &Store, kept: &Kept) -> Result<bool, StoreError> {
+    let Some(last) = kept.messages.last() else { return Ok(true) };
+    Ok(store.message_count_through(&kept.frame, last.id)? == kept.messages.len() as u64)
+}
+
+/// About the bytes a message holds.
+fn weight(message: &Message) -> usize {
+    message.content.len()
+}

@@ -1,0 +1,108 @@
+import { describe, expect, it } from "vitest";
+
+import type { OutlineColumns_Serialize as OutlineColumns } from "./bindings";
+import { pathToRoot } from "./chat/frame-header";
+import { outlineColumns } from "./flame-graph/layout";
+import { expandOutline, knownParentIndexes } from "./outline";
+import { outlineFrame } from "./test-backend";
+import { frameCost } from "./test-costs";
+
+const TREE = {
+  id: "t0000000001",
+  title: "Build",
+  root: "f0000000001",
+  focus: "f0000000003",
+  created_at: 0,
+  workspace: null,
+};
+
+/** Three frames by columns: a failed child listed before its root, and its retry. */
+const COLUMNS: OutlineColumns = {
+  tree: TREE,
+  seq: 9,
+  id: ["f0000000002", "f0000000001", "f0000000003"],
+  parent: [1, -1, 1],
+  position: [0, 0, 1],
+  title: ["Parse", "Build", "Parse again"],
+  status: [0, 1, 1],
+  statuses: ["failed", "in_progress"],
+  started_at: [1_000, 500, 3_000],
+  ended_at: [2_000, null, null],
+  message_count: [4, 0, 2],
+  tokens: [120, 0, 30],
+  success_criteria_compacted: [[0, "parses"]],
+  retry_of: [[2, "f0000000002"]],
+  rolled_back_at: [[0, 2_500]],
+  own_costs: [
+    [0, 1_500],
+    [2, 700],
+  ],
+  focus_cost: frameCost(700),
+};
+
+describe("expandOutline", () => {
+  it("makes one frame outline per column entry, every field in place", () => {
+    const outline = expandOutline(COLUMNS);
+    expect(outline.tree).toEqual(TREE);
+    expect(outline.seq).toBe(9);
+    expect(outline.frames).toEqual([
+      outlineFrame("f0000000002", "f0000000001", {
+        title: "Parse",
+        status: "failed",
+        success_criteria_compacted: "parses",
+        started_at: 1_000,
+        ended_at: 2_000,
+        message_count: 4,
+        tokens: 120,
+        rolled_back_at: 2_500,
+      }),
+      outlineFrame("f0000000001", null, { title: "Build", started_at: 500 }),
+      outlineFrame("f0000000003", "f0000000001", {
+        position: 1,
+        title: "Parse again",
+        retry_of: "f0000000002",
+        started_at: 3_000,
+        message_count: 2,
+        tokens: 30,
+      }),
+    ]);
+    expect(outline.own_costs).toEqual({ f0000000002: 1_500, f0000000003: 700 });
+    expect(outline.focus_cost).toEqual(frameCost(700));
+  });
+
+  it("leaves the costs out when there are none, as the backend's outline does", () => {
+    const outline = expandOutline({ ...COLUMNS, own_costs: [], focus_cost: null });
+    expect("own_costs" in outline).toBe(false);
+    expect("focus_cost" in outline).toBe(false);
+  });
+
+  it("keeps a frame whose parent is itself (the backend's mark of a parent not in the tree)", () => {
+    const outline = expandOutline({ ...COLUMNS, parent: [0, -1, 1] });
+    expect(outline.frames[0]?.parent).toBe("f0000000002");
+  });
+});
+
+describe("the parents of an expanded outline", () => {
+  it("are known by index, for the frame list expandOutline made only", () => {
+    const outline = expandOutline(COLUMNS);
+    expect(Array.from(knownParentIndexes(outline.frames) ?? [])).toEqual([1, -1, 1]);
+    expect(knownParentIndexes([...outline.frames])).toBeUndefined();
+  });
+
+  it("give the layout and the header's path what looking parents up by id gives", () => {
+    const outline = expandOutline(COLUMNS);
+    const copy = { ...outline, frames: outline.frames.map((f) => ({ ...f })) };
+    expect(outlineColumns(outline.frames, "tokens", 0).input).toEqual(
+      outlineColumns(copy.frames, "tokens", 0).input,
+    );
+    for (const id of COLUMNS.id) {
+      expect(pathToRoot(outline, id).map((f) => f.id)).toEqual(
+        pathToRoot(copy, id).map((f) => f.id),
+      );
+    }
+    expect(pathToRoot(outline, "f0000000003").map((f) => f.id)).toEqual([
+      "f0000000001",
+      "f0000000003",
+    ]);
+  });
+});

@@ -1,0 +1,56 @@
+// The outline the window works with, made from the columns the `outline` command sends (see
+// `crates/flame-api/src/outline.rs`: at 100k frames the columns are a third of the bytes of one
+// object per frame, and the web view's IPC costs time per byte). Nothing is lost: every frame
+// becomes the `FrameOutline` the backend read.
+
+import type {
+  FrameOutline_Serialize as FrameOutline,
+  OutlineColumns_Serialize as OutlineColumns,
+  TreeOutline_Serialize as TreeOutline,
+} from "./bindings";
+
+// The parents of each frame list `expandOutline` made, as indexes into it: the flame graph's
+// layout input needs them so, and finding 100k parents again by id would cost it a map of them.
+const parentIndexes = new WeakMap<readonly FrameOutline[], Int32Array>();
+
+/**
+ * The parents of `frames` as indexes into it (-1 for the root; a frame's own index for a parent
+ * not in the tree), when `expandOutline` made the list; else undefined.
+ */
+export function knownParentIndexes(frames: readonly FrameOutline[]): Int32Array | undefined {
+  return parentIndexes.get(frames);
+}
+
+/** `columns` as one `FrameOutline` per frame, in the columns' order. */
+export function expandOutline(columns: OutlineColumns): TreeOutline {
+  const n = columns.id.length;
+  const { id, parent, title, status, statuses } = columns;
+  const criteria = new Map(columns.success_criteria_compacted);
+  const retries = new Map(columns.retry_of);
+  const rolledBack = new Map(columns.rolled_back_at);
+  const frames: FrameOutline[] = new Array<FrameOutline>(n);
+  for (let i = 0; i < n; i++) {
+    const p = parent[i]!;
+    frames[i] = {
+      id: id[i]!,
+      parent: p < 0 ? null : id[p]!,
+      position: columns.position[i]!,
+      title: title[i]!,
+      status: statuses[status[i]!]!,
+      success_criteria_compacted: criteria.get(i) ?? null,
+      retry_of: retries.get(i) ?? null,
+      started_at: columns.started_at[i]!,
+      ended_at: columns.ended_at[i]!,
+      message_count: columns.message_count[i]!,
+      tokens: columns.tokens[i]!,
+      rolled_back_at: rolledBack.get(i) ?? null,
+    };
+  }
+  parentIndexes.set(frames, Int32Array.from(parent));
+  const outline: TreeOutline = { tree: columns.tree, frames, seq: columns.seq };
+  if (columns.own_costs.length > 0) {
+    outline.own_costs = Object.fromEntries(columns.own_costs.map(([i, micro]) => [id[i]!, micro]));
+  }
+  if (columns.focus_cost !== null) outline.focus_cost = columns.focus_cost;
+  return outline;
+}
