@@ -8,7 +8,6 @@ mod change_watch;
 mod commands;
 mod dialogs;
 mod startup;
-mod webkit;
 
 pub use change_watch::TreeChanged;
 pub use startup::Startup;
@@ -28,9 +27,6 @@ pub fn assemble<R: Runtime>(builder: tauri::Builder<R>, startup: Startup) -> tau
             bindings.mount_events(app);
             app.manage(dialogs::Dialogs::new(app.handle().clone()));
             change_watch::spawn(app.handle().clone());
-            if let Some(window) = app.get_webview_window("main") {
-                webkit::keep_memory_down(&window);
-            }
             Ok(())
         })
 }
