@@ -10,7 +10,10 @@
 // shell and WebKit's processes map the same WebKitGTK, GTK, GLib and Mesa libraries, and RSS
 // counts each shared page once per process that maps it, so a sum of RSS counts those libraries
 // two or three times; PSS charges a shared page to each process in proportion, so the sum is
-// what the app as a whole keeps resident. Both are printed on stderr, per process. Memory is in
+// what the app as a whole keeps resident. Both are printed on stderr, per process. PSS divides a
+// page among every process that maps it, other programs' too: beside another WebKitGTK program
+// (another window under test) the figure reads tens of MiB lower, so `make bench` runs one window
+// at a time and a figure taken on a busy machine is not comparable. Memory is in
 // MiB (2^20 bytes, what /proc's kB are counted in); the binary's size is in MB (10^6 bytes, as
 // the issue gives it).
 
