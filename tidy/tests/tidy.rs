@@ -254,12 +254,20 @@ fn the_ui_never_parses_text_as_html() {
     );
 }
 
+/// The untyped JSON still allowed in the public types of flame-model and flame-store, each for
+/// a reason: a tool call's arguments are whatever the model sent (each tool checks them against
+/// its own schema), and a tool's schema is a JSON Schema document.
+const KNOWN_UNTYPED_JSON: [&str; 2] =
+    ["pub struct ToolCall, field arguments", "pub struct ToolSpec, field schema"];
+
 #[test]
-#[ignore = "fails until the typed message payloads land (issue 14 §1)"]
 fn no_untyped_json_in_the_public_types_of_model_and_store() {
     let mut offences = Vec::new();
     for dir in ["crates/flame-model", "crates/flame-store"] {
         for offence in untyped_json_in_public_types(&repo_root().join(dir).join("src/lib.rs")) {
+            if KNOWN_UNTYPED_JSON.contains(&offence.place.as_str()) {
+                continue;
+            }
             offences.push(format!(
                 "{}:{}: {}",
                 relative(&offence.file).display(),

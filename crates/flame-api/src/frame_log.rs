@@ -22,9 +22,8 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use flame_model::{Event, EventKind, FrameId, Message, MessageId, Timestamp, TreeId};
+use flame_model::{Event, EventDetail, EventKind, FrameId, Message, MessageId, Timestamp, TreeId};
 use flame_store::Store;
-use serde_json::Value;
 
 const MARKER_PREFIX: &str = "<!-- flame:seq=";
 const MARKER_SUFFIX: &str = " -->";
@@ -65,15 +64,18 @@ pub fn sync(store: &Store, data_dir: &Path, tree: &TreeId, frame: &FrameId) -> a
     };
     let message_ids: Vec<MessageId> = events
         .iter()
-        .filter(|e| e.kind == EventKind::MessageAdded)
-        .filter_map(|e| e.detail["message"].as_i64().map(MessageId))
+        .filter_map(|e| match e.detail {
+            EventDetail::MessageAdded { message } => Some(message),
+            _ => None,
+        })
         .collect();
     let mut messages = store.messages_by_id(&message_ids)?;
-    for event in events.iter().filter(|e| e.kind == EventKind::Imported) {
-        if let (Some(first), Some(last)) =
-            (event.detail["first_message"].as_i64(), event.detail["last_message"].as_i64())
+    for event in &events {
+        if let EventDetail::Imported {
+            first_message: Some(first), last_message: Some(last), ..
+        } = event.detail
         {
-            messages.extend(store.messages_between(frame, MessageId(first), MessageId(last))?);
+            messages.extend(store.messages_between(frame, first, last)?);
         }
     }
 
@@ -192,7 +194,7 @@ fn render_header(
     // The title the frame was created with, which its first event (creation, import or
     // retry) names: a header written when the frame was created names it too, so a log written
     // later (an imported frame's, or one written again after its file was lost) reads the same.
-    let created_as = events.first().and_then(|e| e.detail["title"].as_str()).map(str::to_owned);
+    let created_as = events.first().and_then(|e| e.detail.created_title()).map(str::to_owned);
     let title = match created_as {
         Some(title) => title,
         None => store.frame(frame).map_or_else(|_| "(deleted frame)".to_owned(), |f| f.title),
@@ -206,95 +208,78 @@ fn render_header(
 }
 
 fn render_event(out: &mut String, event: &Event, messages: &[Message]) {
-    let d = &event.detail;
     let when = format_time(event.at);
     let by = event.actor.as_str();
-    match event.kind {
+    let kind = event.kind;
+    match &event.detail {
         // Focus changes are recorded for live updates, not as part of a frame's history; a
         // deleted tree has no frames left to keep a log for.
-        EventKind::Focused | EventKind::TreeDeleted => return,
-        EventKind::MessageAdded => {
-            let message =
-                d["message"].as_i64().and_then(|id| messages.iter().find(|m| m.id.0 == id));
-            match message {
-                Some(m) => render_message(out, &when, m),
-                None => {
-                    let _ = write!(out, "\n## {when} · message {} (not found)\n\n", d["message"]);
-                }
+        EventDetail::Focused { .. } | EventDetail::TreeDeleted { .. } => return,
+        EventDetail::MessageAdded { message: id } => match messages.iter().find(|m| m.id == *id) {
+            Some(m) => render_message(out, &when, m),
+            None => {
+                let _ = write!(out, "\n## {when} · message {} (not found)\n\n", id.0);
             }
+        },
+        EventDetail::TreeCreated { title, success_criteria, workspace } => {
+            let _ = write!(out, "\n## {when} · created as the root by {by}\n\n");
+            field(out, "Title", title);
+            field(out, "Success criteria", success_criteria);
+            field(out, "Workspace", workspace.as_deref().unwrap_or(""));
         }
-        EventKind::TreeCreated | EventKind::Pushed | EventKind::Planned => {
-            let verb = match event.kind {
-                EventKind::TreeCreated => "created as the root",
-                EventKind::Pushed => "pushed",
-                _ => "planned",
-            };
+        EventDetail::Placed { parent, position, title, success_criteria } => {
+            let verb = if kind == EventKind::Pushed { "pushed" } else { "planned" };
             let _ = write!(out, "\n## {when} · {verb} by {by}\n\n");
-            field(out, "Title", &d["title"]);
-            field(out, "Success criteria", &d["success_criteria"]);
-            field(out, "Workspace", &d["workspace"]);
-            if let Some(parent) = d["parent"].as_str() {
-                let _ = write!(out, "**Parent:** `{parent}`, position {}\n\n", d["position"]);
-            }
+            field(out, "Title", title);
+            field(out, "Success criteria", success_criteria);
+            let _ = write!(out, "**Parent:** `{parent}`, position {position}\n\n");
         }
-        EventKind::Edited => {
+        EventDetail::Edited { title, success_criteria } => {
             let _ = write!(out, "\n## {when} · edited by {by}\n\n");
-            field(out, "Title", &d["title"]);
-            field(out, "Success criteria", &d["success_criteria"]);
+            field(out, "Title", title);
+            field(out, "Success criteria", success_criteria);
         }
-        EventKind::Moved => {
+        EventDetail::Moved { from_parent, from_position, to_parent, to_position } => {
             let _ = write!(
                 out,
-                "\n## {when} · moved by {by}\n\nFrom `{}` position {} to `{}` position {}.\n\n",
-                str_of(&d["from_parent"]),
-                d["from_position"],
-                str_of(&d["to_parent"]),
-                d["to_position"]
+                "\n## {when} · moved by {by}\n\nFrom `{from_parent}` position {from_position} \
+                 to `{to_parent}` position {to_position}.\n\n",
             );
         }
-        EventKind::Deleted => {
+        EventDetail::Deleted { .. } => {
             let _ =
                 write!(out, "\n## {when} · deleted by {by}\n\nThe planned frame was deleted.\n\n");
         }
-        EventKind::Started => {
-            let _ = write!(out, "\n## {when} · started by {by}\n\n");
+        EventDetail::RetriedAs { retried_as } => {
+            let _ = write!(out, "\n## {when} · retry by {by}\n\nRetried as `{retried_as}`.\n\n");
         }
-        EventKind::Resumed => {
-            let _ = write!(out, "\n## {when} · resumed by {by}\n\n");
-        }
-        EventKind::Retried => {
+        EventDetail::RetryOf { retry_of, title, success_criteria } => {
             let _ = write!(out, "\n## {when} · retry by {by}\n\n");
-            if let Some(original) = d["retry_of"].as_str() {
-                let _ = write!(out, "This frame retries the failed `{original}`.\n\n");
-                field(out, "Title", &d["title"]);
-                field(out, "Success criteria", &d["success_criteria"]);
-            }
-            if let Some(new) = d["retried_as"].as_str() {
-                let _ = write!(out, "Retried as `{new}`.\n\n");
-            }
+            let _ = write!(out, "This frame retries the failed `{retry_of}`.\n\n");
+            field(out, "Title", title);
+            field(out, "Success criteria", success_criteria);
         }
-        EventKind::Invalidated => {
+        EventDetail::Invalidated { reason } => {
             let _ = write!(out, "\n## {when} · invalidated by {by}\n\n");
-            field(out, "Reason", &d["reason"]);
+            field(out, "Reason", reason);
         }
-        EventKind::ResultsUpdated => {
+        EventDetail::ResultsUpdated { section: name, text } => {
             let _ = write!(out, "\n## {when} · results updated by {by}\n\n");
-            section(out, str_of(&d["section"]), &d["text"]);
+            section(out, name, text);
         }
-        EventKind::Imported => {
+        EventDetail::Imported { title, success_criteria, first_message, last_message } => {
             let _ = write!(out, "\n## {when} · imported by {by}\n\n");
-            field(out, "Title", &d["title"]);
-            field(out, "Success criteria", &d["success_criteria"]);
-            let (first, last) = (d["first_message"].as_i64(), d["last_message"].as_i64());
-            if let (Some(first), Some(last)) = (first, last) {
-                for m in messages.iter().filter(|m| (first..=last).contains(&m.id.0)) {
+            field(out, "Title", title);
+            field(out, "Success criteria", success_criteria);
+            if let (Some(first), Some(last)) = (first_message, last_message) {
+                for m in messages.iter().filter(|m| (first.0..=last.0).contains(&m.id.0)) {
                     render_message(out, &format_time(m.created_at), m);
                 }
             }
         }
-        EventKind::WorkspaceSet => {
+        EventDetail::WorkspaceSet { workspace, .. } => {
             let _ = write!(out, "\n## {when} · workspace changed by {by}\n\n");
-            match d["workspace"].as_str() {
+            match workspace {
                 Some(folder) => {
                     out.push_str("Workspace set to ");
                     push_content(out, folder);
@@ -302,22 +287,38 @@ fn render_event(out: &mut String, event: &Event, messages: &[Message]) {
                 None => out.push_str("The workspace folder was cleared: the tree has none.\n\n"),
             }
         }
-        EventKind::RolledBack => {
+        EventDetail::RolledBack(record) => {
             let _ = write!(out, "\n## {when} · rolled back by {by}\n\n");
             out.push_str(
                 "The files the frame changed were put back as they were when it started.\n\n",
             );
-            list(out, "Restored", &d["restored"]);
-            list(out, "Deleted (the frame had created them)", &d["deleted"]);
-            list(out, "Not restored (not snapshotted when it started)", &d["not_restored"]);
+            list(out, "Restored", &record.restored);
+            list(out, "Deleted (the frame had created them)", &record.deleted);
+            list(out, "Not restored (not snapshotted when it started)", &record.not_restored);
         }
-        EventKind::Popped => {
-            let _ = write!(out, "\n## {when} · popped as {} by {by}\n\n", str_of(&d["status"]));
-            field(out, "Reason", &d["reason"]);
-            section(out, "Results", &d["results"]);
-            section(out, "Results (compacted)", &d["results_compacted"]);
-            list(out, "Artifacts", &d["artifacts"]);
-            list(out, "Decisions", &d["decisions"]);
+        EventDetail::Popped {
+            status,
+            results,
+            results_compacted,
+            artifacts,
+            decisions,
+            reason,
+        } => {
+            let _ = write!(out, "\n## {when} · popped as {} by {by}\n\n", status.as_str());
+            field(out, "Reason", reason.as_deref().unwrap_or(""));
+            section(out, "Results", results.as_deref().unwrap_or(""));
+            section(out, "Results (compacted)", results_compacted.as_deref().unwrap_or(""));
+            list(out, "Artifacts", artifacts);
+            list(out, "Decisions", decisions);
+        }
+        EventDetail::Nothing {} => {
+            // `started` and `resumed`: the kind says it all.
+            let _ = write!(out, "\n## {when} · {} by {by}\n\n", kind.as_str());
+        }
+        EventDetail::Unreadable { text } => {
+            let _ = write!(out, "\n## {when} · {} by {by}\n\n", kind.as_str());
+            let _ = write!(out, "The event's detail could not be read; it is kept as stored:\n\n");
+            push_content(out, text);
         }
     }
     let _ = writeln!(out, "{MARKER_PREFIX}{}{MARKER_SUFFIX}", event.seq);
@@ -364,31 +365,25 @@ fn push_content(out: &mut String, text: &str) {
     out.push('\n');
 }
 
-fn str_of(value: &Value) -> &str {
-    value.as_str().unwrap_or("")
-}
-
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn field(out: &mut String, label: &str, value: &Value) {
-    if let Some(text) = value.as_str().filter(|t| !t.is_empty()) {
+fn field(out: &mut String, label: &str, text: &str) {
+    if !text.is_empty() {
         let _ = write!(out, "**{label}:** ");
         push_content(out, text);
     }
 }
 
-fn section(out: &mut String, label: &str, value: &Value) {
-    if let Some(text) = value.as_str().filter(|t| !t.is_empty()) {
+fn section(out: &mut String, label: &str, text: &str) {
+    if !text.is_empty() {
         let _ = write!(out, "### {label}\n\n");
         push_content(out, text);
     }
 }
 
-fn list(out: &mut String, label: &str, value: &Value) {
-    let items: Vec<&str> =
-        value.as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+fn list(out: &mut String, label: &str, items: &[String]) {
     if !items.is_empty() {
         let _ = write!(out, "### {label}\n\n");
         for item in items {

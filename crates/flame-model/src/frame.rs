@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{FrameId, Timestamp, TreeId};
+use crate::{EventDetail, FrameId, Timestamp, TreeId};
 
 /// Where a frame is in its lifecycle (see [`crate::lifecycle`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
@@ -293,7 +293,7 @@ impl EventKind {
 }
 
 /// One recorded operation on one frame (or on the tree, for `tree_created`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
 pub struct Event {
     /// Increases with every event in the database, across trees and processes.
     pub seq: i64,
@@ -303,5 +303,5 @@ pub struct Event {
     pub actor: Actor,
     pub at: Timestamp,
     /// What changed, in the kind's own shape (for example the new status and reason).
-    pub detail: serde_json::Value,
+    pub detail: EventDetail,
 }

@@ -8,6 +8,7 @@
 
 pub mod cost;
 mod error;
+mod event_detail;
 mod frame;
 mod ids;
 pub mod lifecycle;
@@ -17,6 +18,7 @@ mod tree;
 mod workspace;
 
 pub use error::FrameError;
+pub use event_detail::{EventDetail, RollbackRecord};
 pub use frame::{
     Actor, Event, EventKind, Frame, FrameOutline, Status, Tree, log_relative_folder,
     log_relative_path,

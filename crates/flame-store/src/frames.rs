@@ -14,9 +14,8 @@ mod trail;
 mod trees;
 mod writer;
 
-pub use checkpoints::{
-    CheckpointRow, LaterChange, MAX_CHECKPOINT_PATHS, NewCheckpoint, RollbackRecord,
-};
+pub use checkpoints::{CheckpointRow, LaterChange, MAX_CHECKPOINT_PATHS, NewCheckpoint};
+pub use flame_model::RollbackRecord;
 pub use lifecycle_ops::Pop;
 pub use messages::{MAX_MESSAGE_BYTES, OpenReply, ReplyOwner, fit_reply, truncation_note};
 pub use planning::PlanItem;

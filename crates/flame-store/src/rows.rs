@@ -2,8 +2,8 @@
 
 use flame_model::stored;
 use flame_model::{
-    Actor, Event, EventKind, Frame, FrameId, FrameOutline, Message, MessageId, Role, Status, Tree,
-    TreeId,
+    Actor, Event, EventDetail, EventKind, Frame, FrameId, FrameOutline, Message, MessageId, Role,
+    Status, Tree, TreeId,
 };
 use rusqlite::Row;
 use rusqlite::types::{FromSqlError, Type};
@@ -32,11 +32,6 @@ fn bad(index: usize, what: String) -> rusqlite::Error {
 fn enum_column<T>(row: &Row, index: usize, parse: fn(&str) -> Option<T>) -> rusqlite::Result<T> {
     let text: String = row.get(index)?;
     parse(&text).ok_or_else(|| bad(index, format!("unknown value {text:?}")))
-}
-
-fn json_column(row: &Row, index: usize) -> rusqlite::Result<Option<serde_json::Value>> {
-    let text: Option<String> = row.get(index)?;
-    text.map(|t| serde_json::from_str(&t).map_err(|e| bad(index, e.to_string()))).transpose()
 }
 
 /// A message's tool calls, tool result or usage, read by `parse` (one of [`flame_model::stored`]'s
@@ -156,14 +151,15 @@ pub(crate) fn message(row: &Row) -> rusqlite::Result<Message> {
 }
 
 pub(crate) fn event(row: &Row) -> rusqlite::Result<Event> {
+    let kind = enum_column(row, 3, EventKind::parse)?;
     Ok(Event {
         seq: row.get(0)?,
         tree: TreeId::from_trusted(row.get(1)?),
         frame: FrameId::from_trusted(row.get(2)?),
-        kind: enum_column(row, 3, EventKind::parse)?,
+        kind,
         actor: enum_column(row, 4, Actor::parse)?,
         at: row.get(5)?,
-        detail: json_column(row, 6)?.unwrap_or(serde_json::Value::Null),
+        detail: EventDetail::read(kind, &row.get::<_, String>(6)?),
     })
 }
 

@@ -5,10 +5,10 @@
 
 use std::collections::HashMap;
 
-use flame_model::{CheckpointReason, FrameError, FrameId, Timestamp, TreeId};
+use flame_model::{
+    CheckpointReason, EventDetail, FrameError, FrameId, RollbackRecord, Timestamp, TreeId,
+};
 use rusqlite::{OptionalExtension, Row, params};
-use serde::Serialize;
-use serde_json::json;
 
 use crate::{Store, StoreError};
 
@@ -59,17 +59,6 @@ pub struct LaterChange {
     pub checkpoint: i64,
     pub tree: TreeId,
     pub frame: FrameId,
-}
-
-/// What a rollback did, as its event records it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RollbackRecord {
-    /// Files written back as they were.
-    pub restored: Vec<String>,
-    /// Files the frame had created, removed.
-    pub deleted: Vec<String>,
-    /// Files that could not be put back (not snapshotted when the frame started).
-    pub not_restored: Vec<String>,
 }
 
 const CHECKPOINT_COLUMNS: &str =
@@ -301,7 +290,12 @@ impl Store {
                 "UPDATE frames SET rolled_back_at = ?2 WHERE id = ?1",
                 params![id.as_str(), w.change.at],
             )?;
-            w.event(&frame.tree, id, flame_model::EventKind::RolledBack, json!(record))?;
+            w.event(
+                &frame.tree,
+                id,
+                flame_model::EventKind::RolledBack,
+                &EventDetail::RolledBack(record.clone()),
+            )?;
             w.frame(id)
         })
     }

@@ -4,9 +4,8 @@
 use std::collections::HashSet;
 
 use flame_model::lifecycle::{self, Operation, PopStatus};
-use flame_model::{EventKind, Frame, FrameError, FrameId, Status};
+use flame_model::{EventDetail, EventKind, Frame, FrameError, FrameId, Status};
 use rusqlite::params;
-use serde_json::json;
 
 use crate::rows;
 use crate::{Store, StoreError};
@@ -43,10 +42,23 @@ impl Store {
             let ancestors = w.open_ancestors(&parent)?;
             w.start_frames(&lifecycle::check_push(&parent, &ancestors)?)?;
             let position = w.child_count(&parent.id)?;
-            w.insert_frame(id, &parent.tree, Some(&parent.id), position, title, criteria, Status::InProgress, None)?;
-            w.event(&parent.tree, id, EventKind::Pushed, json!({
-                "parent": parent.id, "position": position, "title": title, "success_criteria": criteria,
-            }))?;
+            w.insert_frame(
+                id,
+                &parent.tree,
+                Some(&parent.id),
+                position,
+                title,
+                criteria,
+                Status::InProgress,
+                None,
+            )?;
+            let detail = EventDetail::Placed {
+                parent: parent.id.clone(),
+                position,
+                title: title.to_owned(),
+                success_criteria: criteria.to_owned(),
+            };
+            w.event(&parent.tree, id, EventKind::Pushed, &detail)?;
             w.set_focus(&parent.tree, id)?;
             w.frame(id)
         })
@@ -112,7 +124,7 @@ impl Store {
                 "UPDATE frames SET status = 'in_progress', status_reason = NULL, ended_at = NULL WHERE id = ?1",
                 [id.as_str()],
             )?;
-            w.event(&frame.tree, id, EventKind::Resumed, json!({}))?;
+            w.event(&frame.tree, id, EventKind::Resumed, &EventDetail::Nothing {})?;
             w.set_focus(&frame.tree, id)?;
             w.frame(id)
         })
@@ -131,13 +143,32 @@ impl Store {
             let parent = w.parent(&failed)?;
             let parent = lifecycle::check_retry(&failed, parent.as_ref())?.id.clone();
             w.shift_positions(&parent, failed.position + 1, 1)?;
-            w.insert_frame(new_id, &failed.tree, Some(&parent), failed.position + 1, &failed.title, &failed.success_criteria, Status::InProgress, Some(id))?;
+            w.insert_frame(
+                new_id,
+                &failed.tree,
+                Some(&parent),
+                failed.position + 1,
+                &failed.title,
+                &failed.success_criteria,
+                Status::InProgress,
+                Some(id),
+            )?;
             w.tx.execute(
                 "UPDATE frames SET success_criteria_compacted = ?2 WHERE id = ?1",
                 params![new_id.as_str(), failed.success_criteria_compacted],
             )?;
-            w.event(&failed.tree, id, EventKind::Retried, json!({ "retried_as": new_id }))?;
-            w.event(&failed.tree, new_id, EventKind::Retried, json!({ "retry_of": id, "title": failed.title, "success_criteria": failed.success_criteria }))?;
+            w.event(
+                &failed.tree,
+                id,
+                EventKind::Retried,
+                &EventDetail::RetriedAs { retried_as: new_id.clone() },
+            )?;
+            let detail = EventDetail::RetryOf {
+                retry_of: id.clone(),
+                title: failed.title.clone(),
+                success_criteria: failed.success_criteria.clone(),
+            };
+            w.event(&failed.tree, new_id, EventKind::Retried, &detail)?;
             w.set_focus(&failed.tree, new_id)?;
             w.frame(new_id)
         })
@@ -188,7 +219,11 @@ impl Store {
             }
             let merged = lifecycle::merge_section(frame.results.as_deref(), section, text)?;
             w.tx.prepare_cached("UPDATE frames SET results = ?2 WHERE id = ?1")?.execute(params![id.as_str(), merged])?;
-            w.event(&frame.tree, id, EventKind::ResultsUpdated, json!({ "section": section.trim(), "text": text.trim() }))?;
+            let detail = EventDetail::ResultsUpdated {
+                section: section.trim().to_owned(),
+                text: text.trim().to_owned(),
+            };
+            w.event(&frame.tree, id, EventKind::ResultsUpdated, &detail)?;
             w.frame(id)
         })
     }
@@ -241,10 +276,15 @@ impl Writer<'_> {
                 self.change.at,
             ],
         )?;
-        self.event(&frame.tree, id, EventKind::Popped, json!({
-            "status": status, "results": pop.results, "results_compacted": pop.results_compacted,
-            "artifacts": artifacts, "decisions": pop.decisions, "reason": pop.reason,
-        }))?;
+        let detail = EventDetail::Popped {
+            status,
+            results: pop.results.clone(),
+            results_compacted: pop.results_compacted.clone(),
+            artifacts,
+            decisions: pop.decisions.clone(),
+            reason: pop.reason.clone(),
+        };
+        self.event(&frame.tree, id, EventKind::Popped, &detail)?;
         for child in self.children(id)? {
             if child.status == Status::Planned {
                 self.invalidate_subtree(
@@ -261,7 +301,12 @@ impl Writer<'_> {
         self.tx
             .prepare_cached("UPDATE frames SET status = 'invalidated', status_reason = ?2, ended_at = ?3 WHERE id = ?1")?
             .execute(params![frame.id.as_str(), reason, self.change.at])?;
-        self.event(&frame.tree, &frame.id, EventKind::Invalidated, json!({ "reason": reason }))?;
+        self.event(
+            &frame.tree,
+            &frame.id,
+            EventKind::Invalidated,
+            &EventDetail::Invalidated { reason: reason.to_owned() },
+        )?;
         Ok(())
     }
 
@@ -285,7 +330,7 @@ impl Writer<'_> {
                     "UPDATE frames SET status = 'in_progress', started_at = ?2 WHERE id = ?1",
                 )?
                 .execute(params![f.id.as_str(), self.change.at])?;
-            self.event(&f.tree, &f.id, EventKind::Started, json!({}))?;
+            self.event(&f.tree, &f.id, EventKind::Started, &EventDetail::Nothing {})?;
         }
         Ok(())
     }

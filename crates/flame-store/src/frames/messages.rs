@@ -5,10 +5,9 @@ use std::borrow::Cow;
 
 use flame_model::lifecycle::{self, Operation};
 use flame_model::{
-    EventKind, Frame, FrameError, FrameId, Message, MessageId, NewMessage, Timestamp,
+    EventDetail, EventKind, Frame, FrameError, FrameId, Message, MessageId, NewMessage, Timestamp,
 };
 use rusqlite::{OptionalExtension, params};
-use serde_json::json;
 
 use crate::rows::payload_text;
 use crate::{Store, StoreError};
@@ -151,7 +150,7 @@ impl Store {
             .execute(params![id.0, fit_reply(&reply.content), payload_text(&reply.tool_calls), payload_text(&reply.usage), tokens as i64, reply.interrupted])?;
             let target = w.frame(&frame)?;
             w.count_message(&target, tokens)?;
-            w.event(&target.tree, &frame, EventKind::MessageAdded, json!({ "message": id }))?;
+            w.event(&target.tree, &frame, EventKind::MessageAdded, &EventDetail::MessageAdded { message: id })?;
             read_message(w.tx, id)
         })
     }
@@ -225,7 +224,12 @@ impl Writer<'_> {
             ])?;
         let id = MessageId(self.tx.last_insert_rowid());
         self.count_message(&target, tokens)?;
-        self.event(&target.tree, frame, EventKind::MessageAdded, json!({ "message": id }))?;
+        self.event(
+            &target.tree,
+            frame,
+            EventKind::MessageAdded,
+            &EventDetail::MessageAdded { message: id },
+        )?;
         Ok(Message {
             id,
             frame: frame.clone(),

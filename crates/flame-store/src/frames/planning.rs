@@ -2,9 +2,8 @@
 //! while they are still only planned.
 
 use flame_model::lifecycle::{self, Operation};
-use flame_model::{EventKind, Frame, FrameError, FrameId, Status, TreeId};
+use flame_model::{EventDetail, EventKind, Frame, FrameError, FrameId, Status, TreeId};
 use rusqlite::params;
-use serde_json::json;
 
 use crate::{Store, StoreError};
 
@@ -80,7 +79,8 @@ impl Store {
                 "UPDATE frames SET title = ?2, success_criteria = ?3, success_criteria_compacted = NULL WHERE id = ?1",
                 params![id.as_str(), title, criteria],
             )?;
-            w.event(&frame.tree, id, EventKind::Edited, json!({ "title": title, "success_criteria": criteria }))?;
+            let detail = EventDetail::Edited { title: title.to_owned(), success_criteria: criteria.to_owned() };
+            w.event(&frame.tree, id, EventKind::Edited, &detail)?;
             w.frame(id)
         })
     }
@@ -135,10 +135,12 @@ impl Store {
                 &frame.tree,
                 id,
                 EventKind::Moved,
-                json!({
-                    "from_parent": old_parent, "from_position": frame.position,
-                    "to_parent": target.id, "to_position": at,
-                }),
+                &EventDetail::Moved {
+                    from_parent: old_parent.clone(),
+                    from_position: frame.position,
+                    to_parent: target.id.clone(),
+                    to_position: at,
+                },
             )?;
             w.frame(id)
         })
@@ -162,7 +164,7 @@ impl Store {
             }
             // Children before parents, so no row ever points at a deleted one.
             for gone in subtree.iter().rev() {
-                w.event(&frame.tree, &gone.id, EventKind::Deleted, json!({ "title": gone.title }))?;
+                w.event(&frame.tree, &gone.id, EventKind::Deleted, &EventDetail::Deleted { title: gone.title.clone() })?;
                 w.tx.execute("DELETE FROM frames WHERE id = ?1", [gone.id.as_str()])?;
             }
             w.shift_positions(&parent, frame.position + 1, -1)?;
@@ -202,9 +204,13 @@ impl Writer<'_> {
             Status::Planned,
             None,
         )?;
-        self.event(tree, &item.id, EventKind::Planned, json!({
-            "parent": parent, "position": position, "title": item.title, "success_criteria": item.success_criteria,
-        }))?;
+        let detail = EventDetail::Placed {
+            parent: parent.clone(),
+            position,
+            title: item.title.clone(),
+            success_criteria: item.success_criteria.clone(),
+        };
+        self.event(tree, &item.id, EventKind::Planned, &detail)?;
         created.push(item.id.clone());
         for (i, child) in item.children.iter().enumerate() {
             self.insert_plan(tree, &item.id, i as u32, child, created)?;

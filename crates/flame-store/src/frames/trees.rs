@@ -2,9 +2,10 @@
 //! tree is current and which frame it focuses, and the first start's question.
 
 use flame_model::lifecycle;
-use flame_model::{EventKind, Frame, FrameError, FrameId, Status, ToolKind, Tree, TreeId};
+use flame_model::{
+    EventDetail, EventKind, Frame, FrameError, FrameId, Status, ToolKind, Tree, TreeId,
+};
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
-use serde_json::json;
 
 use crate::{Store, StoreError};
 
@@ -46,7 +47,12 @@ impl Store {
             )
             .map_err(|e| StoreError::taken_or(e, id.as_str()))?;
             w.insert_frame(root, id, None, 0, title, criteria, Status::InProgress, None)?;
-            w.event(id, root, EventKind::TreeCreated, json!({ "title": title, "success_criteria": criteria, "workspace": workspace }))?;
+            let detail = EventDetail::TreeCreated {
+                title: title.to_owned(),
+                success_criteria: criteria.to_owned(),
+                workspace: workspace.map(str::to_owned),
+            };
+            w.event(id, root, EventKind::TreeCreated, &detail)?;
             w.set_current_tree(id)?;
             w.tree(id)
         })
@@ -72,7 +78,10 @@ impl Store {
                 id,
                 &tree.root,
                 EventKind::WorkspaceSet,
-                json!({ "workspace": workspace, "previous": tree.workspace }),
+                &EventDetail::WorkspaceSet {
+                    workspace: workspace.map(str::to_owned),
+                    previous: tree.workspace,
+                },
             )?;
             w.tree(id)
         })
@@ -172,7 +181,7 @@ impl Store {
                     EventKind::TreeDeleted.as_str(),
                     w.change.actor.as_str(),
                     w.change.at,
-                    json!({ "title": tree.title, "frames": frames, "messages": messages }).to_string()
+                    EventDetail::TreeDeleted { title: tree.title, frames: frames as u64, messages: messages as u64 }.to_json()
                 ],
             )?;
             let current: Option<String> = w

@@ -1,9 +1,10 @@
 //! The write half of every operation: one `IMMEDIATE` transaction, and the row-level steps the
 //! operations share (reads inside the transaction, positions, inserts, events, focus).
 
-use flame_model::{Actor, EventKind, Frame, FrameError, FrameId, Status, Timestamp, Tree, TreeId};
+use flame_model::{
+    Actor, EventDetail, EventKind, Frame, FrameError, FrameId, Status, Timestamp, Tree, TreeId,
+};
 use rusqlite::{Transaction, TransactionBehavior, params};
-use serde_json::json;
 
 use crate::{Store, StoreError};
 
@@ -163,11 +164,11 @@ impl Writer<'_> {
         tree: &TreeId,
         frame: &FrameId,
         kind: EventKind,
-        detail: serde_json::Value,
+        detail: &EventDetail,
     ) -> Result<i64, StoreError> {
         self.tx
             .prepare_cached("INSERT INTO events (tree_id, frame_id, kind, actor, at, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?
-            .execute(params![tree.as_str(), frame.as_str(), kind.as_str(), self.change.actor.as_str(), self.change.at, detail.to_string()])?;
+            .execute(params![tree.as_str(), frame.as_str(), kind.as_str(), self.change.actor.as_str(), self.change.at, detail.to_json()])?;
         let seq = self.tx.last_insert_rowid();
         self.tx
             .prepare_cached(
@@ -187,7 +188,7 @@ impl Writer<'_> {
             // Focus changes are recorded for live updates but not written to the frame's log.
             self.tx
                 .prepare_cached("INSERT INTO events (tree_id, frame_id, kind, actor, at, detail) VALUES (?1, ?2, 'focused', ?3, ?4, ?5)")?
-                .execute(params![tree.as_str(), frame.as_str(), self.change.actor.as_str(), self.change.at, json!({ "from": current.focus }).to_string()])?;
+                .execute(params![tree.as_str(), frame.as_str(), self.change.actor.as_str(), self.change.at, EventDetail::Focused { from: current.focus.clone() }.to_json()])?;
         }
         Ok(())
     }

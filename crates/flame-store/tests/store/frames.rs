@@ -564,7 +564,10 @@ fn messages_are_stored_with_their_tokens_and_counted_on_the_frame() {
     assert_eq!((frame.message_count, frame.tokens), (1, 2));
     let events = f.store.frame_events(&root, 0).unwrap();
     assert_eq!(events.last().unwrap().kind, EventKind::MessageAdded);
-    assert_eq!(events.last().unwrap().detail["message"], stored.id.0);
+    assert_eq!(
+        events.last().unwrap().detail,
+        flame_model::EventDetail::MessageAdded { message: stored.id }
+    );
 }
 
 #[test]

@@ -102,8 +102,13 @@ fn a_tree_keeps_its_workspace_and_a_change_is_an_event_that_clears_the_allowed_k
     assert_eq!(f.store.allowed_kinds(&tree).unwrap(), vec![]);
     let event = f.store.events_since(0, u32::MAX).unwrap().pop().unwrap();
     assert_eq!((event.kind, &event.frame), (EventKind::WorkspaceSet, &f.root));
-    assert_eq!(event.detail["workspace"], "/home/me/other");
-    assert_eq!(event.detail["previous"], "/home/me/project");
+    assert_eq!(
+        event.detail,
+        flame_model::EventDetail::WorkspaceSet {
+            workspace: Some("/home/me/other".into()),
+            previous: Some("/home/me/project".into()),
+        }
+    );
 
     let c = f.change();
     assert_eq!(f.store.set_workspace(c, &tree, None).unwrap().workspace, None);
@@ -215,7 +220,10 @@ fn every_pop_merges_the_changed_files_after_the_agents_own_artifacts() {
         // The pop's event carries the merged list, so the frame's log shows it.
         let event = f.store.events_since(0, u32::MAX).unwrap();
         let popped = event.iter().rev().find(|e| e.kind == EventKind::Popped).unwrap();
-        assert_eq!(popped.detail["artifacts"].as_array().unwrap().len(), 4);
+        let flame_model::EventDetail::Popped { artifacts, .. } = &popped.detail else {
+            panic!("a pop records a popped detail: {:?}", popped.detail);
+        };
+        assert_eq!(artifacts.len(), 4);
     }
 
     // A frame that changed nothing keeps exactly the list it was given.
