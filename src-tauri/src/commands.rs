@@ -490,7 +490,7 @@ fn agent(startup: &Startup) -> Result<Agent, ApiError> {
 
 /// Imports an agent session (Claude Code, OpenCode) or a Flame export at `path` as a new tree,
 /// detecting the format, and makes it current. Runs off the main thread and reports how far it
-/// has read on `progress`.
+/// has read on `progress`; afterwards a thread indexes the imported messages for search.
 #[tauri::command(async)]
 #[specta::specta]
 pub fn import_session(
@@ -500,12 +500,16 @@ pub fn import_session(
 ) -> Result<flame_api::ImportSummary, ApiError> {
     let path = std::path::PathBuf::from(path.trim());
     window_paths::check_import_source(&path, &startup.own_folders())?;
-    startup.flame()?.import_file(Actor::Person, &path, None, true, None, &mut |p| {
+    let flame = startup.flame()?;
+    let summary = flame.import_file(Actor::Person, &path, None, true, None, &mut |p| {
         // A window that went away while the import ran does not stop the import.
         if let Err(err) = progress.send(p) {
             tracing::debug!("import progress not sent: {err}");
         }
-    })
+    })?;
+    let flame = std::sync::Arc::clone(flame);
+    crate::in_background("flame-search-catch-up", move || crate::catch_up_search(&flame));
+    Ok(summary)
 }
 
 /// Writes the frames `scope` names from frame `id` to `path` (`~/` is the home folder) as JSON

@@ -58,6 +58,19 @@ pub fn run() {
         },
         Err(err) => tracing::error!(code = ?err.code, "Flame could not start: {}", err.message),
     }
+    // The current tree's recorded usage is read while the window and its web process start (the
+    // better part of a second), not after the window asks for the outline, of which it is the
+    // slowest part on a large tree. Then the messages an import (perhaps `flame import`) left to
+    // index are indexed, so the first search does not wait for them.
+    if let Ok(flame) = startup.flame() {
+        let flame = std::sync::Arc::clone(flame);
+        in_background("flame-usage-ahead", move || {
+            if let Err(err) = flame.read_usage_ahead() {
+                tracing::warn!("could not read the tree's usage ahead: {}", err.message);
+            }
+            catch_up_search(&flame);
+        });
+    }
 
     let result = assemble(tauri::Builder::default(), startup)
         .run(tauri::generate_context!("../tauri.conf.json"));
@@ -65,5 +78,23 @@ pub fn run() {
         // Without a window there is nowhere else to say it.
         tracing::error!("the window could not be opened: {err}");
         std::process::exit(1);
+    }
+}
+
+/// Runs `work` on a thread of its own named `name`; a thread that cannot start is logged, as the
+/// work it would have done is only ahead of need.
+pub(crate) fn in_background(name: &str, work: impl FnOnce() + Send + 'static) {
+    if let Err(err) = std::thread::Builder::new().name(name.to_owned()).spawn(work) {
+        tracing::warn!("could not start the thread {name}: {err}");
+    }
+}
+
+/// Indexes for search what imports left to index (`Flame::catch_up_search`), logging a failure:
+/// a search indexes it anyway.
+pub(crate) fn catch_up_search(flame: &flame_api::Flame) {
+    match flame.catch_up_search() {
+        Ok(0) => {}
+        Ok(ids) => tracing::info!(ids, "indexed imported messages for search"),
+        Err(err) => tracing::warn!("could not index imported messages for search: {}", err.message),
     }
 }

@@ -71,11 +71,15 @@ function writeExport(p: ScaleParameters, file: string): void {
 /**
  * The data directory for `p`, made if it is not cached: the export written by the generator,
  * then `flame --home DIR import FILE`. Benchmarks open it as it is (the window only reads a tree
- * to draw it), so they must not change its trees.
+ * to draw it), so they must not change its trees. $FLAME_SCALE_HOME names a data directory to
+ * open instead, such as a copy kept at an older schema version to measure an older build on.
  */
 export async function scaleFixture(p: ScaleParameters = SCALE_100K): Promise<ScaleFixture> {
   await mkdir(SCALE, { recursive: true });
   const file = join(SCALE, `export-${key(p)}.json`);
+  const given = process.env["FLAME_SCALE_HOME"];
+  if (given !== undefined && given !== "")
+    return { home: resolve(given), export: file, parameters: p };
   const home = join(SCALE, `home-${key(p)}`);
   if (existsSync(home)) return { home, export: file, parameters: p };
   if (!existsSync(RELEASE_CLI)) {

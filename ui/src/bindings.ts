@@ -130,7 +130,7 @@ export const commands = {
 	/**
 	 *  Imports an agent session (Claude Code, OpenCode) or a Flame export at `path` as a new tree,
 	 *  detecting the format, and makes it current. Runs off the main thread and reports how far it
-	 *  has read on `progress`.
+	 *  has read on `progress`; afterwards a thread indexes the imported messages for search.
 	 */
 	importSession: (path: string, progress: Channel<ImportProgress>) => typedError<ImportSummary_Serialize, ApiError>(__TAURI_INVOKE("import_session", { path, progress })),
 	/**

@@ -1,10 +1,10 @@
 //! Bulk import of a whole tree in one transaction, for transcripts from other tools.
 
 use flame_model::{
-    EventKind, FileTrail, Frame, FrameError, FrameTree, NewMessage, Timestamp, Tree,
+    EventDetail, EventKind, FileTrail, Frame, FrameError, FrameTree, MessageId, NewMessage,
+    Timestamp, Tree,
 };
 use rusqlite::{TransactionBehavior, params};
-use serde_json::json;
 
 use crate::frames::{Change, MAX_MESSAGE_BYTES, MAX_TRAIL_PATH_BYTES, MAX_TRAIL_PATHS};
 use crate::{Store, StoreError, rows};
@@ -124,7 +124,8 @@ impl Store {
 
 /// Writes a checked import in one transaction, with the search indexes' insert triggers and,
 /// when the import is the larger part of a table, the table's secondary indexes taken away
-/// meanwhile (`Suspended`) and put back before it commits, then indexes it for search.
+/// meanwhile (`Suspended`) and put back before it commits, then indexes its frames for search
+/// and records its messages as left to index (`index_imported`).
 #[allow(clippy::too_many_arguments)]
 fn write_import(
     conn: &rusqlite::Connection,
@@ -142,6 +143,18 @@ fn write_import(
         params![tree.id.as_str(), tree.title, tree.root.as_str(), tree.focus.as_str(), tree.created_at, message_tokens as i64],
     )
     .map_err(|e| StoreError::taken_or(e, tree.id.as_str()))?;
+    // A range left to index that reaches past the largest message id (its last messages were
+    // deleted) overlaps the ids this import gets, which SQLite gives again, and the catch-up
+    // would then index those messages twice; such ranges are indexed now, before any is written.
+    let overlapping: bool = tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM search_pending
+                        WHERE last > (SELECT coalesce(max(id), 0) FROM messages))",
+        [],
+        |r| r.get(0),
+    )?;
+    if overlapping {
+        crate::search::index_pending(&tx)?;
+    }
     let suspended = Suspended::take_away(&tx, frames.len(), messages.len())?;
     {
         let mut insert_frame = tx.prepare(
@@ -228,19 +241,19 @@ fn write_import(
             "INSERT OR REPLACE INTO log_pending (frame_id, through_seq) VALUES (?1, ?2)",
         )?;
         for (f, range) in frames.iter().zip(&ranges) {
-            let detail = json!({
-                "title": f.title,
-                "success_criteria": f.success_criteria,
-                "first_message": range.map(|r| r.0),
-                "last_message": range.map(|r| r.1),
-            });
+            let detail = EventDetail::Imported {
+                title: f.title.clone(),
+                success_criteria: f.success_criteria.clone(),
+                first_message: range.map(|r| MessageId(r.0)),
+                last_message: range.map(|r| MessageId(r.1)),
+            };
             insert_event.execute(params![
                 tree.id.as_str(),
                 f.id.as_str(),
                 EventKind::Imported.as_str(),
                 change.actor.as_str(),
                 change.at,
-                detail.to_string()
+                detail.to_json()
             ])?;
             pending.execute(params![f.id.as_str(), tx.last_insert_rowid()])?;
         }
@@ -343,8 +356,8 @@ impl Drop for BulkChecks<'_> {
 /// - The search indexes' insert triggers (`message_search_insert`, `frame_search_insert`): a
 ///   trigger on a table makes SQLite keep a statement journal for each insert, and FTS5 writes
 ///   what it holds to disk at the start of each statement that changes it, so indexing row by
-///   row left a sliver of index per row to merge later. The import indexes its rows in one
-///   statement per index instead (`index_imported`).
+///   row left a sliver of index per row to merge later. The import indexes its frames in one
+///   statement instead, and leaves its messages to the catch-up (`index_imported`).
 /// - The secondary indexes of `frames`, `messages` and `events`, when the import writes at least
 ///   as many rows as the table held: an index written row by row is written in the rows' order,
 ///   which is random in the index's (a message's frame), a page read and changed per row, while
@@ -414,40 +427,45 @@ impl Suspended {
     }
 }
 
-/// Adds an imported tree's frames and messages to the search indexes, in the import's
-/// transaction: one statement per index, so FTS5 writes out the terms it holds only when its
-/// memory fills (it also does at the start of each statement that changes it). The messages are
-/// read from `message_search_columns` with the tree named here, which gives the same values as
-/// the index's content view without looking up each message's frame. `messages` are the ranges
-/// of message ids written.
+/// The frames an import added to `frame_search_rows`, those past id `?1`, indexed in the order of
+/// their row ids, read by range without a sort: FTS5 writes out the terms it holds whenever a row
+/// id comes below the last one, which in another order would be once per row.
+const INDEX_IMPORTED_FRAMES: &str = "INSERT INTO frame_search (rowid, title, results, tree)
+     SELECT id, title, results, tree FROM frame_search_text WHERE id > ?1";
+
+/// Adds an imported tree's frames to the search index, in the import's transaction and in one
+/// statement, so FTS5 writes out the terms it holds only when its memory fills (it also does at
+/// the start of each statement that changes it), and leaves its messages to
+/// [`Store::catch_up_search`]: their range of ids goes into `search_pending` (migration 11), and
+/// every search indexes the ranges there before it reads the index. Indexing a million messages
+/// was over half of such an import's time; the frames, a tenth as many rows with a few words
+/// each, cost a few per cent. `messages` are the ranges of message ids written.
 ///
 /// FTS5's own settings are kept: its segments of 1 MiB merged four at a time. Larger segments,
-/// or merging more of them at once, made an import's indexing up to a third faster but left
-/// large segments where live writes' segments are merged, and a later message's commit then
-/// merged them, once for most of a second.
+/// or merging more of them at once, made indexing up to a third faster but left large segments
+/// where live writes' segments are merged, and a later message's commit then merged them, once
+/// for most of a second.
 fn index_imported(
     tx: &rusqlite::Transaction<'_>,
     tree: &flame_model::TreeId,
     messages: &[Option<(i64, i64)>],
 ) -> Result<(), StoreError> {
+    // The import holds the write lock, so the rows past the largest id before it are its own.
+    let before: i64 =
+        tx.query_row("SELECT coalesce(max(id), 0) FROM frame_search_rows", [], |r| r.get(0))?;
     tx.execute(
         "INSERT INTO frame_search_rows (frame_id) SELECT id FROM frames WHERE tree_id = ?1",
         [tree.as_str()],
     )?;
-    tx.execute(
-        "INSERT INTO frame_search (rowid, title, results, tree)
-         SELECT id, title, results, tree FROM frame_search_text WHERE tree = ?1",
-        [tree.as_str()],
-    )?;
-    // The import holds the write lock, so its messages' ids run without a gap.
+    tx.execute(INDEX_IMPORTED_FRAMES, [before])?;
+    // The import holds the write lock, so its messages' ids run without a gap, and no message
+    // outside the import has an id in the range.
     let written = messages.iter().flatten();
     if let (Some(first), Some(last)) =
         (written.clone().map(|r| r.0).min(), written.map(|r| r.1).max())
     {
         tx.execute(
-            "INSERT INTO message_search (rowid, content, calls, tree)
-             SELECT id, content, calls, ?3 FROM message_search_columns
-             WHERE id BETWEEN ?1 AND ?2 AND open = 0",
+            "INSERT INTO search_pending (first, last, tree) VALUES (?1, ?2, ?3)",
             params![first, last, tree.as_str()],
         )?;
     }
@@ -552,6 +570,24 @@ mod tests {
         assert_eq!(child.changed, ["src/a.rs"]);
         assert_eq!(child.read.len(), MAX_TRAIL_PATHS - 1);
         assert!(child.read.iter().all(|p| p.len() <= MAX_TRAIL_PATH_BYTES));
+    }
+
+    /// The import indexes its frames in row id order, by range.
+    #[test]
+    fn imported_frames_are_indexed_in_row_id_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("flame.db")).unwrap();
+        let plan: Vec<String> = store
+            .conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {INDEX_IMPORTED_FRAMES}"))
+            .unwrap()
+            .query_map([0], |r| r.get(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let plan = plan.join("\n");
+        assert!(plan.contains("SEARCH r USING INTEGER PRIMARY KEY"), "{plan}");
+        assert!(!plan.contains("ORDER BY"), "{plan}");
     }
 
     /// Every table, index, view and trigger of the store, with its SQL text.

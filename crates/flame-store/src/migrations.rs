@@ -34,6 +34,8 @@ const MIGRATIONS: &[Migration] = &[
     Migration { version: 8, sql: include_str!("migrations/0008_search.sql") },
     Migration { version: 9, sql: include_str!("migrations/0009_usage_index.sql") },
     Migration { version: 10, sql: include_str!("migrations/0010_bulk_search.sql") },
+    Migration { version: 11, sql: include_str!("migrations/0011_search_catch_up.sql") },
+    Migration { version: 12, sql: include_str!("migrations/0012_startup_indexes.sql") },
 ];
 
 /// The version a freshly opened database is at.
@@ -322,6 +324,82 @@ mod tests {
                 .len(),
             1
         );
+        store.check_search_index().unwrap();
+    }
+
+    /// A database at version 10 (imports indexed their messages themselves) keeps its indexes as
+    /// they are: what it holds is found, live writes are indexed by the new triggers, and an
+    /// import's messages wait in `search_pending` until a search indexes them.
+    #[test]
+    fn a_version_10_database_keeps_its_index_and_leaves_imports_to_the_catch_up() {
+        use flame_model::{
+            Actor, Frame, FrameId, IdSource, MessageId, NewMessage, Role, Status, Tree,
+        };
+
+        use crate::{Change, HitPlace, ImportedMessage, Store};
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("flame.db");
+        {
+            let conn = Connection::open(&path).unwrap();
+            for migration in MIGRATIONS.iter().filter(|m| m.version <= 10) {
+                conn.execute_batch(migration.sql).unwrap();
+            }
+            conn.pragma_update(None, "user_version", 10).unwrap();
+            conn.execute_batch(
+                r#"INSERT INTO trees (id, title, root_id, focus_id, created_at)
+                       VALUES ('t0000000001', 'Old', 'f0000000001', 'f0000000001', 1);
+                   INSERT INTO frames (id, tree_id, parent_id, position, title, success_criteria, status, results, created_at)
+                       VALUES ('f0000000001', 't0000000001', NULL, 0, 'Serve the pages', 'c', 'in_progress', NULL, 1);
+                   INSERT INTO messages (id, frame_id, role, content, tool_calls, tokens, created_at)
+                       VALUES (1, 'f0000000001', 'user', 'the webserver crashed', NULL, 3, 2);"#,
+            )
+            .unwrap();
+        }
+        let mut store = Store::open(&path).unwrap();
+        assert_eq!(store.schema_version().unwrap(), LATEST_SCHEMA_VERSION);
+        store.check_search_index().unwrap();
+        let pending = |store: &Store| -> i64 {
+            store.conn.query_row("SELECT count(*) FROM search_pending", [], |r| r.get(0)).unwrap()
+        };
+        assert_eq!(pending(&store), 0);
+        let found = |store: &Store, words: &str| -> Vec<HitPlace> {
+            store.search(words, None, 50).unwrap().into_iter().map(|h| h.place).collect()
+        };
+        assert_eq!(
+            found(&store, "webserver"),
+            [HitPlace::Message { id: MessageId(1), role: Role::User }]
+        );
+        assert_eq!(found(&store, "pages"), [HitPlace::Results]);
+
+        let change = Change { actor: Actor::Person, at: 7 };
+        let root = FrameId::from_trusted("f0000000001".into());
+        store.add_message(change, &root, &NewMessage::text(Role::User, "livelyword"), 1).unwrap();
+        assert_eq!(pending(&store), 0, "a live message is indexed as it is written");
+        assert_eq!(found(&store, "livelyword").len(), 1);
+
+        let mut ids = IdSource::seeded(10);
+        let (tree, frame) = (ids.tree_id(), ids.frame_id());
+        let imported = Tree {
+            id: tree.clone(),
+            title: "Imported".into(),
+            root: frame.clone(),
+            focus: frame.clone(),
+            created_at: 8,
+            workspace: None,
+        };
+        let frames =
+            [Frame::new(frame, tree.clone(), None, 0, "Imported", "c", Status::InProgress, 8)];
+        let messages = [ImportedMessage {
+            frame: 0,
+            message: NewMessage::text(Role::User, "importedword"),
+            tokens: 1,
+            at: 8,
+        }];
+        store.import_tree(change, &imported, &frames, &messages).unwrap();
+        assert_eq!(pending(&store), 1);
+        assert_eq!(store.search("importedword", Some(&tree), 50).unwrap().len(), 1);
+        assert_eq!(pending(&store), 0);
         store.check_search_index().unwrap();
     }
 }

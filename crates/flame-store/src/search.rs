@@ -1,10 +1,12 @@
 //! Search over every message and every frame's title and results, through the FTS5 indexes of
 //! migration 8 (`migrations/0008_search.sql`). Triggers keep the indexes current inside the
-//! statement that writes a row, so nothing here writes; this module turns a person's words into
-//! an FTS5 query that cannot be a syntax error, and the index's answers into typed hits.
+//! statement that writes a row, except for the messages a bulk import leaves to be indexed
+//! afterwards (migration 11), which this module indexes before a search reads the index
+//! ([`Store::catch_up_search`]); it turns a person's words into an FTS5 query that cannot be a
+//! syntax error, and the index's answers into typed hits.
 
 use flame_model::{FrameId, MessageId, Role, TreeId};
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 
 use crate::{Store, StoreError};
 
@@ -97,6 +99,8 @@ impl Store {
         let Some(words) = match_expression(text)? else {
             return Ok(Vec::new());
         };
+        // Whatever an import left to index is indexed first, so every message is found.
+        self.index_pending_messages(None)?;
         let limit = limit.min(MAX_SEARCH_HITS);
         // The tree's id is one word of the `tree` column; quoted, so it cannot be syntax.
         let within = tree.map_or(String::new(), |tree| {
@@ -160,10 +164,50 @@ impl Store {
         Ok(hits)
     }
 
+    /// Indexes for search the messages that bulk imports left to be indexed (the id ranges in
+    /// `search_pending`, migration 11), in one transaction, and returns how many were indexed.
+    /// [`Store::search`] calls this first, so a search always sees every message; a caller may
+    /// call it sooner, after an import, so that the first search does not wait for it. Cheap
+    /// when nothing is pending: one read of an empty table.
+    pub fn catch_up_search(&self) -> Result<u64, StoreError> {
+        Ok(self.index_pending_messages(None)?)
+    }
+
+    /// Like [`Store::catch_up_search`], but indexes at most `ids` message ids of the pending
+    /// ranges (the lowest first) in this transaction, so another process or thread waits for the
+    /// write lock a short while each time rather than for the whole catch-up. Returns how many
+    /// ids it covered: 0 when nothing is left.
+    pub fn catch_up_search_step(&self, ids: u64) -> Result<u64, StoreError> {
+        Ok(self.index_pending_messages(Some(ids.max(1)))?)
+    }
+
+    fn index_pending_messages(&self, ids: Option<u64>) -> rusqlite::Result<u64> {
+        let pending: bool = self
+            .conn
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM search_pending)")?
+            .query_row([], |r| r.get(0))?;
+        if !pending {
+            return Ok(0);
+        }
+        let tx = rusqlite::Transaction::new_unchecked(
+            &self.conn,
+            rusqlite::TransactionBehavior::Immediate,
+        )?;
+        // Read again under the write lock: another connection may have caught up meanwhile.
+        let covered = match ids {
+            None => index_pending(&tx)?,
+            Some(ids) => index_pending_part(&tx, ids)?,
+        };
+        tx.commit()?;
+        Ok(covered)
+    }
+
     /// Checks both search indexes against the rows they index (FTS5's `integrity-check`, with
     /// the indexed text compared to what the rows hold now); an index that has drifted from its
     /// rows is an SQLite error (`SQLITE_CORRUPT_VTAB`). For tests and diagnostics: it reads every indexed row.
     pub fn check_search_index(&self) -> Result<(), StoreError> {
+        // An index still waiting for imported messages is behind its rows by design.
+        self.catch_up_search()?;
         for table in ["message_search", "frame_search"] {
             let check =
                 format!("INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 1)");
@@ -190,6 +234,70 @@ impl Store {
         Ok(titles)
     }
 }
+
+/// Indexes every range in `search_pending` and empties it, in the caller's transaction, which
+/// holds the write lock; returns how many messages were indexed. The messages' current text and
+/// tree, as the triggers read them (`message_search_text`): the triggers left every message in
+/// these ranges alone, so none is in the index yet, and no two ranges overlap (an import whose
+/// ids could reach into a range indexes it first, `import.rs`). The imported tree's messages
+/// first, in id order, their tree named rather than looked up per message (the tree's frames are
+/// read once into a set); then any other message in the range, which only an id SQLite gave
+/// again after the tree's messages were deleted can be, with its frame looked up.
+pub(crate) fn index_pending(conn: &rusqlite::Connection) -> rusqlite::Result<u64> {
+    let ranges: Vec<(i64, i64, String)> = conn
+        .prepare("SELECT first, last, tree FROM search_pending ORDER BY first")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<_, _>>()?;
+    conn.execute("DELETE FROM search_pending", [])?;
+    let mut indexed = 0;
+    let mut own = conn.prepare(CATCH_UP_OWN)?;
+    let mut others = conn.prepare(CATCH_UP_OTHERS)?;
+    for (first, last, tree) in ranges {
+        indexed += own.execute(params![first, last, tree])? as u64;
+        indexed += others.execute(params![first, last, tree])? as u64;
+    }
+    Ok(indexed)
+}
+
+/// Indexes the first `ids` message ids of the lowest pending range, in the caller's transaction,
+/// and takes them out of the range (the whole range when it is no longer); returns how many ids
+/// that covered. The invariant holds after it as before: the ids taken out are indexed, the rest
+/// are still pending.
+fn index_pending_part(conn: &rusqlite::Connection, ids: u64) -> rusqlite::Result<u64> {
+    let lowest: Option<(i64, i64, i64, String)> = conn
+        .query_row(
+            "SELECT rowid, first, last, tree FROM search_pending ORDER BY first LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .optional()?;
+    let Some((row, first, last, tree)) = lowest else { return Ok(0) };
+    let end = last.min(first.saturating_add(i64::try_from(ids).unwrap_or(i64::MAX) - 1));
+    if end == last {
+        conn.execute("DELETE FROM search_pending WHERE rowid = ?1", [row])?;
+    } else {
+        conn.execute("UPDATE search_pending SET first = ?2 WHERE rowid = ?1", [row, end + 1])?;
+    }
+    conn.prepare_cached(CATCH_UP_OWN)?.execute(params![first, end, tree])?;
+    conn.prepare_cached(CATCH_UP_OTHERS)?.execute(params![first, end, tree])?;
+    Ok((end - first + 1) as u64)
+}
+
+/// What [`Store::catch_up_search`] indexes of a pending range `?1..=?2` of tree `?3`: the tree's
+/// own messages, their tree named. `+frame_id` keeps SQLite from reading the messages frame by
+/// frame through `messages_by_frame`: FTS5 writes out the terms it holds whenever a row id comes
+/// below the last one, so the rows must come in id order.
+const CATCH_UP_OWN: &str = "INSERT INTO message_search (rowid, content, calls, tree)
+     SELECT id, content, calls, ?3 FROM message_search_columns
+     WHERE id BETWEEN ?1 AND ?2 AND open = 0
+           AND +frame_id IN (SELECT id FROM frames WHERE tree_id = ?3)";
+
+/// The other messages of the range, with their frames looked up.
+const CATCH_UP_OTHERS: &str = "INSERT INTO message_search (rowid, content, calls, tree)
+     SELECT c.id, c.content, c.calls, f.tree_id
+     FROM message_search_columns AS c JOIN frames AS f ON f.id = c.frame_id
+     WHERE c.id BETWEEN ?1 AND ?2 AND c.open = 0
+           AND +c.frame_id NOT IN (SELECT id FROM frames WHERE tree_id = ?3)";
 
 /// The FTS5 query for a person's words: each word a quoted phrase (a `"` inside doubled, control
 /// characters left out), so no
@@ -311,6 +419,26 @@ mod tests {
         assert!(match_expression(&"a".repeat(MAX_SEARCH_QUERY_CHARS)).is_ok());
         let many = vec!["w"; MAX_SEARCH_WORDS + 1].join(" ");
         assert!(matches!(match_expression(&many), Err(SearchError::TooManyWords { .. })));
+    }
+
+    /// The catch-up reads a range's messages by id, in id order, never frame by frame.
+    #[test]
+    fn the_catch_up_reads_messages_in_id_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("flame.db")).unwrap();
+        for sql in [CATCH_UP_OWN, CATCH_UP_OTHERS] {
+            let plan: Vec<String> = store
+                .conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                .unwrap()
+                .query_map(params![1, 2, "t0000000000"], |r| r.get(3))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            let plan = plan.join("\n");
+            assert!(plan.contains("SEARCH m USING INTEGER PRIMARY KEY"), "{plan}");
+            assert!(!plan.contains("messages_by_frame"), "{plan}");
+        }
     }
 
     #[test]

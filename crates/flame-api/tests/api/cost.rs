@@ -175,3 +175,32 @@ fn costs_follow_every_reply_whoever_writes_it() {
     // Read whole by a Flame that never kept it, the costs are the same.
     assert_eq!(s.reopen(66).tree_costs(Some(&first)).unwrap(), after);
 }
+
+#[test]
+fn the_usage_read_ahead_gives_the_outline_the_same_costs_and_follows_changes_made_after_it() {
+    let s = Scratch::new(67);
+    let [root, parser, lexer, _] = priced_tree(&s);
+    s.flame.focus(A, &parser).unwrap();
+    let unread = s.reopen(68).outline(None).unwrap();
+    // The window's start: the usage read ahead, then the outline.
+    let ahead = s.reopen(69);
+    ahead.read_usage_ahead().unwrap();
+    let outline = ahead.outline(None).unwrap();
+    assert_eq!(outline.own_costs, unread.own_costs);
+    assert_eq!(outline.focus_cost, unread.focus_cost);
+    assert_eq!(outline.focus_cost.as_ref().map(|c| c.subtree.micro_usd), Some(9_050_000));
+    // A reply written after the read ahead, by another process, is in the next outline.
+    let other = s.reopen(70);
+    other.read_usage_ahead().unwrap();
+    s.flame.add_message(A, &lexer, &reply("claude-sonnet-4-5", 1_000_000, 0, 0, 0)).unwrap();
+    let outline = other.outline(None).unwrap();
+    assert_eq!(outline.own_costs[&lexer], 4_050_000 + 3_000_000);
+    assert_eq!(outline.own_costs[&root], 3_000_000);
+    assert_eq!(outline.focus_cost.map(|c| c.subtree.micro_usd), Some(9_050_000 + 3_000_000));
+}
+
+#[test]
+fn reading_usage_ahead_without_a_current_tree_reads_nothing() {
+    let s = Scratch::new(71);
+    s.flame.read_usage_ahead().unwrap();
+}

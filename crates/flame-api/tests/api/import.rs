@@ -57,6 +57,21 @@ fn a_shared_session_is_stored_with_logs_and_progress() {
     assert!(messages[0].content.starts_with("Conversation compacted"));
 }
 
+/// An import leaves its messages to be indexed for search afterwards; `catch_up_search` (which
+/// the window runs on a thread of its own) indexes them on its own connection, and a search
+/// finds them as it would have found them at once.
+#[test]
+fn an_imports_messages_are_indexed_for_search_by_the_catch_up() {
+    let s = Scratch::new(6);
+    let summary =
+        s.flame.import_file(Actor::Cli, &shared(SESSION), None, true, None, &mut |_| {}).unwrap();
+    let covered = s.flame.catch_up_search().unwrap();
+    assert!(covered > 100, "the session's messages were left to index: {covered}");
+    assert_eq!(s.flame.catch_up_search().unwrap(), 0, "nothing is left");
+    let hits = s.flame.search("commit", Some(&summary.tree.id), None).unwrap();
+    assert!(!hits.is_empty());
+}
+
 #[test]
 fn a_bad_path_or_format_is_a_clear_error_and_writes_nothing() {
     let s = Scratch::new(6);

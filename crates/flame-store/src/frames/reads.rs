@@ -64,12 +64,9 @@ impl Store {
     }
 
     /// Every frame of a tree in the narrow form drawing needs, in no particular order: the
-    /// flame graph's load.
+    /// flame graph's load, read from the `frames_outline` index alone.
     pub fn outline_of_tree(&self, tree: &TreeId) -> Result<Vec<FrameOutline>, StoreError> {
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {} FROM frames WHERE tree_id = ?1",
-            rows::OUTLINE_COLUMNS
-        ))?;
+        let mut stmt = self.conn.prepare_cached(&outline_of_tree_sql())?;
         let frames = stmt.query_map([tree.as_str()], rows::outline)?;
         Ok(frames.collect::<Result<_, _>>()?)
     }
@@ -326,9 +323,16 @@ macro_rules! usage_columns {
     };
 }
 
-/// Usage of ?1's frames by frame and model, read from the `messages_usage` index alone (see
-/// the `EXPLAIN QUERY PLAN` test): the tree's frames by `frames_by_tree`, then each frame's
-/// replies. Only replies record usage. Columns are named without their table, as the index
+/// The outline of tree ?1: the columns of `rows::OUTLINE_COLUMNS`, every one of them in the
+/// `frames_outline` index (migration 12), so SQLite reads that index and no frame row (see the
+/// `EXPLAIN QUERY PLAN` test).
+fn outline_of_tree_sql() -> String {
+    format!("SELECT {} FROM frames WHERE tree_id = ?1", rows::OUTLINE_COLUMNS)
+}
+
+/// Usage of ?1's frames by frame and model, read from indexes alone (see the `EXPLAIN QUERY
+/// PLAN` test): the tree's frames from `frames_outline`, then each frame's replies from
+/// `messages_usage`. Only replies record usage. Columns are named without their table, as the index
 /// names them; a reply that recorded none adds zeros, which cost nothing.
 pub(crate) const USAGE_BY_FRAME_AND_MODEL: &str = concat!(
     "SELECT frame_id, ",
@@ -452,8 +456,45 @@ mod tests {
         assert!(!plan.contains("SCAN frames"), "a full scan of frames:\n{plan}");
     }
 
-    /// The usage aggregate reads one tree's frames by index and their replies' usage from the
-    /// usage index alone: not every message, and no message row.
+    /// A tree's outline is read from the `frames_outline` index alone: no frame row, which
+    /// holds long texts the outline does not name.
+    #[test]
+    fn the_outline_reads_the_outline_index_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("flame.db")).unwrap();
+        let mut stmt =
+            store.conn.prepare(&format!("EXPLAIN QUERY PLAN {}", outline_of_tree_sql())).unwrap();
+        let plan: Vec<String> = stmt
+            .query_map(["t0000000000"], |row| row.get(3))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let plan = plan.join("\n");
+        assert!(plan.contains("COVERING INDEX frames_outline (tree_id=?)"), "{plan}");
+    }
+
+    /// The open replies are found by the `messages_open` partial index, not by scanning every
+    /// message: `Store::open_replies` runs when Flame opens and in every frame view. The query
+    /// is `open_replies`'s.
+    #[test]
+    fn the_open_replies_are_found_by_their_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("flame.db")).unwrap();
+        let mut stmt = store
+            .conn
+            .prepare(
+                "EXPLAIN QUERY PLAN SELECT id, frame_id, content, owner_pid, owner_started,
+                 heartbeat_at FROM messages WHERE open = 1 ORDER BY id",
+            )
+            .unwrap();
+        let plan: Vec<String> =
+            stmt.query_map([], |row| row.get(3)).unwrap().map(Result::unwrap).collect();
+        let plan = plan.join("\n");
+        assert!(plan.contains("USING INDEX messages_open"), "{plan}");
+    }
+
+    /// The usage aggregate reads one tree's frames and their replies' usage from indexes alone:
+    /// not every message, and no frame or message row.
     #[test]
     fn the_usage_aggregate_searches_the_tree_and_frame_indexes() {
         let dir = tempfile::tempdir().unwrap();
@@ -466,7 +507,7 @@ mod tests {
             .map(Result::unwrap)
             .collect();
         let plan = plan.join("\n");
-        assert!(plan.contains("frames_by_tree (tree_id=?)"), "{plan}");
+        assert!(plan.contains("COVERING INDEX frames_outline (tree_id=?)"), "{plan}");
         assert!(plan.contains("COVERING INDEX messages_usage (frame_id=?)"), "{plan}");
         assert!(!plan.contains("SCAN m"), "a full scan of messages:\n{plan}");
         let mut stmt = store.conn.prepare(&format!("EXPLAIN QUERY PLAN {USAGE_BY_MODEL}")).unwrap();

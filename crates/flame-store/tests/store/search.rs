@@ -392,3 +392,144 @@ fn generated_searches_never_fail() {
         }
     }
 }
+
+/// A tree of a root and one completed child, imported with one message per text in the child.
+fn import_texts(f: &mut Fixture, seed: u64, texts: &[&str]) -> (TreeId, FrameId) {
+    let mut ids = IdSource::seeded(seed);
+    let tree_id = ids.tree_id();
+    let root = Frame::new(
+        ids.frame_id(),
+        tree_id.clone(),
+        None,
+        0,
+        "Imported",
+        "c",
+        Status::InProgress,
+        1,
+    );
+    let child = Frame::new(
+        ids.frame_id(),
+        tree_id.clone(),
+        Some(root.id.clone()),
+        0,
+        "Earlier",
+        "c",
+        Status::Completed,
+        2,
+    );
+    let tree = flame_model::Tree {
+        id: tree_id.clone(),
+        title: "Imported".into(),
+        root: root.id.clone(),
+        focus: root.id.clone(),
+        created_at: 1,
+        workspace: None,
+    };
+    let messages: Vec<ImportedMessage> = texts
+        .iter()
+        .map(|text| ImportedMessage {
+            frame: 1,
+            message: NewMessage::text(Role::User, *text),
+            tokens: 2,
+            at: 3,
+        })
+        .collect();
+    let c = f.change();
+    f.store.import_tree(c, &tree, &[root, child.clone()], &messages).unwrap();
+    (tree_id, child.id)
+}
+
+/// An import leaves its messages to be indexed after it; a search indexes them first, so it
+/// finds them all the same, and an explicit catch-up says how many it indexed.
+#[test]
+fn an_imported_tree_is_indexed_before_the_next_search() {
+    let mut f = Fixture::new();
+    let (_, frame) = import_texts(&mut f, 5, &["first deferredword", "second deferredword"]);
+    // The search itself, without the integrity check `find` runs first (which catches up too).
+    let hits = f.store.search("deferredword", None, 50).unwrap();
+    assert_eq!(hits.len(), 2);
+    assert!(hits.iter().all(|hit| hit.frame == frame));
+    assert_eq!(f.store.catch_up_search().unwrap(), 0, "nothing is left");
+
+    import_texts(&mut f, 6, &["third laterword", "fourth laterword", "fifth"]);
+    assert_eq!(f.store.catch_up_search().unwrap(), 3);
+    assert_eq!(f.store.catch_up_search().unwrap(), 0);
+    assert_eq!(f.find("laterword").len(), 2);
+    assert_eq!(f.find("deferredword").len(), 2);
+}
+
+/// A catch-up in steps indexes the lowest ids first, a few each time, until nothing is left; the
+/// index stays exact between steps, through a deleted tree, and after the last step.
+#[test]
+fn a_catch_up_in_steps_indexes_every_message_once() {
+    let mut f = Fixture::new();
+    let texts = ["stepword one", "stepword two", "stepword three", "stepword four", "five"];
+    import_texts(&mut f, 8, &texts);
+    assert_eq!(f.store.catch_up_search_step(2).unwrap(), 2);
+    assert_eq!(f.store.catch_up_search_step(2).unwrap(), 2);
+    assert_eq!(f.store.catch_up_search_step(2).unwrap(), 1, "the range's last id");
+    assert_eq!(f.store.catch_up_search_step(2).unwrap(), 0, "nothing is left");
+    assert_eq!(f.find("stepword").len(), 4);
+
+    let (gone, _) = import_texts(&mut f, 9, &["goneword a", "goneword b", "goneword c"]);
+    assert_eq!(f.store.catch_up_search_step(1).unwrap(), 1);
+    let c = f.change();
+    f.store.delete_tree(c, &gone).unwrap();
+    // The ids still pending are covered, but their messages are gone: nothing is indexed.
+    assert_eq!(f.store.catch_up_search_step(10).unwrap(), 2);
+    assert!(f.find("goneword").is_empty(), "the integrity check passes and nothing is found");
+    assert_eq!(f.find("stepword").len(), 4);
+}
+
+/// Messages an import left to index stay out of the index whatever happens to them before the
+/// catch-up: a deleted tree's are never indexed, and a live message given one of their ids
+/// again (SQLite reuses the largest ids once they are deleted) waits for the catch-up with
+/// them, so the index never holds a row twice or a row that is gone.
+#[test]
+fn messages_left_to_index_are_indexed_once_through_deletes_and_reused_ids() {
+    let mut f = Fixture::new();
+    let (tree, _) = import_texts(&mut f, 7, &["gone one", "gone two", "gone three"]);
+    let c = f.change();
+    f.store.delete_tree(c, &tree).unwrap();
+    let root = f.root.clone();
+    let live = f.say(&root, "reusedword here");
+    assert!(live.id.0 <= 3, "the live message reuses an imported message's id: {:?}", live.id);
+    // A reply streamed and finished under one of those ids too.
+    let c = f.change();
+    let reply = f.store.begin_reply(c, &root, Some("model"), WRITER).unwrap();
+    assert!(reply.0 <= 3, "{reply:?}");
+    f.store.update_reply(reply, "a draftword", 2).unwrap();
+    let c = f.change();
+    let finished = NewMessage::text(Role::Assistant, "the finishedword");
+    f.store.finish_reply(c, reply, &finished, 2).unwrap();
+    assert_eq!(f.store.catch_up_search().unwrap(), 2, "only the live messages are left");
+    assert!(f.find("gone").is_empty());
+    let hits = f.find("reusedword");
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].place, HitPlace::Message { id: live.id, role: Role::User });
+    assert_eq!(message_ids(&f.find("finishedword")), [reply.0]);
+    assert!(f.find("draftword").is_empty());
+    // Live writes after the catch-up are indexed by the triggers again.
+    f.say(&root, "afterword");
+    assert_eq!(f.store.catch_up_search().unwrap(), 0);
+    assert_eq!(f.find("afterword").len(), 1);
+}
+
+/// An import whose message ids SQLite takes from a deleted import still waiting to be indexed
+/// (its range and the new one would overlap) has the old range indexed first, so the catch-up
+/// indexes every message once.
+#[test]
+fn an_import_reusing_the_ids_of_a_deleted_pending_import_is_indexed_once() {
+    let mut f = Fixture::new();
+    let (old, _) = import_texts(&mut f, 8, &["old one", "old two", "old three"]);
+    let c = f.change();
+    f.store.delete_tree(c, &old).unwrap();
+    let (_, frame) = import_texts(&mut f, 9, &["newword one", "newword two"]);
+    assert_eq!(f.store.catch_up_search().unwrap(), 2);
+    let hits = f.find("newword");
+    assert_eq!(hits.len(), 2);
+    assert!(hits.iter().all(|hit| hit.frame == frame));
+    let HitPlace::Message { id, .. } = hits[1].place else { panic!("{hits:?}") };
+    assert!(id.0 <= 3, "the new import reuses the deleted one's ids: {id:?}");
+    assert!(f.find("old").is_empty());
+}
