@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
 
 use flame_context::{Budget, ContextDoc, ContextInput};
@@ -544,7 +545,11 @@ impl Flame {
         id: &FrameId,
         compacted: &str,
     ) -> Result<(), ApiError> {
-        self.write(actor, |store, change, _| store.set_criteria_compacted(change, id, compacted))
+        let written = self
+            .write(actor, |store, change, _| store.set_criteria_compacted(change, id, compacted));
+        // The store records no event for it, so the frames kept for contexts cannot tell.
+        self.path_frames.forget();
+        written
     }
 
     /// Sets how many of a frame's newest tool results its context sends in full; older ones
@@ -563,52 +568,45 @@ impl Flame {
     ) -> Result<ContextDoc, ApiError> {
         let store = self.store();
         let focus = default_to_focus(&store, id)?;
-        let frames = store.path_with_children(&focus)?;
-        let tree = frames
-            .iter()
-            .find(|f| f.id == focus)
-            .map(|f| f.tree.clone())
-            .ok_or_else(|| FrameError::NoSuchFrame(focus.clone()))?;
-        // A context names the logs of the focus and of the finished frames it shows. An agent
-        // outside Flame may open those paths directly, so a log an import left unwritten is
-        // written now (one file check each when it exists).
-        let log_paths: HashMap<FrameId, String> = frames
-            .iter()
-            .filter(|f| f.id == focus || f.status.is_finished())
-            .map(|f| {
-                frame_log::ensure_or_warn(&store, self.data_dir.path(), &f.tree, &f.id);
-                (
-                    f.id.clone(),
-                    frame_log::log_path(self.data_dir.path(), &f.tree, &f.id).display().to_string(),
-                )
-            })
-            .collect();
-        // Only a finished frame lists files, and it lists what its whole subtree touched: the
-        // frames under a finished sibling are not shown, and their files would be lost.
-        let finished: Vec<FrameId> =
-            frames.iter().filter(|f| f.status.is_finished()).map(|f| f.id.clone()).collect();
-        let workspace = store.tree(&tree)?.workspace;
-        let linear_message_tokens = store.tree_message_tokens(&tree)?;
-        // The focus's settled messages and the subtrees' trails are kept between assemblies
-        // (`settled_messages.rs`, `subtree_trails.rs`): a chat assembles before every model
-        // call, and reading the trails walks most of a large tree.
-        let assembled = self.settled_messages.with(&store, &focus, |messages| {
-            self.subtree_trails.with(&store, &tree, &finished, |trails| {
-                let input = ContextInput {
-                    focus: &focus,
-                    frames: &frames,
-                    messages,
-                    encoding: DEFAULT_ENCODING,
-                    budget: budget.unwrap_or(DEFAULT_BUDGET),
-                    log_paths: &log_paths,
-                    linear_message_tokens,
-                    workspace: workspace.as_deref(),
-                    trails,
-                    keep_tool_results: Some(self.keep_tool_results.load(Ordering::Relaxed)),
-                };
-                flame_context::assemble(&input)
-            })
-        })??;
+        // What the context shows of the tree, the focus's settled messages, the subtrees'
+        // trails and the parts assembled from them are kept between assemblies
+        // (`path_frames.rs`, `settled_messages.rs`, `subtree_trails.rs`,
+        // `flame_context::KeptParts`): a chat assembles before every model call, and reading
+        // the trails walks most of a large tree.
+        let (data_dir, budget) = (self.data_dir.path(), budget.unwrap_or(DEFAULT_BUDGET));
+        let keep_tool_results = Some(self.keep_tool_results.load(Ordering::Relaxed));
+        let assembled =
+            self.path_frames.with(&store, data_dir, &focus, |shown, followed| {
+                let linear_message_tokens = store.tree_message_tokens(&shown.tree)?;
+                let (tree, finished) = (&shown.tree, &shown.finished);
+                let none_gone = followed.is_some();
+                self.settled_messages.with(&store, &focus, none_gone, |messages, settled| {
+                    self.subtree_trails.with(&store, tree, finished, followed, |trails| {
+                        let input = ContextInput {
+                            focus: &focus,
+                            frames: &shown.frames,
+                            messages,
+                            encoding: DEFAULT_ENCODING,
+                            budget,
+                            log_paths: &shown.log_paths,
+                            linear_message_tokens,
+                            workspace: shown.workspace.as_deref(),
+                            trails,
+                            keep_tool_results,
+                        };
+                        let mut kept =
+                            self.kept_parts.lock().unwrap_or_else(PoisonError::into_inner);
+                        if settled.fresh {
+                            kept.parts.forget_messages();
+                        }
+                        kept.trust_unchanged(followed, shown);
+                        let doc =
+                            flame_context::assemble_kept(&input, &mut kept.parts, settled.count);
+                        kept.assembled_at = doc.is_ok().then_some(shown.seq);
+                        doc
+                    })
+                })
+            })???;
         assembled.map_err(|e| ApiError::internal("assemble the context", e))
     }
 

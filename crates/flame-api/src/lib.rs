@@ -16,6 +16,7 @@ mod frames;
 mod import;
 pub mod logging;
 mod outline;
+mod path_frames;
 mod process;
 mod sample;
 mod search;
@@ -56,12 +57,6 @@ pub use search::{
 };
 pub use workspace::{MAX_OUTPUT_NAME_CHARS, check_workspace};
 
-/// Builds the token encodings now (about a third of a second), so that no request pays for
-/// them; the app calls it from a background thread at start.
-pub fn warm_up_tokens() {
-    flame_tokens::warm_up();
-}
-
 /// The database schema this Flame writes.
 pub const SCHEMA_VERSION: u32 = flame_store::LATEST_SCHEMA_VERSION;
 
@@ -87,6 +82,10 @@ pub struct Flame {
     subtree_trails: subtree_trails::SubtreeTrails,
     /// The settled messages of the frame last assembled for.
     settled_messages: settled_messages::SettledMessages,
+    /// The frames shown in the context last assembled, and their log paths.
+    path_frames: path_frames::PathFrames,
+    /// The parts of the contexts assembled (frames' XML, masked messages) kept for the next.
+    kept_parts: Mutex<path_frames::KeptContext>,
     /// How many of the focus's newest tool results the context sends in full
     /// (`set_keep_tool_results`).
     keep_tool_results: AtomicUsize,
@@ -146,6 +145,8 @@ impl Flame {
             usage: cost::UsageCache::default(),
             subtree_trails: subtree_trails::SubtreeTrails::default(),
             settled_messages: settled_messages::SettledMessages::default(),
+            path_frames: path_frames::PathFrames::default(),
+            kept_parts: Mutex::default(),
             keep_tool_results: AtomicUsize::new(flame_context::DEFAULT_KEEP_TOOL_RESULTS),
         })
     }

@@ -17,6 +17,17 @@ use flame_store::{Store, StoreError};
 /// How many bytes of message text are kept at most; a frame with more is read whole each time.
 const MAX_KEPT_BYTES: usize = 64 << 20;
 
+/// Which of the messages [`SettledMessages::with`] gives are settled.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Settled {
+    /// How many of the first are: each of those is the message its id named in every call
+    /// since the last `fresh` one, and will name in every later call until the next.
+    pub count: usize,
+    /// Whether the messages were read afresh (the first call, another frame, or a kept message
+    /// gone), so what an id named in earlier calls no longer counts.
+    pub fresh: bool,
+}
+
 /// The settled messages of the frame last assembled for.
 #[derive(Debug, Default)]
 pub(crate) struct SettledMessages(Mutex<Option<Kept>>);
@@ -30,18 +41,23 @@ struct Kept {
 }
 
 impl SettledMessages {
-    /// Runs `with` on frame `frame`'s messages, oldest first, as the store has them now: the
-    /// same as `Store::messages(frame)`.
+    /// Runs `with` on frame `frame`'s messages, oldest first, as the store has them now (the
+    /// same as `Store::messages(frame)`), and which of them are settled.
+    ///
+    /// `none_gone` says that no message of the frame's tree can have been deleted since the
+    /// last call (no event but `message_added` was recorded in the tree since then), so the
+    /// kept ones are not counted again.
     pub(crate) fn with<T>(
         &self,
         store: &Store,
         frame: &FrameId,
-        with: impl FnOnce(&[Message]) -> T,
+        none_gone: bool,
+        with: impl FnOnce(&[Message], Settled) -> T,
     ) -> Result<T, StoreError> {
         let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut current = match kept.take() {
-            Some(k) if k.frame == *frame && still_there(store, &k)? => k,
-            _ => Kept { frame: frame.clone(), messages: Vec::new(), bytes: 0 },
+        let (mut current, fresh) = match kept.take() {
+            Some(k) if k.frame == *frame && (none_gone || still_there(store, &k)?) => (k, false),
+            _ => (Kept { frame: frame.clone(), messages: Vec::new(), bytes: 0 }, true),
         };
         let after = current.messages.last().map_or(MessageId(0), |m| m.id);
         let mut settled = current.messages.len();
@@ -54,7 +70,7 @@ impl SettledMessages {
             }
             current.messages.push(message);
         }
-        let result = with(&current.messages);
+        let result = with(&current.messages, Settled { count: settled, fresh });
         current.messages.truncate(settled);
         if current.bytes <= MAX_KEPT_BYTES {
             *kept = Some(current);

@@ -23,6 +23,8 @@ use std::sync::{Mutex, PoisonError};
 use flame_model::{EventKind, FileTrail, FrameId, TreeId};
 use flame_store::{Store, StoreError};
 
+use crate::path_frames::Followed;
+
 /// How many events since the kept trails were read are followed before they are read again.
 const MAX_EVENTS_FOLLOWED: u32 = 2_000;
 
@@ -55,16 +57,20 @@ impl SubtreeTrails {
     /// them now: a map holding an entry for each of them (and maybe other frames, which the
     /// caller ignores), an empty trail for a subtree that touched no file. The same as
     /// `Store::subtree_file_trails(frames)` but for those empty entries.
+    ///
+    /// `followed`, when given, holds every event after some seq, which the trails follow
+    /// instead of reading them again when they were read at that seq.
     pub(crate) fn with<T>(
         &self,
         store: &Store,
         tree: &TreeId,
         frames: &[FrameId],
+        followed: Option<&Followed>,
         with: impl FnOnce(&HashMap<FrameId, FileTrail>) -> T,
     ) -> Result<T, StoreError> {
         let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let mut trails = match kept.take() {
-            Some(trails) if trails.tree == *tree => follow(store, trails)?,
+            Some(trails) if trails.tree == *tree => follow(store, trails, followed)?,
             _ => KeptTrails::new(store, tree)?,
         };
         let missing: Vec<FrameId> =
@@ -87,8 +93,19 @@ impl SubtreeTrails {
 
 /// `trails` brought up to date with the events since they were read: the kept frames an event
 /// may have changed are forgotten, to be read again when asked.
-fn follow(store: &Store, mut trails: KeptTrails) -> Result<KeptTrails, StoreError> {
-    let events = store.events_since(trails.seq, MAX_EVENTS_FOLLOWED + 1)?;
+fn follow(
+    store: &Store,
+    mut trails: KeptTrails,
+    followed: Option<&Followed>,
+) -> Result<KeptTrails, StoreError> {
+    let read;
+    let events = match followed {
+        Some(followed) if followed.after == trails.seq => &followed.events,
+        _ => {
+            read = store.events_since(trails.seq, MAX_EVENTS_FOLLOWED + 1)?;
+            &read
+        }
+    };
     if events.len() > MAX_EVENTS_FOLLOWED as usize {
         return KeptTrails::new(store, &trails.tree);
     }
@@ -111,7 +128,13 @@ fn follow(store: &Store, mut trails: KeptTrails) -> Result<KeptTrails, StoreErro
     }
     if !trails.by_frame.is_empty() {
         for frame in named {
-            let ids = store.frame_and_ancestor_ids(frame)?;
+            // A frame on the focus's path has the rest of the path as its ancestors, as they
+            // are now (`Followed`); others are read.
+            let on_path = followed.and_then(|f| f.path.iter().position(|id| id == frame));
+            let ids = match (on_path, followed) {
+                (Some(at), Some(followed)) => followed.path[at..].to_vec(),
+                _ => store.frame_and_ancestor_ids(frame)?,
+            };
             if ids.is_empty() {
                 return KeptTrails::new(store, &trails.tree);
             }

@@ -24,6 +24,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::mask::Masked;
 use crate::render::Plan;
 use crate::{
     ContextDoc, ContextInput, ContextReport, MESSAGE_OVERHEAD, Section, SectionKind, SectionState,
@@ -60,10 +61,9 @@ enum Step {
     DropOmissionLine,
 }
 
-pub(crate) fn fit(input: &ContextInput<'_>, plan: Plan<'_>) -> ContextDoc {
+/// Fits the document `plan` and the focus's messages as `masked` sends them to the budget.
+pub(crate) fn fit(input: &ContextInput<'_>, plan: &Plan<'_>, mut masked: Masked) -> ContextDoc {
     let budget = input.budget.available();
-    let mut masked =
-        crate::mask::mask(input.messages, input.keep_tool_results, input.focus, input.encoding);
     let messages = masked.messages.as_slice();
     let preamble = crate::preamble(input.workspace);
     let preamble_tokens = crate::memo::count(input.encoding, &preamble);
@@ -96,7 +96,7 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: Plan<'_>) -> ContextDoc {
         kept + note
     };
 
-    let steps = give_way_order(&plan, messages.len());
+    let steps = give_way_order(plan, messages.len());
     let mut next = 0;
     let mut unit_tokens = units_total(&states);
     let mut kept: u64 = messages.iter().map(message_cost).sum();
@@ -141,7 +141,7 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: Plan<'_>) -> ContextDoc {
         tokens: preamble_tokens,
         state: SectionState::Full,
     }];
-    for u in document_order(&plan) {
+    for u in document_order(plan) {
         let unit = &plan.units[u];
         sections.push(Section {
             kind: unit.kind,
@@ -165,7 +165,7 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: Plan<'_>) -> ContextDoc {
         .filter(|&i| messages[i].tool_result.is_some() && masked.saved[i] > 0)
         .count() as u32;
     ContextDoc {
-        system: format!("{preamble}\n{xml}"),
+        system: [preamble.as_str(), "\n", xml.as_str()].concat(),
         xml,
         omission,
         // The masked copy is the assembly's own: the messages sent are moved out of it.

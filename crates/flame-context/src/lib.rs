@@ -189,6 +189,62 @@ pub enum ContextError {
 
 /// Assembles the context for `input.focus`.
 pub fn assemble(input: &ContextInput<'_>) -> Result<ContextDoc, ContextError> {
-    let plan = render::Plan::new(input)?;
-    Ok(budget::fit(input, plan))
+    let plan = render::Plan::new(input, None)?;
+    let masked = mask::mask(input.messages, input.keep_tool_results, input.focus, input.encoding);
+    Ok(budget::fit(input, &plan, masked))
+}
+
+/// Parts of one caller's assemblies kept for its next ones ([`assemble_kept`]): each frame's
+/// XML with its token count, and the masked forms of the focus's settled messages. A chat
+/// assembles before every model call, and between two calls few of these change. Bounded by
+/// what the last assembly used: the parts of frames and messages it did not show are dropped.
+#[derive(Debug, Default)]
+pub struct KeptParts {
+    units: Option<render::KeptUnits>,
+    masks: mask::KeptMasks,
+}
+
+impl KeptParts {
+    /// Forgets the masked forms of messages, for when a message id given as settled may name
+    /// another message from now on.
+    pub fn forget_messages(&mut self) {
+        self.masks = mask::KeptMasks::default();
+    }
+
+    /// Promises that the next assembly's frames, log paths and trails are, for every frame it
+    /// shows, what the last assembly with these parts was given; its frames' texts are then
+    /// taken again without checking what they were made from (when its focus and encoding are
+    /// the last one's). A caller that knows nothing changed (as the facade does from the
+    /// store's events) saves writing and comparing a key for every frame.
+    pub fn trust_frames_unchanged(&mut self) {
+        if let Some(units) = &mut self.units {
+            units.trust();
+        }
+    }
+}
+
+/// [`assemble`], taking from `kept` what earlier assemblies made and is still what this one
+/// would make, and keeping what this one made for the next. The result is always the one
+/// [`assemble`] gives. A frame's text is taken again only when everything it is made from is
+/// unchanged (checked here, byte for byte). A message's masked form is taken by the message's
+/// id, so the caller promises that each of `input.messages[..settled]` is a *settled* message:
+/// the same id names the same message in every call with this `kept` (since the last
+/// [`KeptParts::forget_messages`]), and after [`KeptParts::trust_frames_unchanged`] that the
+/// frames are unchanged.
+pub fn assemble_kept(
+    input: &ContextInput<'_>,
+    kept: &mut KeptParts,
+    settled: usize,
+) -> Result<ContextDoc, ContextError> {
+    let plan = render::Plan::new(input, Some(kept.units.take().unwrap_or_default()))?;
+    let masked = mask::mask_kept(
+        input.messages,
+        input.keep_tool_results,
+        input.focus,
+        input.encoding,
+        Some((&mut kept.masks, settled)),
+    );
+    let doc = budget::fit(input, &plan, masked);
+    kept.units = plan.into_kept();
+    Ok(doc)
 }

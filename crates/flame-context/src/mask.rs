@@ -10,12 +10,12 @@
 //! model has not answered those yet. The rule depends only on the messages and K, so the same
 //! history always gives the same context.
 
-use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
 use flame_model::cost::group_thousands as grouped;
-use flame_model::{FrameId, Message, Role, ToolCall, ToolResult};
+use flame_model::{FrameId, Message, MessageId, Role, ToolCall, ToolResult};
 use flame_tokens::Encoding;
+use rustc_hash::FxHashMap as HashMap;
 use serde_json::Value;
 
 use crate::memo;
@@ -56,6 +56,73 @@ pub(crate) fn mask(
     focus: &FrameId,
     encoding: Encoding,
 ) -> Masked {
+    mask_kept(messages, keep, focus, encoding, None)
+}
+
+/// The masked forms of settled messages (their stubs and cut calls), kept between assemblies:
+/// building a stub and weighing a cut call again (JSON written and counted) was most of an
+/// assembly of a long frame. A settled message's content never changes under its id, and the
+/// call a settled result answers is among the settled messages before it, so each form depends
+/// only on the message's id, the focus and the encoding.
+#[derive(Debug, Default)]
+pub(crate) struct KeptMasks {
+    /// The focus and encoding the forms were made for; another of either starts over.
+    made_for: Option<(FrameId, Encoding)>,
+    /// Each settled result's stub and its tokens.
+    stubs: HashMap<MessageId, Kept<(String, u64)>>,
+    /// Each settled message whose calls were cut: the cut form.
+    calls: HashMap<MessageId, Kept<CutCalls>>,
+    /// The number of the masking under way, which marks the forms it used; the others are
+    /// dropped when it ends.
+    masking: u64,
+    /// What the calls of each settled message with a long argument are counted as, weighed
+    /// when the message settles rather than when masking cuts them, so that the two counts do
+    /// not fall on one assembly: a chat's assembly after a long edit is masked would otherwise
+    /// count the edit's whole arguments, then the cut ones and the stub. Kept until the focus
+    /// changes: a frame's settled messages stay.
+    weights: HashMap<MessageId, u64>,
+    /// The newest settled message weighed, if any.
+    weighed_through: Option<MessageId>,
+}
+
+#[derive(Debug)]
+struct Kept<T> {
+    form: T,
+    used_by: u64,
+}
+
+#[derive(Debug, Clone)]
+struct CutCalls {
+    /// The calls cut, by index in the message, ascending.
+    which: Vec<usize>,
+    /// The message's calls with those cut.
+    calls: Vec<ToolCall>,
+    /// How many of them had long arguments to cut.
+    masked: u32,
+    /// The tokens the cut saved on the message's calls.
+    saved: u64,
+}
+
+impl KeptMasks {
+    /// Ends a masking: only the forms it used are kept for the next.
+    fn finish(&mut self) {
+        let masking = self.masking;
+        self.stubs.retain(|_, kept| kept.used_by == masking);
+        self.calls.retain(|_, kept| kept.used_by == masking);
+        self.masking += 1;
+    }
+}
+
+/// [`mask`], with the forms of `messages[..settled]` taken from (and kept in) `kept`. The
+/// caller promises that a message id given as settled names the same message in every call
+/// with the same `kept`.
+pub(crate) fn mask_kept(
+    messages: &[Message],
+    keep: Option<usize>,
+    focus: &FrameId,
+    encoding: Encoding,
+    kept: Option<(&mut KeptMasks, usize)>,
+) -> Masked {
     let unchanged = || Masked {
         messages: messages.to_vec(),
         saved: vec![0; messages.len()],
@@ -66,6 +133,19 @@ pub(crate) fn mask(
     let keep = keep.max(1);
     let Some(last_assistant) = messages.iter().rposition(|m| m.role == Role::Assistant) else {
         return unchanged();
+    };
+    let (mut kept, settled) = match kept {
+        Some((kept, settled)) => {
+            if kept.made_for.as_ref().is_none_or(|(f, e)| f != focus || *e != encoding) {
+                *kept = KeptMasks {
+                    made_for: Some((focus.clone(), encoding)),
+                    masking: kept.masking,
+                    ..KeptMasks::default()
+                };
+            }
+            (Some(kept), settled.min(messages.len()))
+        }
+        None => (None, 0),
     };
     let results: Vec<usize> =
         (0..messages.len()).filter(|&i| is_tool_result(&messages[i])).collect();
@@ -82,60 +162,194 @@ pub(crate) fn mask(
         let call = answered[i];
         calls.extend(call);
         let message = &messages[i];
-        let call = call.and_then(|(m, c)| messages[m].tool_calls.as_ref().map(|calls| &calls[c]));
-        let stub = stub(message, call, focus);
-        let tokens = memo::count(encoding, &stub);
+        let made = || {
+            let call =
+                call.and_then(|(m, c)| messages[m].tool_calls.as_ref().map(|calls| &calls[c]));
+            let stub = stub(message, call, focus);
+            let tokens = memo::count(encoding, &stub);
+            (stub, tokens)
+        };
+        let (stub, tokens) = match &mut kept {
+            Some(kept) if i < settled => {
+                let masking = kept.masking;
+                let entry = kept
+                    .stubs
+                    .entry(message.id)
+                    .or_insert_with(|| Kept { form: made(), used_by: masking });
+                entry.used_by = masking;
+                let tokens = entry.form.1;
+                // A result already smaller than its stub is sent as it is, and its stub is
+                // not copied.
+                if tokens >= message.tokens {
+                    continue;
+                }
+                (entry.form.0.clone(), tokens)
+            }
+            _ => made(),
+        };
         if tokens >= message.tokens {
-            // A result already smaller than its stub is sent as it is.
             continue;
         }
         saved[i] = message.tokens - tokens;
         stubs[i] = Some((stub, tokens));
     }
+    // A call two results answer is cut once.
+    calls.sort_unstable();
+    calls.dedup();
+    if let Some(kept) = &mut kept {
+        weigh_settled(kept, &messages[..settled], encoding);
+    }
+    // Each message's cut calls, found in the kept forms or made now.
+    let mut masked_calls = vec![0; messages.len()];
+    let mut cut: Vec<Option<CutCalls>> = Vec::new();
+    cut.resize_with(messages.len(), || None);
+    for group in calls.chunk_by(|a, b| a.0 == b.0) {
+        let m = group[0].0;
+        let message = &messages[m];
+        let which = group.iter().map(|&(_, c)| c);
+        let form = match &mut kept {
+            Some(kept) if m < settled => {
+                let masking = kept.masking;
+                let weight = kept.weights.get(&message.id).copied();
+                let entry = match kept.calls.entry(message.id) {
+                    Entry::Occupied(entry)
+                        if entry.get().form.which.iter().copied().eq(which.clone()) =>
+                    {
+                        entry.into_mut()
+                    }
+                    entry => {
+                        let form = cut_calls(message, which.collect(), encoding, weight);
+                        match entry {
+                            Entry::Occupied(mut entry) => {
+                                entry.insert(Kept { form, used_by: masking });
+                                entry.into_mut()
+                            }
+                            Entry::Vacant(entry) => entry.insert(Kept { form, used_by: masking }),
+                        }
+                    }
+                };
+                entry.used_by = masking;
+                // Only a form that cut something is sent, and only then copied.
+                if entry.form.masked == 0 {
+                    continue;
+                }
+                entry.form.clone()
+            }
+            _ => cut_calls(message, which.collect(), encoding, None),
+        };
+        masked_calls[m] = form.masked;
+        if form.masked > 0 {
+            saved[m] = form.saved;
+        }
+        cut[m] = Some(form);
+    }
     // The messages as sent; a stubbed result's text and detail (most of a long frame's bytes)
-    // are not copied only to be replaced.
+    // and a cut call's long arguments are not copied only to be replaced.
     let sent = messages
         .iter()
         .zip(stubs)
-        .map(|(message, stub)| match stub {
-            None => message.clone(),
-            Some((content, tokens)) => Message {
+        .zip(cut)
+        .enumerate()
+        .map(|(m, ((message, stub), cut))| {
+            let cut = cut.filter(|form| form.masked > 0);
+            if stub.is_none() && cut.is_none() {
+                return message.clone();
+            }
+            let tool_calls = match cut {
+                Some(form) => Some(form.calls),
+                None => message.tool_calls.clone(),
+            };
+            let (content, tokens, tool_result) = match stub {
+                None => (message.content.clone(), message.tokens, message.tool_result.clone()),
+                Some((content, tokens)) => (
+                    content,
+                    tokens,
+                    message.tool_result.as_ref().map(|result| ToolResult {
+                        detail: None,
+                        is_error: result.is_error,
+                        name: result.name.clone(),
+                        tool_call_id: result.tool_call_id.clone(),
+                    }),
+                ),
+            };
+            // A call's arguments were counted as the JSON of the message's calls, so a message
+            // with cut calls costs its own tokens less what the cut saved.
+            let tokens =
+                if masked_calls[m] > 0 { message.tokens.saturating_sub(saved[m]) } else { tokens };
+            Message {
                 id: message.id,
                 frame: message.frame.clone(),
                 role: message.role,
                 content,
-                tool_calls: message.tool_calls.clone(),
-                tool_result: message.tool_result.as_ref().map(|result| ToolResult {
-                    detail: None,
-                    is_error: result.is_error,
-                    name: result.name.clone(),
-                    tool_call_id: result.tool_call_id.clone(),
-                }),
+                tool_calls,
+                tool_result,
                 tokens,
                 model: message.model.clone(),
                 usage: message.usage,
                 created_at: message.created_at,
                 interrupted: message.interrupted,
-            },
+            }
         })
         .collect();
-    let mut out = Masked { messages: sent, saved, masked_calls: vec![0; messages.len()] };
-    // A call two results answer is cut once.
-    calls.sort_unstable();
-    calls.dedup();
-    for call in calls {
-        mask_call(&mut out, call);
+    if let Some(kept) = kept {
+        kept.finish();
     }
-    // A call's arguments were counted as the JSON of the message's calls, so they are weighed
-    // again the same way once cut.
-    for (m, message) in messages.iter().enumerate().filter(|(m, _)| out.masked_calls[*m] > 0) {
-        let before = memo::count(encoding, &calls_json(message));
-        let after = memo::count(encoding, &calls_json(&out.messages[m]));
-        let saved = before.saturating_sub(after);
-        out.saved[m] = saved;
-        out.messages[m].tokens = message.tokens.saturating_sub(saved);
+    Masked { messages: sent, saved, masked_calls }
+}
+
+/// Weighs the calls of each of `settled` not weighed yet that has a long argument.
+fn weigh_settled(kept: &mut KeptMasks, settled: &[Message], encoding: Encoding) {
+    let weighed = kept.weighed_through;
+    let from = settled.iter().rposition(|m| Some(m.id) <= weighed).map_or(0, |i| i + 1);
+    for message in &settled[from..] {
+        let calls = message.tool_calls.as_deref().unwrap_or_default();
+        if calls.iter().any(|call| has_long_argument(&call.arguments, false)) {
+            kept.weights
+                .entry(message.id)
+                .or_insert_with(|| memo::count(encoding, &calls_json(message)));
+        }
     }
-    out
+    if let Some(last) = settled.last() {
+        kept.weighed_through = Some(last.id);
+    }
+}
+
+/// Whether [`masked_arguments`] would cut something of `value`.
+fn has_long_argument(value: &Value, under_path: bool) -> bool {
+    match value {
+        Value::String(text) => !under_path && text.len() > MAX_STUB_VALUE_BYTES + MARK_BYTES,
+        Value::Array(items) => items.iter().any(|v| has_long_argument(v, under_path)),
+        Value::Object(map) => {
+            map.iter().any(|(k, v)| has_long_argument(v, under_path || is_path_key(k)))
+        }
+        _ => false,
+    }
+}
+
+/// Message `message`'s calls with the long arguments of calls `which` cut, and what that saved;
+/// `weight` is what its calls are counted as, when known.
+fn cut_calls(
+    message: &Message,
+    which: Vec<usize>,
+    encoding: Encoding,
+    weight: Option<u64>,
+) -> CutCalls {
+    let mut calls = message.tool_calls.clone().unwrap_or_default();
+    let mut masked = 0;
+    for &c in &which {
+        if let Some(shorter) = masked_arguments(&calls[c].arguments, false) {
+            calls[c].arguments = shorter;
+            masked += 1;
+        }
+    }
+    let saved = if masked > 0 {
+        let before = weight.unwrap_or_else(|| memo::count(encoding, &calls_json(message)));
+        let after = memo::count(encoding, &calls_json_of(&calls));
+        before.saturating_sub(after)
+    } else {
+        0
+    };
+    CutCalls { which, calls, masked, saved }
 }
 
 /// For each message, where the call it answers is when it is a tool result: the newest earlier
@@ -144,7 +358,7 @@ pub(crate) fn mask(
 /// a map from call id to its newest call, so a frame with thousands of results is not searched
 /// again for each of them.
 fn calls_answered(messages: &[Message]) -> Vec<Option<(usize, usize)>> {
-    let mut newest: HashMap<&str, (usize, usize)> = HashMap::new();
+    let mut newest: HashMap<&str, (usize, usize)> = HashMap::default();
     let mut answered = vec![None; messages.len()];
     for (m, message) in messages.iter().enumerate() {
         // A result's call is looked for before its own message's calls are added: only earlier
@@ -166,17 +380,6 @@ fn calls_answered(messages: &[Message]) -> Vec<Option<(usize, usize)>> {
         }
     }
     answered
-}
-
-/// Cuts the long arguments of call `c` of message `m` (the call a masked result answers): old
-/// `write_file` contents and `edit_file` strings are most of a long frame's own turns, and the
-/// workspace and the frame's log hold them whole. Paths are kept as in a stub.
-fn mask_call(out: &mut Masked, (m, c): (usize, usize)) {
-    let Some(calls) = &mut out.messages[m].tool_calls else { return };
-    if let Some(shorter) = masked_arguments(&calls[c].arguments, false) {
-        calls[c].arguments = shorter;
-        out.masked_calls[m] += 1;
-    }
 }
 
 /// `value` with every text longer than [`MAX_STUB_VALUE_BYTES`] cut and marked, at any depth,
@@ -225,10 +428,11 @@ const MARK_BYTES: usize = 80;
 
 /// The JSON text a message's tool calls are counted as (`flame_tokens::count_message`).
 fn calls_json(message: &Message) -> String {
-    message
-        .tool_calls
-        .as_ref()
-        .map_or_else(String::new, |calls| serde_json::to_string(calls).unwrap_or_default())
+    message.tool_calls.as_deref().map_or_else(String::new, calls_json_of)
+}
+
+fn calls_json_of(calls: &[ToolCall]) -> String {
+    serde_json::to_string(calls).unwrap_or_default()
 }
 
 fn is_tool_result(m: &Message) -> bool {
@@ -511,9 +715,21 @@ mod tests {
             }
             let now = mask(&messages, keep, &focus(), ENCODING);
             let first = mask_as_first_written(&messages, keep);
-            proptest::prop_assert_eq!(now.messages, first.messages);
-            proptest::prop_assert_eq!(now.saved, first.saved);
-            proptest::prop_assert_eq!(now.masked_calls, first.masked_calls);
+            proptest::prop_assert_eq!(&now.messages, &first.messages);
+            proptest::prop_assert_eq!(&now.saved, &first.saved);
+            proptest::prop_assert_eq!(&now.masked_calls, &first.masked_calls);
+            // The history as it grows, one message at a time, each masked with the forms
+            // kept from the masking before (all but the newest message settled): the same.
+            let mut kept = KeptMasks::default();
+            for end in 0..=messages.len() {
+                let grown = &messages[..end];
+                let settled = end.saturating_sub(1);
+                let with_kept = mask_kept(grown, keep, &focus(), ENCODING, Some((&mut kept, settled)));
+                let fresh = mask(grown, keep, &focus(), ENCODING);
+                proptest::prop_assert_eq!(with_kept.messages, fresh.messages, "{} messages", end);
+                proptest::prop_assert_eq!(with_kept.saved, fresh.saved);
+                proptest::prop_assert_eq!(with_kept.masked_calls, fresh.masked_calls);
+            }
         }
     }
 

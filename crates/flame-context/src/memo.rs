@@ -5,10 +5,11 @@
 //! under the text itself (never a hash of it, so a remembered count is always exact). The memo
 //! forgets everything when it holds [`CAPACITY`] texts, which bounds it to a few megabytes.
 
-use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
 
 use flame_tokens::Encoding;
+// Texts are hashed whole on every look-up; they are the caller's own, so a fast hasher is used.
+use rustc_hash::FxHashMap as HashMap;
 
 const CAPACITY: usize = 16_384;
 

@@ -6,11 +6,16 @@
 //! opening part (its tag and fields) and a closing part (its end tag), with its children between.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+use std::sync::Arc;
 
 use flame_model::{FileTrail, Frame, FrameId, Status};
+use flame_tokens::Encoding;
 use quick_xml::Writer;
+// The maps here are keyed by frame ids and unit indexes from the caller's own store, hashed on
+// every assembly, so a fast hasher is used rather than one resisting crafted keys.
 use quick_xml::events::{BytesEnd, BytesStart, BytesText, Event};
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::{ContextError, ContextInput, MAX_LISTED_FILES, SectionKind, SectionState, memo};
 
@@ -39,18 +44,87 @@ pub(crate) struct Plan<'a> {
     retried: Option<&'a FrameId>,
     /// Each unit's text in each state asked for, rendered once: the budget counts it and the
     /// document is written from it.
-    rendered: RefCell<HashMap<(usize, SectionState), Rendered>>,
+    rendered: RefCell<HashMap<(usize, SectionState), Arc<Rendered>>>,
+    /// The texts of earlier assemblies, when the caller keeps them (`crate::assemble_kept`).
+    kept: Option<RefCell<KeptUnits>>,
+    /// Whether the kept texts are taken without checking their keys: the caller promised that
+    /// what they are made from is unchanged since the last assembly, which had this focus and
+    /// encoding, and used every text kept.
+    trust_kept: bool,
 }
 
 /// A unit's text in one state, and what it costs.
-struct Rendered {
+#[derive(Debug)]
+pub(crate) struct Rendered {
     open: String,
     close: String,
     tokens: u64,
 }
 
+/// The units' texts of the last assembly, each with everything its text was made from, kept for
+/// the next: a frame's text changes far less often than contexts are assembled, and writing it
+/// (escaping every field) and counting its tokens was most of an assembly's cost after masking.
+/// A text is taken again only when what it would be made from now is byte for byte what it was
+/// made from, so a kept text is always the text a fresh assembly writes.
+#[derive(Debug, Default)]
+pub(crate) struct KeptUnits {
+    /// The texts kept, by frame, then by state. Those an assembly does not use are dropped when
+    /// it ends, so texts of frames no longer shown do not stay.
+    by_frame: HashMap<FrameId, [Option<KeptUnit>; STATES]>,
+    /// The number of the assembly under way, which marks the texts it used.
+    assembly: u64,
+    /// The key being built and the file lists written into it, kept to save their
+    /// allocations.
+    key: Vec<u8>,
+    lists: String,
+    /// The focus and encoding of the last assembly.
+    made_for: Option<(FrameId, Encoding)>,
+    /// Whether the caller promised that the next assembly's frames, log paths and trails are
+    /// those of the last (`KeptParts::trust_frames_unchanged`).
+    trusted: bool,
+}
+
+/// How many states a unit has ([`SectionState`]'s variants, `Dropped` the last).
+const STATES: usize = 5;
+const _: () = assert!(SectionState::Dropped as usize + 1 == STATES);
+
+#[derive(Debug)]
+struct KeptUnit {
+    /// What the text was made from, as [`Plan::write_key`] writes it.
+    key: Vec<u8>,
+    rendered: Arc<Rendered>,
+    /// The last assembly that used it.
+    used_by: u64,
+}
+
+impl KeptUnits {
+    /// See `KeptParts::trust_frames_unchanged`.
+    pub(crate) fn trust(&mut self) {
+        self.trusted = true;
+    }
+
+    /// Ends an assembly: only what it used is kept for the next one.
+    pub(crate) fn finish(&mut self) {
+        let assembly = self.assembly;
+        self.by_frame.retain(|_, states| {
+            for state in states.iter_mut() {
+                if state.as_ref().is_some_and(|unit| unit.used_by != assembly) {
+                    *state = None;
+                }
+            }
+            states.iter().any(Option::is_some)
+        });
+        self.assembly += 1;
+    }
+}
+
 impl<'a> Plan<'a> {
-    pub fn new(input: &ContextInput<'a>) -> Result<Plan<'a>, ContextError> {
+    /// The plan of `input`'s document; `kept` holds the texts of earlier assemblies to take
+    /// where they are still what this one would write.
+    pub fn new(
+        input: &ContextInput<'a>,
+        kept: Option<KeptUnits>,
+    ) -> Result<Plan<'a>, ContextError> {
         let by_id: HashMap<&FrameId, &Frame> = input.frames.iter().map(|f| (&f.id, f)).collect();
         let focus =
             *by_id.get(input.focus).ok_or_else(|| ContextError::NoFocus(input.focus.clone()))?;
@@ -63,7 +137,7 @@ impl<'a> Plan<'a> {
         }
         path_frames.reverse();
 
-        let mut children_of: HashMap<&FrameId, Vec<&Frame>> = HashMap::new();
+        let mut children_of: HashMap<&FrameId, Vec<&Frame>> = HashMap::default();
         for frame in input.frames {
             if let Some(parent) = &frame.parent {
                 children_of.entry(parent).or_default().push(frame);
@@ -72,6 +146,15 @@ impl<'a> Plan<'a> {
         for list in children_of.values_mut() {
             list.sort_by_key(|f| (f.position, f.id.clone()));
         }
+
+        let mut kept = kept;
+        let trust_kept = kept.as_mut().is_some_and(|kept| {
+            let made_for = (input.focus.clone(), input.encoding);
+            let trusted = kept.trusted && kept.made_for.as_ref() == Some(&made_for);
+            kept.trusted = false;
+            kept.made_for = Some(made_for);
+            trusted
+        });
 
         let last = path_frames.len() - 1;
         let mut units: Vec<Unit<'a>> = Vec::new();
@@ -122,7 +205,18 @@ impl<'a> Plan<'a> {
             path,
             retried: focus.retry_of.as_ref(),
             input: *input,
-            rendered: RefCell::new(HashMap::new()),
+            rendered: RefCell::new(HashMap::default()),
+            trust_kept,
+            kept: kept.map(RefCell::new),
+        })
+    }
+
+    /// The texts kept for the next assembly: those this one used.
+    pub fn into_kept(self) -> Option<KeptUnits> {
+        self.kept.map(|kept| {
+            let mut kept = kept.into_inner();
+            kept.finish();
+            kept
         })
     }
 
@@ -148,16 +242,133 @@ impl<'a> Plan<'a> {
         if let Some(rendered) = self.rendered.borrow().get(&(u, state)) {
             return with(rendered);
         }
+        let rendered = match &self.kept {
+            Some(kept) => self.kept_or_rendered(&mut kept.borrow_mut(), u, state),
+            None => Arc::new(self.render_and_count(u, state)),
+        };
+        let result = with(&rendered);
+        self.rendered.borrow_mut().insert((u, state), rendered);
+        result
+    }
+
+    fn render_and_count(&self, u: usize, state: SectionState) -> Rendered {
         let (open, close) = self.render_unit(u, state);
         let tokens =
             memo::count(self.input.encoding, &open) + memo::count(self.input.encoding, &close);
-        let mut all = self.rendered.borrow_mut();
-        with(all.entry((u, state)).or_insert(Rendered { open, close, tokens }))
+        Rendered { open, close, tokens }
+    }
+
+    /// Unit `u`'s text in `state`: the kept one when it was made from what it would be made
+    /// from now, else written and counted now; kept for the next assembly either way.
+    fn kept_or_rendered(
+        &self,
+        kept: &mut KeptUnits,
+        u: usize,
+        state: SectionState,
+    ) -> Arc<Rendered> {
+        let frame = &self.units[u].frame.id;
+        let assembly = kept.assembly;
+        if self.trust_kept {
+            let slot =
+                kept.by_frame.get_mut(frame).and_then(|states| states[state as usize].as_mut());
+            if let Some(unit) = slot {
+                unit.used_by = assembly;
+                return Arc::clone(&unit.rendered);
+            }
+        }
+        let mut key = std::mem::take(&mut kept.key);
+        key.clear();
+        self.write_key(u, &mut key, &mut kept.lists);
+        if !kept.by_frame.contains_key(frame) {
+            kept.by_frame.insert(frame.clone(), Default::default());
+        }
+        let slot = &mut kept.by_frame.get_mut(frame).expect("just inserted")[state as usize];
+        let rendered = match slot {
+            Some(unit) if unit.key == key => {
+                unit.used_by = assembly;
+                Arc::clone(&unit.rendered)
+            }
+            _ => {
+                let rendered = Arc::new(self.render_and_count(u, state));
+                let unit = KeptUnit {
+                    key: key.clone(),
+                    rendered: Arc::clone(&rendered),
+                    used_by: assembly,
+                };
+                *slot = Some(unit);
+                rendered
+            }
+        };
+        kept.key = key;
+        rendered
+    }
+
+    /// Everything [`Plan::render_unit`] reads for unit `u`, whatever the state, each part
+    /// preceded by its length so that different parts never write the same bytes.
+    fn write_key(&self, u: usize, key: &mut Vec<u8>, lists: &mut String) {
+        fn part(key: &mut Vec<u8>, bytes: &[u8]) {
+            key.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+            key.extend_from_slice(bytes);
+        }
+        fn optional(key: &mut Vec<u8>, text: Option<&str>) {
+            match text {
+                Some(text) => {
+                    key.push(1);
+                    part(key, text.as_bytes());
+                }
+                None => key.push(0),
+            }
+        }
+        let unit = &self.units[u];
+        let frame = unit.frame;
+        // How far a frame on the path is from the focus decides which of its fields it shows.
+        let from_focus = if unit.on_path { self.path.len() - 1 - unit.depth } else { 0 };
+        key.extend_from_slice(&(unit.depth as u64).to_le_bytes());
+        key.extend_from_slice(&(from_focus.min(2) as u64).to_le_bytes());
+        key.push(unit.kind as u8);
+        key.push(u8::from(unit.on_path));
+        key.push(u8::from(u == self.focus()));
+        key.push(u8::from(self.retried == Some(&frame.id)));
+        part(key, self.input.focus.as_str().as_bytes());
+        part(key, frame.id.as_str().as_bytes());
+        part(key, frame.status.as_str().as_bytes());
+        part(key, frame.title.as_bytes());
+        part(key, frame.success_criteria.as_bytes());
+        optional(key, frame.success_criteria_compacted.as_deref());
+        optional(key, frame.status_reason.as_deref());
+        optional(key, frame.results.as_deref());
+        optional(key, frame.results_compacted.as_deref());
+        optional(key, frame.retry_of.as_ref().map(FrameId::as_str));
+        for list in [&frame.artifacts, &frame.decisions] {
+            key.extend_from_slice(&(list.len() as u64).to_le_bytes());
+            for item in list {
+                part(key, item.as_bytes());
+            }
+        }
+        optional(key, self.input.log_paths.get(&frame.id).map(String::as_str));
+        // A trail holds thousands of paths in a large subtree, but a unit shows only its lists
+        // (at most [`MAX_LISTED_FILES`] paths and a count each), so those are what it is keyed by.
+        match self.input.trails.get(&frame.id) {
+            Some(trail) => {
+                key.push(1);
+                for (paths, left_out) in
+                    [(&trail.changed, &frame.artifacts[..]), (&trail.read, &[])]
+                {
+                    lists.clear();
+                    let listed = push_file_list(paths, left_out, lists);
+                    key.push(u8::from(listed));
+                    part(key, lists.as_bytes());
+                }
+            }
+            None => key.push(0),
+        }
     }
 
     /// The whole document with each unit in its state.
     pub fn document(&self, states: &[SectionState]) -> String {
-        let mut out = String::new();
+        let size: usize =
+            self.rendered.borrow().values().map(|r| r.open.len() + r.close.len()).sum();
+        let mut out = String::with_capacity(size + 1);
         self.write_tree(self.path[0], states, &mut out);
         out.push('\n');
         out
@@ -304,6 +515,12 @@ fn write_files(xml: &mut Xml, trail: &FileTrail, artifacts: &[String]) {
 /// [`MAX_LISTED_FILES`] with "and N more"; `None` when none is left. A large subtree's lists
 /// hold thousands of paths, so only the paths shown are copied, and the rest only counted.
 fn file_list(paths: &[String], left_out: &[String]) -> Option<String> {
+    let mut text = String::new();
+    push_file_list(paths, left_out, &mut text).then_some(text)
+}
+
+/// [`file_list`] written at the end of `out`; whether there was anything to write.
+fn push_file_list(paths: &[String], left_out: &[String], out: &mut String) -> bool {
     // Few artifacts are searched in turn; many, through a set.
     let many: Option<HashSet<&str>> =
         (left_out.len() > 16).then(|| left_out.iter().map(String::as_str).collect());
@@ -311,28 +528,34 @@ fn file_list(paths: &[String], left_out: &[String]) -> Option<String> {
         Some(set) => set.contains(path),
         None => left_out.iter().any(|a| a == path),
     };
-    // Each path left out is counted once, however often `left_out` names it.
-    let mut found: Vec<usize> =
-        left_out.iter().filter_map(|a| paths.binary_search(a).ok()).collect();
-    found.sort_unstable();
-    found.dedup();
-    let remaining = paths.len() - found.len();
-    if remaining == 0 {
-        return None;
-    }
-    let shown: Vec<&String> =
-        paths.iter().filter(|p| !is_left_out(p)).take(MAX_LISTED_FILES).collect();
-    let mut text = String::with_capacity(shown.iter().map(|p| p.len() + 2).sum::<usize>() + 24);
-    for path in shown {
-        if !text.is_empty() {
-            text.push_str(", ");
+    // Each path left out is counted once, however often `left_out` names it: a name is
+    // counted where it first appears among few, and through the set among many.
+    let found = match &many {
+        Some(set) => {
+            set.iter().filter(|a| paths.binary_search_by(|p| p.as_str().cmp(a)).is_ok()).count()
         }
-        text.push_str(path);
+        None => (0..left_out.len())
+            .filter(|&i| {
+                !left_out[..i].contains(&left_out[i]) && paths.binary_search(&left_out[i]).is_ok()
+            })
+            .count(),
+    };
+    let remaining = paths.len() - found;
+    if remaining == 0 {
+        return false;
+    }
+    let start = out.len();
+    for path in paths.iter().filter(|p| !is_left_out(p)).take(MAX_LISTED_FILES) {
+        if out.len() > start {
+            out.push_str(", ");
+        }
+        out.push_str(path);
     }
     if remaining > MAX_LISTED_FILES {
-        text.push_str(&format!(", and {} more", remaining - MAX_LISTED_FILES));
+        use std::fmt::Write;
+        let _ = write!(out, ", and {} more", remaining - MAX_LISTED_FILES);
     }
-    Some(text)
+    true
 }
 
 fn compacted_criteria(frame: &Frame) -> &str {

@@ -129,20 +129,40 @@ fn trail(read: &[&str], changed: &[&str]) -> flame_model::FileTrail {
     )
 }
 
+/// What the tests of kept context parts share: a Flame whose contexts keep parts between
+/// assemblies, another Flame on the same data directory (another process), and the check that
+/// a context is the one a Flame opened just now assembles.
+struct Kept {
+    s: Scratch,
+    other: flame_api::Flame,
+    /// The seed of the next Flame opened to assemble afresh.
+    seed: std::cell::Cell<u64>,
+}
+
+impl Kept {
+    fn new(seed: u64) -> Kept {
+        let s = Scratch::new(seed);
+        let other = s.reopen(seed + 1);
+        Kept { s, other, seed: std::cell::Cell::new(seed + 10) }
+    }
+
+    /// The context of `focus`, checked against a fresh assembly.
+    fn assert_fresh(&self, focus: &FrameId) -> flame_api::ContextDoc {
+        self.seed.set(self.seed.get() + 1);
+        let doc = self.s.flame.context(Some(focus), None).unwrap();
+        assert_eq!(doc, self.s.reopen(self.seed.get()).context(Some(focus), None).unwrap());
+        doc
+    }
+}
+
 /// The files of finished frames' subtrees are kept between assemblies; every context must still
 /// be the one a Flame opened just now assembles, whatever changed since, here or in another
 /// process.
 #[test]
 fn kept_subtree_files_follow_changes_made_here_and_in_another_process() {
-    let s = Scratch::new(31);
-    let other = s.reopen(32);
-    let mut seed = 40;
-    let mut assert_fresh = |focus: &FrameId| {
-        seed += 1;
-        let doc = s.flame.context(Some(focus), None).unwrap();
-        assert_eq!(doc, s.reopen(seed).context(Some(focus), None).unwrap());
-        doc
-    };
+    let kept = Kept::new(31);
+    let (s, other) = (&kept.s, &kept.other);
+    let assert_fresh = |focus: &FrameId| kept.assert_fresh(focus);
     let tree = s.flame.create_tree(A, "Root", "Done", None).unwrap();
     let a = s.flame.push(A, Some(&tree.root), "A", "a").unwrap().id;
     let a1 = s.flame.push(A, Some(&a), "A1", "a1").unwrap().id;
@@ -190,15 +210,9 @@ fn kept_subtree_files_follow_changes_made_here_and_in_another_process() {
 /// assembles.
 #[test]
 fn kept_messages_follow_replies_and_other_processes() {
-    let s = Scratch::new(51);
-    let other = s.reopen(52);
-    let mut seed = 60;
-    let mut assert_fresh = |focus: &FrameId| {
-        seed += 1;
-        let doc = s.flame.context(Some(focus), None).unwrap();
-        assert_eq!(doc, s.reopen(seed).context(Some(focus), None).unwrap());
-        doc
-    };
+    let kept = Kept::new(51);
+    let (s, other) = (&kept.s, &kept.other);
+    let assert_fresh = |focus: &FrameId| kept.assert_fresh(focus);
     let tree = s.flame.create_tree(A, "Root", "Done", None).unwrap();
     let root = tree.root.clone();
     s.flame.append(A, &root, Role::User, "first request").unwrap();
@@ -228,4 +242,56 @@ fn kept_messages_follow_replies_and_other_processes() {
     assert_eq!(assert_fresh(&root).messages.len(), 4);
     other.delete_tree(A, &tree.id).unwrap();
     assert!(s.flame.context(Some(&root), None).is_err());
+}
+
+/// The frames a context shows and their XML are kept between assemblies; a chat's messages,
+/// compacted criteria, siblings planned before the focus, results, edits, moves, a workspace and
+/// a finished child, here or in another process, must still give the context a Flame opened just
+/// now assembles.
+#[test]
+fn kept_frames_follow_every_change_to_what_the_context_shows() {
+    let kept = Kept::new(71);
+    let (s, other) = (&kept.s, &kept.other);
+    let assert_fresh = |focus: &FrameId| kept.assert_fresh(focus);
+    let tree = s.flame.create_tree(A, "Root", "Ship it", None).unwrap();
+    let a = s.flame.push(A, Some(&tree.root), "A", "a").unwrap().id;
+    s.flame.add_tool_result(A, &a, &read_result("c1"), &trail(&["a.rs"], &[])).unwrap();
+    s.flame.pop(A, Some(&a), &done("results-A")).unwrap();
+    let b = s.flame.push(A, Some(&tree.root), "B", "b").unwrap().id;
+    let spec = |title: &str| flame_api::PlanSpec {
+        title: title.into(),
+        success_criteria: format!("criteria of {title}"),
+        children: vec![],
+    };
+    let planned = s.flame.plan(A, Some(&b), None, &[spec("P")]).unwrap().remove(0).id;
+    let focus = s.flame.push(A, Some(&b), "B1", "b1").unwrap().id;
+    assert_fresh(&focus);
+
+    // A round of the chat, then the root's criteria compacted (which records no event).
+    s.flame.append(A, &focus, Role::User, "go on").unwrap();
+    s.flame.add_tool_result(A, &focus, &read_result("c2"), &trail(&["b1.rs"], &[])).unwrap();
+    assert_eq!(assert_fresh(&focus).messages.len(), 2);
+    s.flame.set_criteria_compacted(A, &tree.root, "ship, briefly").unwrap();
+    assert!(assert_fresh(&focus).xml.contains("ship, briefly"));
+
+    // Another process plans a frame before the others, writes B's results, edits and moves the
+    // planned frame, and sets the workspace.
+    other.plan(A, Some(&b), Some(0), &[spec("First")]).unwrap();
+    assert!(assert_fresh(&focus).xml.contains("criteria of First"));
+    other.update_results(A, &b, "Progress", "half done").unwrap();
+    assert!(assert_fresh(&focus).xml.contains("half done"));
+    other.edit(A, &planned, Some("P, renamed"), None).unwrap();
+    assert!(assert_fresh(&focus).xml.contains("P, renamed"));
+    other.move_frame(A, &planned, Some(&b), Some(0)).unwrap();
+    assert_fresh(&focus);
+    let folder = tempfile::tempdir().unwrap();
+    other.set_workspace(A, &tree.id, Some(folder.path())).unwrap();
+    assert!(assert_fresh(&focus).system.contains(&folder.path().display().to_string()));
+
+    // The focus's own child finishes, and the focus's context shows it with its files.
+    let c = s.flame.push(A, Some(&focus), "C", "c").unwrap().id;
+    s.flame.add_tool_result(A, &c, &read_result("c3"), &trail(&["c.rs"], &[])).unwrap();
+    s.flame.pop(A, Some(&c), &done("results-C")).unwrap();
+    let doc = assert_fresh(&focus);
+    assert!(doc.xml.contains("results-C") && doc.xml.contains("<read>c.rs</read>"), "{}", doc.xml);
 }

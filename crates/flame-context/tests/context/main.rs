@@ -2,6 +2,7 @@
 
 mod budget;
 mod files;
+mod kept;
 mod properties;
 mod spec_tree;
 mod xml;
