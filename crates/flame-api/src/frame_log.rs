@@ -296,6 +296,10 @@ fn render_event(out: &mut String, event: &Event, messages: &[Message]) {
             list(out, "Deleted (the frame had created them)", &record.deleted);
             list(out, "Not restored (not snapshotted when it started)", &record.not_restored);
         }
+        EventDetail::CriteriaCompacted { success_criteria_compacted } => {
+            let _ = write!(out, "\n## {when} · criteria compacted by {by}\n\n");
+            field(out, "Compacted success criteria", success_criteria_compacted);
+        }
         EventDetail::Popped {
             status,
             results,

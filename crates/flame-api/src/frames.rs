@@ -545,11 +545,7 @@ impl Flame {
         id: &FrameId,
         compacted: &str,
     ) -> Result<(), ApiError> {
-        let written = self
-            .write(actor, |store, change, _| store.set_criteria_compacted(change, id, compacted));
-        // The store records no event for it, so the frames kept for contexts cannot tell.
-        self.path_frames.forget();
-        written
+        self.write(actor, |store, change, _| store.set_criteria_compacted(change, id, compacted))
     }
 
     /// Sets how many of a frame's newest tool results its context sends in full; older ones

@@ -95,11 +95,6 @@ impl PathFrames {
         *kept = Some(shown);
         Ok(result)
     }
-
-    /// Forgets the kept frames, after a write that changes a frame without recording an event.
-    pub(crate) fn forget(&self) {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = None;
-    }
 }
 
 /// Every event after seq `after`, oldest first: what the kept frames were brought up to date

@@ -57,6 +57,8 @@ pub enum EventDetail {
     TreeDeleted { title: String, frames: u64, messages: u64 },
     /// `workspace_set`: the new folder (none when cleared) and the one before.
     WorkspaceSet { workspace: Option<String>, previous: Option<String> },
+    /// `criteria_compacted`: the frame's success criteria as compacted.
+    CriteriaCompacted { success_criteria_compacted: String },
     /// `rolled_back`: which files were put back.
     RolledBack(RollbackRecord),
     /// `started` and `resumed`, which need nothing beyond their kind.
@@ -110,6 +112,7 @@ struct StoredFields {
     restored: Option<Vec<String>>,
     deleted: Option<Vec<String>>,
     not_restored: Option<Vec<String>>,
+    success_criteria_compacted: Option<String>,
 }
 
 impl EventDetail {
@@ -211,6 +214,9 @@ impl StoredFields {
                 deleted: self.deleted?,
                 not_restored: self.not_restored?,
             }),
+            EventKind::CriteriaCompacted => EventDetail::CriteriaCompacted {
+                success_criteria_compacted: self.success_criteria_compacted?,
+            },
             EventKind::Started | EventKind::Resumed => EventDetail::Nothing {},
         })
     }
@@ -310,6 +316,10 @@ mod tests {
                     deleted: vec![],
                     not_restored: vec!["b".into()],
                 }),
+            ),
+            (
+                EventKind::CriteriaCompacted,
+                EventDetail::CriteriaCompacted { success_criteria_compacted: "passes".into() },
             ),
             (EventKind::Started, EventDetail::Nothing {}),
             (EventKind::Resumed, EventDetail::Nothing {}),

@@ -240,10 +240,12 @@ pub enum EventKind {
     /// The files the frame (and its descendants) changed were put back as they were when it
     /// started.
     RolledBack,
+    /// The frame's success criteria were compacted (generated after it was created).
+    CriteriaCompacted,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 18] = [
+    pub const ALL: [EventKind; 19] = [
         EventKind::TreeCreated,
         EventKind::Pushed,
         EventKind::Planned,
@@ -262,6 +264,7 @@ impl EventKind {
         EventKind::TreeDeleted,
         EventKind::WorkspaceSet,
         EventKind::RolledBack,
+        EventKind::CriteriaCompacted,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -284,6 +287,7 @@ impl EventKind {
             EventKind::TreeDeleted => "tree_deleted",
             EventKind::WorkspaceSet => "workspace_set",
             EventKind::RolledBack => "rolled_back",
+            EventKind::CriteriaCompacted => "criteria_compacted",
         }
     }
 

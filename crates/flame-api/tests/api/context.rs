@@ -267,7 +267,7 @@ fn kept_frames_follow_every_change_to_what_the_context_shows() {
     let focus = s.flame.push(A, Some(&b), "B1", "b1").unwrap().id;
     assert_fresh(&focus);
 
-    // A round of the chat, then the root's criteria compacted (which records no event).
+    // A round of the chat, then the root's criteria compacted.
     s.flame.append(A, &focus, Role::User, "go on").unwrap();
     s.flame.add_tool_result(A, &focus, &read_result("c2"), &trail(&["b1.rs"], &[])).unwrap();
     assert_eq!(assert_fresh(&focus).messages.len(), 2);
@@ -287,6 +287,9 @@ fn kept_frames_follow_every_change_to_what_the_context_shows() {
     let folder = tempfile::tempdir().unwrap();
     other.set_workspace(A, &tree.id, Some(folder.path())).unwrap();
     assert!(assert_fresh(&focus).system.contains(&folder.path().display().to_string()));
+    // Another process compacts a planned sibling's criteria: its event tells this one.
+    other.set_criteria_compacted(A, &planned, "p, briefly").unwrap();
+    assert!(assert_fresh(&focus).xml.contains("p, briefly"));
 
     // The focus's own child finishes, and the focus's context shows it with its files.
     let c = s.flame.push(A, Some(&focus), "C", "c").unwrap().id;

@@ -236,9 +236,13 @@ impl Store {
         compacted: &str,
     ) -> Result<(), StoreError> {
         self.write(change, |w| {
-            w.frame(id)?;
+            let frame = w.frame(id)?;
             w.tx.prepare_cached("UPDATE frames SET success_criteria_compacted = ?2 WHERE id = ?1")?
                 .execute(params![id.as_str(), compacted])?;
+            // Recorded so that other processes, and the facade's kept context parts, see it.
+            let detail =
+                EventDetail::CriteriaCompacted { success_criteria_compacted: compacted.to_owned() };
+            w.event(&frame.tree, id, EventKind::CriteriaCompacted, &detail)?;
             Ok(())
         })
     }
