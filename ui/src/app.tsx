@@ -8,6 +8,7 @@ import type {
   TreeOutline_Serialize as TreeOutline,
 } from "./bindings";
 import { ChatPane, type PanelRequest } from "./chat/chat-pane";
+import type { MessageRequest } from "./chat/message-window";
 import { useModelChoice } from "./chat/model-picker";
 import { PopDialog } from "./chat/pop-dialog";
 import { ExportDialog } from "./export-dialog";
@@ -66,6 +67,8 @@ export function App({ backend }: { backend: Backend }) {
   // The command palette (Ctrl+Shift+P), and its last request to the chat pane's panels.
   const [paletteOpen, setPaletteOpen] = useState(false);
   const [panelRequest, setPanelRequest] = useState<PanelRequest | null>(null);
+  // The chat pane draws only some of a long conversation: a search hit asks it for its message.
+  const [messageRequest, setMessageRequest] = useState<MessageRequest | null>(null);
   usePaletteKey(() => setPaletteOpen(true));
   // The search over every tree (Ctrl+F, Ctrl+K, or the palette's "Search…").
   const [searchOpen, setSearchOpen] = useState(false);
@@ -296,6 +299,7 @@ export function App({ backend }: { backend: Backend }) {
               models={models}
               onOpenSettings={() => setSettingsOpen(true)}
               panelRequest={panelRequest}
+              messageRequest={messageRequest}
             />
           ) : (
             <>
@@ -398,7 +402,10 @@ export function App({ backend }: { backend: Backend }) {
             // Focusing a frame of another tree makes that tree current; then the message is
             // brought into view once its conversation is read.
             void dispatch({ kind: "focus", id: hit.frame }).then((refused) => {
-              if (refused === null && hit.place.kind === "message") revealMessage(hit.place.id);
+              if (refused === null && hit.place.kind === "message") {
+                setMessageRequest({ message: hit.place.id });
+                revealMessage(hit.place.id);
+              }
             })
           }
           onClose={() => setSearchOpen(false)}

@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 
 import type { OutlineColumns_Serialize as OutlineColumns } from "./bindings";
 import { pathToRoot } from "./chat/frame-header";
-import { outlineColumns } from "./flame-graph/layout";
-import { expandOutline, knownParentIndexes } from "./outline";
+import { layoutInputOf } from "./flame-graph/layout";
+import { expandOutline, knownOwnCosts, knownParentIndexes } from "./outline";
 import { outlineFrame } from "./test-backend";
 import { frameCost } from "./test-costs";
 
@@ -66,13 +66,16 @@ describe("expandOutline", () => {
         tokens: 30,
       }),
     ]);
-    expect(outline.own_costs).toEqual({ f0000000002: 1_500, f0000000003: 700 });
+    // The costs stay a column by index, not an object keyed by every frame's id.
+    expect("own_costs" in outline).toBe(false);
+    expect(Array.from(knownOwnCosts(outline.frames) ?? [])).toEqual([1_500, 0, 700]);
     expect(outline.focus_cost).toEqual(frameCost(700));
   });
 
   it("leaves the costs out when there are none, as the backend's outline does", () => {
     const outline = expandOutline({ ...COLUMNS, own_costs: [], focus_cost: null });
     expect("own_costs" in outline).toBe(false);
+    expect(knownOwnCosts(outline.frames)).toBeUndefined();
     expect("focus_cost" in outline).toBe(false);
   });
 
@@ -92,8 +95,8 @@ describe("the parents of an expanded outline", () => {
   it("give the layout and the header's path what looking parents up by id gives", () => {
     const outline = expandOutline(COLUMNS);
     const copy = { ...outline, frames: outline.frames.map((f) => ({ ...f })) };
-    expect(outlineColumns(outline.frames, "tokens", 0).input).toEqual(
-      outlineColumns(copy.frames, "tokens", 0).input,
+    expect(layoutInputOf(outline.frames, "tokens", 0)).toEqual(
+      layoutInputOf(copy.frames, "tokens", 0),
     );
     for (const id of COLUMNS.id) {
       expect(pathToRoot(outline, id).map((f) => f.id)).toEqual(
@@ -104,5 +107,14 @@ describe("the parents of an expanded outline", () => {
       "f0000000001",
       "f0000000003",
     ]);
+  });
+
+  it("give the cost width what the costs by id give", () => {
+    const outline = expandOutline(COLUMNS);
+    const copy = outline.frames.map((f) => ({ ...f }));
+    const byId = { f0000000002: 1_500, f0000000003: 700 };
+    const weights = layoutInputOf(outline.frames, "cost", 0).ownWeight;
+    expect(Array.from(weights)).toEqual([1_500, 0, 700]);
+    expect(weights).toEqual(layoutInputOf(copy, "cost", 0, byId).ownWeight);
   });
 });

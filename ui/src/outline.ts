@@ -1,7 +1,9 @@
 // The outline the window works with, made from the columns the `outline` command sends (see
 // `crates/flame-api/src/outline.rs`: at 100k frames the columns are a third of the bytes of one
 // object per frame, and the web view's IPC costs time per byte). Nothing is lost: every frame
-// becomes the `FrameOutline` the backend read.
+// becomes the `FrameOutline` the backend read. The frames' own costs, which only the flame
+// graph's cost width reads, stay a column by index (`knownOwnCosts`) rather than an object keyed
+// by 100k ids.
 
 import type {
   FrameOutline_Serialize as FrameOutline,
@@ -19,6 +21,18 @@ const parentIndexes = new WeakMap<readonly FrameOutline[], Int32Array>();
  */
 export function knownParentIndexes(frames: readonly FrameOutline[]): Int32Array | undefined {
   return parentIndexes.get(frames);
+}
+
+// The own cost of each frame of a list `expandOutline` made, in micro-dollars by index (0 for a
+// frame with none): what the outline's `own_costs` would hold, without a property per frame.
+const ownCostColumns = new WeakMap<readonly FrameOutline[], Float64Array>();
+
+/**
+ * The own costs of `frames` by index, when `expandOutline` made the list (which then leaves the
+ * outline's `own_costs` out); else undefined.
+ */
+export function knownOwnCosts(frames: readonly FrameOutline[]): Float64Array | undefined {
+  return ownCostColumns.get(frames);
 }
 
 /** `columns` as one `FrameOutline` per frame, in the columns' order. */
@@ -49,7 +63,9 @@ export function expandOutline(columns: OutlineColumns): TreeOutline {
   parentIndexes.set(frames, Int32Array.from(parent));
   const outline: TreeOutline = { tree: columns.tree, frames, seq: columns.seq };
   if (columns.own_costs.length > 0) {
-    outline.own_costs = Object.fromEntries(columns.own_costs.map(([i, micro]) => [id[i]!, micro]));
+    const costs = new Float64Array(n);
+    for (const [i, micro] of columns.own_costs) costs[i] = micro;
+    ownCostColumns.set(frames, costs);
   }
   if (columns.focus_cost !== null) outline.focus_cost = columns.focus_cost;
   return outline;

@@ -1,7 +1,7 @@
 import { render } from "preact";
 import { useState } from "preact/hooks";
 import { act } from "preact/test-utils";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 
 import type { Backend, ChatListener } from "../backend";
 import type {
@@ -30,6 +30,7 @@ import {
   settle,
 } from "../test-backend";
 import { ChatPane } from "./chat-pane";
+import { WINDOW_SIZE, WINDOW_STEP, type MessageRequest } from "./message-window";
 import { useModelChoice } from "./model-picker";
 
 const ROOT = "f0000000001";
@@ -160,10 +161,12 @@ function Pane({
   backend,
   tree,
   frame,
+  messageRequest = null,
 }: {
   backend: Backend;
   tree: TreeOutline;
   frame: FrameOutline;
+  messageRequest?: MessageRequest | null;
 }) {
   const models = useModelChoice(backend);
   const [settingsOpen, setSettingsOpen] = useState(false);
@@ -177,6 +180,7 @@ function Pane({
         onFocus={() => undefined}
         models={models}
         onOpenSettings={() => setSettingsOpen(true)}
+        messageRequest={messageRequest}
       />
       {settingsOpen && (
         <SettingsDialog
@@ -1099,5 +1103,208 @@ describe("the composer's model picker", () => {
     });
     expect(root.querySelector("[data-testid=settings-dialog]")).toBeNull();
     expect([...picker(root).options].map((o) => o.value)).toEqual(["gpt-4o"]);
+  });
+});
+
+describe("a long conversation", () => {
+  const ROW = 100;
+  const VIEW = 600;
+  let restore: () => void = () => undefined;
+
+  afterEach(() => restore());
+
+  /**
+   * A stand-in for layout, which the test document lacks: every child of the message list is
+   * `ROW` pixels tall, stacked from the top, in a list `VIEW` pixels high that scrolls.
+   */
+  function layOut(root: HTMLElement): HTMLElement {
+    const list = root.querySelector<HTMLElement>("[data-testid=messages]")!;
+    let top = 0;
+    const height = () => list.children.length * ROW;
+    Object.defineProperty(list, "clientHeight", { configurable: true, get: () => VIEW });
+    Object.defineProperty(list, "scrollHeight", { configurable: true, get: height });
+    Object.defineProperty(list, "scrollTop", {
+      configurable: true,
+      get: () => top,
+      set: (value: number) => (top = Math.max(0, Math.min(value, height() - VIEW))),
+    });
+    const rects = vi
+      .spyOn(HTMLElement.prototype, "getBoundingClientRect")
+      .mockImplementation(function (this: HTMLElement) {
+        if (this === list) return new DOMRect(0, 0, 400, VIEW);
+        if (this.parentElement !== list) return new DOMRect();
+        const k = Array.prototype.indexOf.call(list.children, this);
+        return new DOMRect(0, k * ROW - top, 400, ROW);
+      });
+    restore = () => rects.mockRestore();
+    return list;
+  }
+
+  async function scrollTo(list: HTMLElement, top: number) {
+    await act(async () => {
+      list.scrollTop = top;
+      list.dispatchEvent(new Event("scroll"));
+      await settle();
+    });
+  }
+
+  const drawnIds = (root: HTMLElement) =>
+    [...root.querySelectorAll("[data-testid=message]")].map((m) =>
+      Number(m.getAttribute("data-message-id")),
+    );
+
+  function conversation(count: number): Message[] {
+    return Array.from({ length: count }, (_, i) =>
+      message(i + 1, i % 2 === 0 ? "user" : "assistant", `message number ${i + 1}`),
+    );
+  }
+
+  it("draws only the newest messages of 5,000, and older ones as the view scrolls up", async () => {
+    const stored = conversation(5_000);
+    const root = await mount(fakeBackend({ frameView: views("in_progress", () => stored) }));
+    // A bounded number of message elements, the newest last.
+    let ids = drawnIds(root);
+    expect(ids.length).toBe(WINDOW_SIZE);
+    expect(ids.at(-1)).toBe(5_000);
+    expect(root.querySelector("[data-testid=earlier-messages]")?.textContent).toBe(
+      `${5_000 - WINDOW_SIZE} earlier messages`,
+    );
+
+    const list = layOut(root);
+    await scrollTo(list, list.scrollHeight);
+    const oldest = ids[0]!;
+    // Up to the top of what is drawn: older messages come in, newer ones far below go, and the
+    // message that was at the top of the view stays where it was.
+    await scrollTo(list, 0);
+    ids = drawnIds(root);
+    expect(ids[0]).toBe(oldest - WINDOW_STEP);
+    expect(ids.length).toBeLessThanOrEqual(WINDOW_SIZE);
+    const kept = root.querySelector<HTMLElement>(`[data-message-id="${oldest}"]`)!;
+    expect(kept.getBoundingClientRect().top).toBe(ROW);
+    expect(root.querySelector("[data-testid=newer-messages]")).not.toBeNull();
+  });
+
+  // Some hundred renders of a window of messages: more than the default time on a busy machine.
+  it("scrolls up to the first message and back down to the newest, the window bounded", async () => {
+    const stored = conversation(600);
+    const root = await mount(fakeBackend({ frameView: views("in_progress", () => stored) }));
+    const list = layOut(root);
+    await scrollTo(list, list.scrollHeight);
+    for (let k = 0; k < 200 && drawnIds(root)[0] !== 1; k++) await scrollTo(list, 0);
+    const ids = drawnIds(root);
+    expect(ids[0]).toBe(1);
+    expect(ids.length).toBeLessThanOrEqual(WINDOW_SIZE);
+    expect(root.querySelector("[data-testid=earlier-messages]")).toBeNull();
+    expect(root.querySelectorAll("[data-testid=message]").length).toBe(ids.length);
+
+    // And back down to the newest.
+    for (let k = 0; k < 200 && drawnIds(root).at(-1) !== 600; k++) {
+      await scrollTo(list, list.scrollHeight);
+    }
+    expect(drawnIds(root).at(-1)).toBe(600);
+    expect(drawnIds(root).length).toBeLessThanOrEqual(WINDOW_SIZE);
+  }, 30_000);
+
+  it("shows earlier messages with its button, without layout", async () => {
+    const stored = conversation(300);
+    const root = await mount(fakeBackend({ frameView: views("in_progress", () => stored) }));
+    await act(async () => {
+      root.querySelector<HTMLButtonElement>("[data-testid=earlier-messages] button")!.click();
+      await settle();
+    });
+    expect(drawnIds(root)[0]).toBe(300 - WINDOW_SIZE - WINDOW_STEP + 1);
+  });
+
+  it("follows a new message at the bottom, and offers the newest to a view scrolled up", async () => {
+    const stored = conversation(5_000);
+    const backend = fakeBackend({ frameView: views("in_progress", () => stored) });
+    const root = await mount(backend);
+    const list = layOut(root);
+    await scrollTo(list, list.scrollHeight);
+    const at = (seq: number) => {
+      const tree = { ...outline("in_progress"), seq };
+      return <Pane backend={backend} tree={tree} frame={tree.frames[1]!} />;
+    };
+
+    // At the bottom: a new message is drawn and the view stays at the end.
+    stored.push(message(5_001, "assistant", "the newest"));
+    await act(async () => {
+      render(at(2), root);
+      await settle();
+    });
+    await act(settle);
+    expect(drawnIds(root).at(-1)).toBe(5_001);
+    expect(drawnIds(root).length).toBeLessThanOrEqual(WINDOW_SIZE);
+    expect(list.scrollTop).toBe(list.scrollHeight - VIEW);
+
+    // Scrolled up: the next one waits below, behind a button that shows the newest.
+    await scrollTo(list, 0);
+    stored.push(message(5_002, "assistant", "newer still"));
+    await act(async () => {
+      render(at(3), root);
+      await settle();
+    });
+    await act(settle);
+    expect(drawnIds(root)).not.toContain(5_002);
+    await act(async () => {
+      root.querySelector<HTMLButtonElement>("[data-testid=newer-messages] button")!.click();
+      await settle();
+    });
+    expect(drawnIds(root).at(-1)).toBe(5_002);
+    expect(list.scrollTop).toBe(list.scrollHeight - VIEW);
+  });
+
+  it("draws the messages around one asked for, and scrolls to it", async () => {
+    const stored = conversation(5_000);
+    const backend = fakeBackend({ frameView: views("in_progress", () => stored) });
+    const tree = outline("in_progress");
+    const scrolled: string[] = [];
+    Element.prototype.scrollIntoView = function (this: Element) {
+      scrolled.push(this.getAttribute("data-message-id") ?? "");
+    };
+    const root = document.createElement("div");
+    document.body.append(root);
+    await act(async () => {
+      render(
+        <Pane
+          backend={backend}
+          tree={tree}
+          frame={tree.frames[1]!}
+          messageRequest={{ message: 42 }}
+        />,
+        root,
+      );
+      await settle();
+    });
+    await act(settle);
+    const ids = drawnIds(root);
+    expect(ids).toContain(42);
+    expect(ids.length).toBeLessThanOrEqual(WINDOW_SIZE);
+    expect(scrolled).toContain("42");
+  });
+
+  it("leaves a request for a message it does not hold to the pane that does", async () => {
+    const request: MessageRequest = { message: 4_000 };
+    const tree = outline("in_progress");
+    const show = async (stored: Message[]) => {
+      const root = document.createElement("div");
+      document.body.append(root);
+      const backend = fakeBackend({ frameView: views("in_progress", () => stored) });
+      await act(async () => {
+        render(
+          <Pane backend={backend} tree={tree} frame={tree.frames[1]!} messageRequest={request} />,
+          root,
+        );
+        await settle();
+      });
+      await act(settle);
+      return root;
+    };
+    // The pane of the tree the search left draws its newest messages, and keeps none of them.
+    const before = await show(conversation(10));
+    expect(drawnIds(before)).toEqual(conversation(10).map((m) => m.id));
+    const after = await show(conversation(5_000));
+    expect(drawnIds(after)).toContain(4_000);
+    expect(drawnIds(after).length).toBeLessThanOrEqual(WINDOW_SIZE);
   });
 });

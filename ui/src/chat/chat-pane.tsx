@@ -4,7 +4,7 @@
 // or the refusal with the backend's message. The conversation's state is `use-conversation.ts`;
 // every frame action goes out through `frame-actions.ts`.
 
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 
 import type { Backend } from "../backend";
 import type {
@@ -21,6 +21,7 @@ import { ChangesView } from "./changes-view";
 import { Composer } from "./composer";
 import { ContextInspector } from "./context-inspector";
 import { FrameHeader } from "./frame-header";
+import { useMessageWindow, type MessageRequest } from "./message-window";
 import { MessageView, StreamingReply } from "./messages";
 import type { ModelChoice } from "./model-picker";
 import { PopDialog } from "./pop-dialog";
@@ -42,6 +43,7 @@ export function ChatPane({
   models,
   onOpenSettings,
   panelRequest = null,
+  messageRequest = null,
 }: {
   backend: Backend;
   outline: TreeOutline;
@@ -56,6 +58,8 @@ export function ChatPane({
   /** The command palette's latest request to show or hide a panel, as its Context and Changes
    * buttons do; each is applied once, when its `seq` is new. */
   panelRequest?: PanelRequest | null;
+  /** The latest request to show a message (a search hit), served once its frame is focused. */
+  messageRequest?: MessageRequest | null;
 }) {
   const conversation = useConversation(backend, frame.id, outline.seq, models.chosen);
   const { detail, loadError, messages, reply, outcome, waiting } = conversation;
@@ -68,6 +72,9 @@ export function ChatPane({
   const [popping, setPopping] = useState(false);
   const [exporting, setExporting] = useState(false);
   const list = useRef<HTMLDivElement>(null);
+  // Each message the person sends (or approval they answer) brings the conversation's end back
+  // into view.
+  const [sent, setSent] = useState(0);
 
   // A request made before this pane was drawn (for another tree's pane) is not for it.
   const panelSeen = useRef(panelRequest?.seq ?? 0);
@@ -81,10 +88,11 @@ export function ChatPane({
   // A new frame in focus starts with a clean slate: no status card from the previous one.
   useEffect(() => setShowStatus(false), [frame.id]);
 
-  useEffect(() => {
-    const element = list.current;
-    if (element) element.scrollTop = element.scrollHeight;
-  }, [messages, reply]);
+  // Only a window of the messages is drawn (`message-window.ts`); it follows the end while the
+  // view is there, as the reply streams in.
+  const ids = useMemo(() => messages.map((m) => m.id), [messages]);
+  const shown = useMessageWindow(list, frame.id, ids, sent, messageRequest);
+  const { start, end } = shown.range;
 
   /** A push suggestion starts a `/push` in the composer; a pop one opens the pop dialog. */
   const acceptSuggestion = (kind: SuggestionKind) => {
@@ -136,6 +144,7 @@ export function ChatPane({
         data-testid="messages"
         aria-live="polite"
         hidden={showingChanges}
+        onScroll={shown.onScroll}
       >
         {loadError !== null && (
           <p class="error-message" role="alert">
@@ -148,9 +157,25 @@ export function ChatPane({
             <p>{writable ? "Write below to start working on this frame." : ""}</p>
           </div>
         )}
-        {messages.map((message) => (
+        {start > 0 && (
+          <p class="message-window-edge muted" data-testid="earlier-messages">
+            <button type="button" class="link-button" onClick={shown.showOlder}>
+              {start === 1 ? "1 earlier message" : `${start} earlier messages`}
+            </button>
+          </p>
+        )}
+        {messages.slice(start, end).map((message) => (
           <MessageView key={message.id} message={message} />
         ))}
+        {end < messages.length && (
+          <p class="message-window-edge muted" data-testid="newer-messages">
+            <button type="button" class="link-button" onClick={shown.showNewest}>
+              {messages.length - end === 1
+                ? "1 newer message: show the newest"
+                : `${messages.length - end} newer messages: show the newest`}
+            </button>
+          </p>
+        )}
         {reply.state === "streaming" && reply.frame === frame.id && (
           <StreamingReply reply={reply} />
         )}
@@ -244,7 +269,10 @@ export function ChatPane({
           <ApprovalPrompt
             key={waiting.call.id}
             request={waiting}
-            onAnswer={(answer) => void conversation.answerRequest(answer)}
+            onAnswer={(answer) => {
+              setSent((n) => n + 1);
+              void conversation.answerRequest(answer);
+            }}
           />
         )}
       </div>
@@ -257,7 +285,10 @@ export function ChatPane({
           onOpenSettings={onOpenSettings}
           streaming={reply.state === "streaming"}
           dispatch={dispatch}
-          onSend={conversation.send}
+          onSend={(message) => {
+            setSent((n) => n + 1);
+            return conversation.send(message);
+          }}
           onStop={conversation.stop}
           onPop={() => setPopping(true)}
           onStatus={() => setShowStatus(true)}

@@ -7,8 +7,8 @@
 import type { Answer } from "../backend";
 import type { OutlineColumns_Serialize as OutlineColumns } from "../bindings";
 import { expandOutline } from "../outline";
-import { layoutSteps, layoutTree, outlineColumns, type LayoutInput } from "./layout";
-import { paint, type Scene, type Viewport } from "./render";
+import { layoutInputOf, layoutSteps, layoutTree, type LayoutInput } from "./layout";
+import { graphContext, paint, type Scene, type Viewport } from "./render";
 import { runInSlices } from "./slices";
 
 export interface BenchResult {
@@ -158,7 +158,7 @@ export async function runBench(
   canvas.style.left = "0";
   canvas.style.top = "0";
   document.body.append(canvas);
-  const ctx = canvas.getContext("2d");
+  const ctx = graphContext(canvas);
   if (ctx === null) throw new Error("no 2D context");
   const scene: Scene = {
     layout,
@@ -208,7 +208,7 @@ export interface OutlineLoad {
   commandMs: number;
   /** Making the columns into one object per frame (`expandOutline`). */
   expandMs: number;
-  /** The layout's input from the objects (`outlineColumns`). */
+  /** The layout's input from the objects (`layoutInputOf`). */
   inputMs: number;
   /** The layout, at once. */
   layoutMs: number;
@@ -224,7 +224,7 @@ export async function timeOutlineLoad(
   if (answer.status === "error") throw new Error(answer.error.message);
   const outline = expandOutline(answer.data);
   const t2 = performance.now();
-  const { input } = outlineColumns(outline.frames, "tokens", Date.now(), outline.own_costs);
+  const input = layoutInputOf(outline.frames, "tokens", Date.now(), outline.own_costs);
   const t3 = performance.now();
   layoutTree(input);
   const t4 = performance.now();

@@ -4,7 +4,8 @@ import { afterEach, describe, expect, it } from "vitest";
 
 import type { TreeOutline_Serialize as TreeOutline } from "../bindings";
 import { outlineFrame, settle } from "../test-backend";
-import { useLaid, type Laid } from "./flame-graph";
+import { lay, useLaid, type Laid } from "./flame-graph";
+import { statusCode } from "./render";
 
 afterEach(() => {
   document.body.replaceChildren();
@@ -82,5 +83,18 @@ describe("the view's layout of a large tree", () => {
     await graph.show(other);
     expect(graph.seen[from]?.layout.count).toBe(0);
     expect(graph.seen.at(-1)?.tree).toBe("t0000000002");
+  });
+});
+
+describe("an outline laid out", () => {
+  it("carries each frame's status and whether it was rolled back, by rank", () => {
+    const outline = tree(2);
+    outline.frames[1] = { ...outline.frames[1]!, status: "failed", rolled_back_at: 1_700_000_000 };
+    const laid = lay(outline, "tokens");
+    const at = (id: string) => laid.rankOf(id)!;
+    expect(laid.rolledBack[at("f0000000001")]).toBe(1);
+    expect(laid.rolledBack[at("f0000000002")]).toBe(0);
+    expect(laid.status[at("f0000000001")]).toBe(statusCode("failed"));
+    expect(laid.frames).toBe(outline.frames);
   });
 });

@@ -14,15 +14,10 @@ import type { Backend } from "../backend";
 import { markOnce } from "../marks";
 import { dropPlace, type DropPlace } from "./drop";
 import { FrameMenu, type FrameMenuAction } from "./frame-menu";
-import {
-  layoutSteps,
-  outlineColumns,
-  type FlameLayout,
-  type OutlineColumns,
-  type WeightMode,
-} from "./layout";
+import { layoutInputOf, layoutSteps, type FlameLayout, type WeightMode } from "./layout";
 import {
   ROW_HEIGHT,
+  graphContext,
   hitTest,
   paint,
   rectOnCanvas,
@@ -62,11 +57,13 @@ const MIN_SPAN = 1e-9;
  */
 export const SYNC_LAYOUT_FRAMES = 200_000;
 
-/** An outline laid out: the frames it was made from, with everything drawing needs by rank. */
+/**
+ * An outline laid out: the frames it was made from, with what drawing reads on every paint by
+ * rank. Titles and the rest are read from the frames when needed, not copied per frame.
+ */
 export interface Laid {
   tree: string;
   frames: readonly FrameOutline[];
-  columns: OutlineColumns;
   layout: FlameLayout;
   status: Uint8Array;
   rolledBack: Uint8Array;
@@ -77,16 +74,18 @@ export interface Laid {
 }
 
 function* layInSteps(outline: TreeOutline, mode: WeightMode): Generator<void, Laid, void> {
-  const columns = outlineColumns(outline.frames, mode, Date.now(), outline.own_costs);
+  const { frames } = outline;
+  const input = layoutInputOf(frames, mode, Date.now(), outline.own_costs);
   yield;
-  const layout = yield* layoutSteps(columns.input);
+  const layout = yield* layoutSteps(input);
   const status = new Uint8Array(layout.count);
   const rolledBack = new Uint8Array(layout.count);
-  const rankOfIndex = new Int32Array(columns.ids.length).fill(-1);
+  const rankOfIndex = new Int32Array(frames.length).fill(-1);
   for (let r = 0; r < layout.count; r++) {
     const i = layout.source[r]!;
-    status[r] = statusCode(columns.statuses[i]!);
-    rolledBack[r] = columns.rolledBack[i] === true ? 1 : 0;
+    const frame = frames[i]!;
+    status[r] = statusCode(frame.status);
+    rolledBack[r] = frame.rolled_back_at !== null ? 1 : 0;
     rankOfIndex[i] = r;
   }
   if (layout.count > 0) markOnce("flame:laid-out");
@@ -97,15 +96,14 @@ function* layInSteps(outline: TreeOutline, mode: WeightMode): Generator<void, La
     if (byId === null) {
       byId = new Map();
       for (let i = 0; i < rankOfIndex.length; i++) {
-        if (rankOfIndex[i]! >= 0) byId.set(columns.ids[i]!, rankOfIndex[i]!);
+        if (rankOfIndex[i]! >= 0) byId.set(frames[i]!.id, rankOfIndex[i]!);
       }
     }
     return byId.get(id);
   };
   return {
     tree: outline.tree.id,
-    frames: outline.frames,
-    columns,
+    frames,
     layout,
     status,
     rolledBack,
@@ -114,7 +112,8 @@ function* layInSteps(outline: TreeOutline, mode: WeightMode): Generator<void, La
   };
 }
 
-function lay(outline: TreeOutline, mode: WeightMode): Laid {
+/** `outline` laid out for `mode`, at once. */
+export function lay(outline: TreeOutline, mode: WeightMode): Laid {
   const steps = layInSteps(outline, mode);
   for (;;) {
     const step = steps.next();
@@ -221,7 +220,7 @@ export function FlameGraph({
   // The focus's rank, found without the map of every id (see `Laid.rankOf`).
   const focusId = outline.tree.focus;
   const focus = useMemo(() => {
-    const i = laid.columns.ids.indexOf(focusId);
+    const i = laid.frames.findIndex((f) => f.id === focusId);
     return i < 0 ? -1 : laid.rankOfIndex[i]!;
   }, [laid, focusId]);
   const activeRank = active >= 0 && active < laid.layout.count ? active : Math.max(focus, 0);
@@ -230,7 +229,7 @@ export function FlameGraph({
   scene.current = {
     layout: laid.layout,
     status: laid.status,
-    titleOf: (rank) => laid.columns.titles[laid.layout.source[rank]!] ?? "",
+    titleOf: (rank) => laid.frames[laid.layout.source[rank]!]?.title ?? "",
     rolledBack: laid.rolledBack,
     focus,
     active: activeRank,
@@ -241,7 +240,7 @@ export function FlameGraph({
   const draw = () => {
     drawQueued.current = false;
     const c = canvas.current;
-    const ctx = c?.getContext("2d");
+    const ctx = c ? graphContext(c) : null;
     if (!c || !ctx || !scene.current) return;
     const start = performance.now();
     paint(ctx, scene.current, view.current, window.devicePixelRatio || 1);

@@ -5,7 +5,7 @@ import {
   MIN_SHARE,
   layoutSteps,
   layoutTree,
-  outlineColumns,
+  layoutInputOf,
   type FlameLayout,
   type LayoutInput,
 } from "./layout";
@@ -33,11 +33,11 @@ const SPEC_TREE: FrameOutline[] = [
   frame("B1", "B", 0, "in_progress", 300),
 ];
 
-function laidOut(frames: FrameOutline[], mode: Parameters<typeof outlineColumns>[1] = "tokens") {
-  const columns = outlineColumns(frames, mode, 10_000);
-  const layout = layoutTree(columns.input);
+function laidOut(frames: FrameOutline[], mode: Parameters<typeof layoutInputOf>[1] = "tokens") {
+  const input = layoutInputOf(frames, mode, 10_000);
+  const layout = layoutTree(input);
   const rankOf = new Map<string, number>();
-  for (let r = 0; r < layout.count; r++) rankOf.set(columns.ids[layout.source[r]!]!, r);
+  for (let r = 0; r < layout.count; r++) rankOf.set(frames[layout.source[r]!]!.id, r);
   const at = (id: string) => {
     const r = rankOf.get(id);
     if (r === undefined) throw new Error(`${id} is not laid out`);
@@ -49,7 +49,7 @@ function laidOut(frames: FrameOutline[], mode: Parameters<typeof outlineColumns>
       weight: layout.weight[r]!,
     };
   };
-  return { layout, at, columns };
+  return { layout, at };
 }
 
 function chain(depth: number): LayoutInput {
@@ -173,13 +173,14 @@ describe("layoutTree edge cases", () => {
   });
 
   it("leaves out frames whose parent is not in the outline", () => {
-    const { layout, columns } = laidOut([...SPEC_TREE, frame("lost", "nowhere", 0, "planned", 5)]);
+    const frames = [...SPEC_TREE, frame("lost", "nowhere", 0, "planned", 5)];
+    const { layout } = laidOut(frames);
     expect(layout.count).toBe(7);
-    expect(columns.ids).toContain("lost");
+    expect(Array.from(layout.source)).not.toContain(frames.length - 1);
   });
 
   it("lays out nothing for an empty outline", () => {
-    const layout = layoutTree(outlineColumns([], "tokens", 0).input);
+    const layout = layoutTree(layoutInputOf([], "tokens", 0));
     expect(layout.count).toBe(0);
     expect(layout.rows).toEqual([]);
   });
@@ -190,10 +191,10 @@ describe("the cost width mode", () => {
     // Root spent $1, A $2 (A1 $3 under it), B nothing; B2 a model with no known price only,
     // which the outline does not list (its priced own cost is nothing).
     const costs = { Root: 1_000_000, A: 2_000_000, A1: 3_000_000 };
-    const columns = outlineColumns(SPEC_TREE, "cost", 10_000, costs);
-    const layout = layoutTree(columns.input);
-    const at = (id: string) => layout.source.indexOf(columns.ids.indexOf(id));
-    expect(columns.input.combine).toBe("sum");
+    const input = layoutInputOf(SPEC_TREE, "cost", 10_000, costs);
+    const layout = layoutTree(input);
+    const at = (id: string) => layout.source.indexOf(SPEC_TREE.findIndex((f) => f.id === id));
+    expect(input.combine).toBe("sum");
     expect(layout.weight[at("A1")]).toBe(3_000_000);
     expect(layout.weight[at("A")]).toBe(5_000_000);
     expect(layout.weight[at("B")]).toBe(0);
@@ -212,17 +213,6 @@ describe("the cost width mode", () => {
     const { layout, at } = laidOut(SPEC_TREE, "cost");
     expect(Array.from(layout.weight).every((w) => w === 0)).toBe(true);
     expect(at("A").x1 - at("A").x0).toBeCloseTo(at("B").x1 - at("B").x0, 9);
-  });
-});
-
-describe("outlineColumns", () => {
-  it("carries which frames were rolled back", () => {
-    const { columns } = laidOut([
-      frame("Root", null, 0, "in_progress", 1),
-      frame("A", "Root", 0, "failed", 1, { rolled_back_at: 1_700_000_000_000 }),
-      frame("B", "Root", 1, "failed", 1),
-    ]);
-    expect(columns.rolledBack).toEqual([false, true, false]);
   });
 });
 

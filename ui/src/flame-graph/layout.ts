@@ -6,10 +6,9 @@
 
 import type {
   FrameOutline_Serialize as FrameOutline,
-  Status,
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
-import { knownParentIndexes } from "../outline";
+import { knownOwnCosts, knownParentIndexes } from "../outline";
 
 /** What a frame's width stands for. */
 export type WeightMode = "tokens" | "equal" | "messages" | "time" | "cost";
@@ -416,31 +415,24 @@ function place(
   }
 }
 
-/** The frames of an outline as layout input, plus what drawing needs by input index. */
-export interface OutlineColumns {
-  readonly input: LayoutInput;
-  readonly ids: readonly string[];
-  readonly titles: readonly string[];
-  readonly statuses: readonly Status[];
-  /** Whether each frame's changes were rolled back (the backend's `rolled_back_at`). */
-  readonly rolledBack: readonly boolean[];
-}
-
 /**
- * Turns an outline's frames into layout input for `mode`. `now` (milliseconds since the epoch)
- * is where the wall time of frames still running ends; `ownCosts` are the outline's (a frame
- * weighs the priced part of its own cost: tokens of a model with no known price weigh nothing).
+ * Turns an outline's frames into layout input for `mode`; the input's index `i` is `frames[i]`,
+ * where whatever else drawing needs (titles, statuses) is read. `now` (milliseconds since the
+ * epoch) is where the wall time of frames still running ends; `ownCosts` are the outline's, for
+ * frames `expandOutline` did not make (which know theirs by index: `knownOwnCosts`). A frame
+ * weighs the priced part of its own cost: tokens of a model with no known price weigh nothing.
  */
-export function outlineColumns(
+export function layoutInputOf(
   frames: readonly FrameOutline[],
   mode: WeightMode,
   now: number,
   ownCosts: TreeOutline["own_costs"] = {},
-): OutlineColumns {
+): LayoutInput {
   const n = frames.length;
-  // An outline made from the backend's columns knows its parents by index already.
+  // An outline made from the backend's columns knows its parents by index already; the layout
+  // only reads them, so the column itself is the input.
   const known = knownParentIndexes(frames);
-  const parent = known !== undefined ? known.slice() : new Int32Array(n);
+  const parent = known ?? new Int32Array(n);
   if (known === undefined) {
     const indexOf = new Map<string, number>();
     frames.forEach((f, i) => indexOf.set(f.id, i));
@@ -452,23 +444,17 @@ export function outlineColumns(
   }
   const position = new Float64Array(n);
   const ownWeight = new Float64Array(n);
+  const costs = mode === "cost" ? knownOwnCosts(frames) : undefined;
   frames.forEach((f, i) => {
     position[i] = f.position;
-    ownWeight[i] = mode === "cost" ? (ownCosts[f.id] ?? 0) : ownWeightOf(f, mode, now);
+    ownWeight[i] =
+      mode !== "cost"
+        ? ownWeightOf(f, mode, now)
+        : costs !== undefined
+          ? costs[i]!
+          : (ownCosts[f.id] ?? 0);
   });
-  return {
-    input: {
-      count: n,
-      parent,
-      position,
-      ownWeight,
-      combine: mode === "time" ? "span" : "sum",
-    },
-    ids: frames.map((f) => f.id),
-    titles: frames.map((f) => f.title),
-    statuses: frames.map((f) => f.status),
-    rolledBack: frames.map((f) => f.rolled_back_at !== null),
-  };
+  return { count: n, parent, position, ownWeight, combine: mode === "time" ? "span" : "sum" };
 }
 
 function ownWeightOf(frame: FrameOutline, mode: Exclude<WeightMode, "cost">, now: number): number {

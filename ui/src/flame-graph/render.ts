@@ -164,6 +164,17 @@ function hatchPattern(ctx: CanvasRenderingContext2D, dpr: number): CanvasPattern
   return hatch ?? "rgba(140,127,214,0.2)";
 }
 
+/**
+ * The graph canvas's 2D context. It is asked for as one read back often, which keeps it in
+ * memory rather than on the GPU: WebKitGTK otherwise chooses per canvas, and under software GL
+ * (Mesa's llvmpipe, as under Xvfb) an accelerated canvas spent 2–4 ms per paint finishing its
+ * drawing, where the canvas in memory draws a paint of the 100k tree in about 1 ms. The choice is
+ * the page's, not WebKit's heuristics, so every window draws the same way.
+ */
+export function graphContext(canvas: HTMLCanvasElement): CanvasRenderingContext2D | null {
+  return canvas.getContext("2d", { willReadFrequently: true });
+}
+
 const widthCache = new Map<string, number>();
 
 function textWidth(ctx: CanvasRenderingContext2D, text: string): number {
