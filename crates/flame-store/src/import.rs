@@ -575,17 +575,7 @@ mod tests {
     /// The import indexes its frames in row id order, by range.
     #[test]
     fn imported_frames_are_indexed_in_row_id_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("flame.db")).unwrap();
-        let plan: Vec<String> = store
-            .conn
-            .prepare(&format!("EXPLAIN QUERY PLAN {INDEX_IMPORTED_FRAMES}"))
-            .unwrap()
-            .query_map([0], |r| r.get(3))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        let plan = plan.join("\n");
+        let plan = crate::query_plan(INDEX_IMPORTED_FRAMES, [0]);
         assert!(plan.contains("SEARCH r USING INTEGER PRIMARY KEY"), "{plan}");
         assert!(!plan.contains("ORDER BY"), "{plan}");
     }

@@ -161,6 +161,18 @@ fn classify(path: &Path, source: rusqlite::Error) -> OpenError {
     }
 }
 
+/// A fresh store in a temporary folder and SQLite's plan for `sql` with `params` in it, one line
+/// a step: what the tests of the queries' plans read.
+#[cfg(test)]
+pub(crate) fn query_plan(sql: &str, params: impl rusqlite::Params) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("flame.db")).unwrap();
+    let mut stmt = store.conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+    let plan: Vec<String> =
+        stmt.query_map(params, |row| row.get(3)).unwrap().collect::<Result<_, _>>().unwrap();
+    plan.join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

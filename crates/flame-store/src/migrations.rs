@@ -76,6 +76,52 @@ pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), OpenError>
 mod tests {
     use super::*;
 
+    use flame_model::{Frame, IdSource, NewMessage, Role, Status, Tree, TreeId};
+
+    use crate::{Change, HitPlace, ImportedMessage, Store};
+
+    /// A database file made by the migrations up to `version` alone, holding `rows` (SQL).
+    fn database_at(version: u32, rows: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("flame.db");
+        let conn = Connection::open(&path).unwrap();
+        for migration in MIGRATIONS.iter().filter(|m| m.version <= version) {
+            conn.execute_batch(migration.sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", version).unwrap();
+        conn.execute_batch(rows).unwrap();
+        (dir, path)
+    }
+
+    /// Where `words` are found, across every tree.
+    fn found(store: &Store, words: &str) -> Vec<HitPlace> {
+        store.search(words, None, 50).unwrap().into_iter().map(|h| h.place).collect()
+    }
+
+    /// Imports a tree of one frame holding one message of `text`.
+    fn import_one_message(store: &mut Store, change: Change, seed: u64, text: &str) -> TreeId {
+        let mut ids = IdSource::seeded(seed);
+        let (tree, frame) = (ids.tree_id(), ids.frame_id());
+        let imported = Tree {
+            id: tree.clone(),
+            title: "Imported".into(),
+            root: frame.clone(),
+            focus: frame.clone(),
+            created_at: 8,
+            workspace: None,
+        };
+        let frames =
+            [Frame::new(frame, tree.clone(), None, 0, "Imported", "c", Status::InProgress, 8)];
+        let messages = [ImportedMessage {
+            frame: 0,
+            message: NewMessage::text(Role::User, text),
+            tokens: 1,
+            at: 8,
+        }];
+        store.import_tree(change, &imported, &frames, &messages).unwrap();
+        tree
+    }
+
     #[test]
     fn versions_are_dense_and_start_at_one() {
         for (index, migration) in MIGRATIONS.iter().enumerate() {
@@ -88,28 +134,15 @@ mod tests {
     /// them from then on.
     #[test]
     fn a_version_5_database_gains_workspaces_and_trails() {
-        use flame_model::{
-            Actor, FileTrail, FrameId, NewMessage, Role, ToolKind, ToolResult, TreeId,
-        };
+        use flame_model::{Actor, FileTrail, FrameId, ToolKind, ToolResult};
 
-        use crate::{Change, Store};
-
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("flame.db");
-        {
-            let conn = Connection::open(&path).unwrap();
-            for migration in MIGRATIONS.iter().filter(|m| m.version <= 5) {
-                conn.execute_batch(migration.sql).unwrap();
-            }
-            conn.pragma_update(None, "user_version", 5).unwrap();
-            conn.execute_batch(
-                "INSERT INTO trees (id, title, root_id, focus_id, created_at)
+        let (_dir, path) = database_at(
+            5,
+            "INSERT INTO trees (id, title, root_id, focus_id, created_at)
                      VALUES ('t0000000001', 'Old', 'f0000000001', 'f0000000001', 1);
                  INSERT INTO frames (id, tree_id, parent_id, position, title, success_criteria, status, created_at)
                      VALUES ('f0000000001', 't0000000001', NULL, 0, 'Old', 'c', 'in_progress', 1);",
-            )
-            .unwrap();
-        }
+        );
         let mut store = Store::open(&path).unwrap();
         assert_eq!(store.schema_version().unwrap(), LATEST_SCHEMA_VERSION);
         let (tree, root) = (
@@ -146,19 +179,12 @@ mod tests {
     /// usage that is not JSON included as nothing rather than failing the migration.
     #[test]
     fn a_version_8_database_gains_the_usage_index() {
+        use flame_model::Usage;
         use flame_model::cost::ModelUsage;
-        use flame_model::{TreeId, Usage};
 
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("flame.db");
-        {
-            let conn = Connection::open(&path).unwrap();
-            for migration in MIGRATIONS.iter().filter(|m| m.version <= 8) {
-                conn.execute_batch(migration.sql).unwrap();
-            }
-            conn.pragma_update(None, "user_version", 8).unwrap();
-            conn.execute_batch(
-                r#"INSERT INTO trees (id, title, root_id, focus_id, created_at)
+        let (_dir, path) = database_at(
+            8,
+            r#"INSERT INTO trees (id, title, root_id, focus_id, created_at)
                        VALUES ('t0000000001', 'Old', 'f0000000001', 'f0000000001', 1);
                    INSERT INTO frames (id, tree_id, parent_id, position, title, success_criteria, status, created_at)
                        VALUES ('f0000000001', 't0000000001', NULL, 0, 'Old tree', 'c', 'in_progress', 1);
@@ -166,10 +192,8 @@ mod tests {
                        VALUES (1, 'f0000000001', 'assistant', 'a', 1, 'claude-opus-4-6', '{"input_tokens":3,"cache_read_input_tokens":5}', 2),
                               (2, 'f0000000001', 'assistant', 'b', 1, 'claude-opus-4-6', '{not json', 3),
                               (3, 'f0000000001', 'user', 'c', 1, NULL, NULL, 4);"#,
-            )
-            .unwrap();
-        }
-        let store = crate::Store::open(&path).unwrap();
+        );
+        let store = Store::open(&path).unwrap();
         assert_eq!(store.schema_version().unwrap(), LATEST_SCHEMA_VERSION);
         let rows = store.usage_by_frame_and_model(&TreeId::from_trusted("t0000000001".into()));
         let usage = Usage { input_tokens: 3, cache_read_tokens: 5, ..Usage::default() };
@@ -184,20 +208,11 @@ mod tests {
     /// stored tool calls that are not JSON left out rather than failing the migration.
     #[test]
     fn a_version_7_database_gains_a_search_index_of_what_it_holds() {
-        use flame_model::{Actor, FrameId, MessageId, NewMessage, Role};
+        use flame_model::{Actor, FrameId, MessageId};
 
-        use crate::{Change, HitPlace, Store};
-
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("flame.db");
-        {
-            let conn = Connection::open(&path).unwrap();
-            for migration in MIGRATIONS.iter().filter(|m| m.version <= 7) {
-                conn.execute_batch(migration.sql).unwrap();
-            }
-            conn.pragma_update(None, "user_version", 7).unwrap();
-            conn.execute_batch(
-                r#"INSERT INTO trees (id, title, root_id, focus_id, created_at)
+        let (_dir, path) = database_at(
+            7,
+            r#"INSERT INTO trees (id, title, root_id, focus_id, created_at)
                        VALUES ('t0000000001', 'Old', 'f0000000001', 'f0000000002', 1);
                    INSERT INTO frames (id, tree_id, parent_id, position, title, success_criteria, status, results, created_at)
                        VALUES ('f0000000001', 't0000000001', NULL, 0, 'Old tree', 'c', 'in_progress', NULL, 1),
@@ -207,15 +222,10 @@ mod tests {
                               (2, 'f0000000002', 'assistant', '', '[{"input": {"pattern": "grepword"}, "id": "c1", "name": "grep"}]', 3, 4, 0),
                               (3, 'f0000000002', 'assistant', 'broken calls', '{not json', 3, 5, 0),
                               (4, 'f0000000001', 'assistant', 'streamingword', NULL, 0, 6, 1);"#,
-            )
-            .unwrap();
-        }
+        );
         let mut store = Store::open(&path).unwrap();
         assert_eq!(store.schema_version().unwrap(), LATEST_SCHEMA_VERSION);
         store.check_search_index().unwrap();
-        let found = |store: &Store, words: &str| -> Vec<HitPlace> {
-            store.search(words, None, 50).unwrap().into_iter().map(|h| h.place).collect()
-        };
         let message = |id| HitPlace::Message { id: MessageId(id), role: Role::Assistant };
         assert_eq!(
             found(&store, "oldword"),
@@ -241,37 +251,21 @@ mod tests {
     /// of more characters included, the table is gone, and live writes and imports are indexed.
     #[test]
     fn a_version_9_database_has_its_search_indexes_made_again() {
-        use flame_model::{
-            Actor, Frame, FrameId, IdSource, MessageId, NewMessage, Role, Status, Tree, TreeId,
-        };
+        use flame_model::{Actor, FrameId, MessageId};
 
-        use crate::{Change, HitPlace, ImportedMessage, Store};
-
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("flame.db");
-        {
-            let conn = Connection::open(&path).unwrap();
-            for migration in MIGRATIONS.iter().filter(|m| m.version <= 9) {
-                conn.execute_batch(migration.sql).unwrap();
-            }
-            conn.pragma_update(None, "user_version", 9).unwrap();
-            conn.execute_batch(
-                r#"INSERT INTO trees (id, title, root_id, focus_id, created_at)
+        let (_dir, path) = database_at(
+            9,
+            r#"INSERT INTO trees (id, title, root_id, focus_id, created_at)
                        VALUES ('t0000000001', 'Old', 'f0000000001', 'f0000000001', 1);
                    INSERT INTO frames (id, tree_id, parent_id, position, title, success_criteria, status, results, created_at)
                        VALUES ('f0000000001', 't0000000001', NULL, 0, 'Serve the pages', 'c', 'in_progress', NULL, 1);
                    INSERT INTO messages (id, frame_id, role, content, tool_calls, tokens, created_at)
                        VALUES (1, 'f0000000001', 'user', 'the webserver crashed', NULL, 3, 2),
                               (2, 'f0000000001', 'assistant', '', '[{"arguments": {"path": "nginx.conf"}, "id": "c1", "name": "read_file"}]', 3, 3);"#,
-            )
-            .unwrap();
-        }
+        );
         let mut store = Store::open(&path).unwrap();
         assert_eq!(store.schema_version().unwrap(), LATEST_SCHEMA_VERSION);
         store.check_search_index().unwrap();
-        let found = |store: &Store, words: &str| -> Vec<HitPlace> {
-            store.search(words, None, 50).unwrap().into_iter().map(|h| h.place).collect()
-        };
         let user = HitPlace::Message { id: MessageId(1), role: Role::User };
         let call = HitPlace::Message { id: MessageId(2), role: Role::Assistant };
         assert_eq!(found(&store, "webserver"), [user]);
@@ -295,25 +289,7 @@ mod tests {
         store.add_message(change, &root, &NewMessage::text(Role::User, "livelyword"), 1).unwrap();
         assert_eq!(found(&store, "livelyword").len(), 1);
 
-        let mut ids = IdSource::seeded(9);
-        let (tree, frame) = (ids.tree_id(), ids.frame_id());
-        let imported = Tree {
-            id: tree.clone(),
-            title: "Imported".into(),
-            root: frame.clone(),
-            focus: frame.clone(),
-            created_at: 8,
-            workspace: None,
-        };
-        let frames =
-            [Frame::new(frame, tree.clone(), None, 0, "Imported", "c", Status::InProgress, 8)];
-        let messages = [ImportedMessage {
-            frame: 0,
-            message: NewMessage::text(Role::User, "importedword"),
-            tokens: 1,
-            at: 8,
-        }];
-        store.import_tree(change, &imported, &frames, &messages).unwrap();
+        let tree = import_one_message(&mut store, change, 9, "importedword");
         let hits = store.search("importedword", Some(&tree), 50).unwrap();
         assert_eq!(hits.len(), 1);
         assert!(store.search("webserver", Some(&tree), 50).unwrap().is_empty());
@@ -332,30 +308,17 @@ mod tests {
     /// import's messages wait in `search_pending` until a search indexes them.
     #[test]
     fn a_version_10_database_keeps_its_index_and_leaves_imports_to_the_catch_up() {
-        use flame_model::{
-            Actor, Frame, FrameId, IdSource, MessageId, NewMessage, Role, Status, Tree,
-        };
+        use flame_model::{Actor, FrameId, MessageId};
 
-        use crate::{Change, HitPlace, ImportedMessage, Store};
-
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("flame.db");
-        {
-            let conn = Connection::open(&path).unwrap();
-            for migration in MIGRATIONS.iter().filter(|m| m.version <= 10) {
-                conn.execute_batch(migration.sql).unwrap();
-            }
-            conn.pragma_update(None, "user_version", 10).unwrap();
-            conn.execute_batch(
-                r#"INSERT INTO trees (id, title, root_id, focus_id, created_at)
+        let (_dir, path) = database_at(
+            10,
+            r#"INSERT INTO trees (id, title, root_id, focus_id, created_at)
                        VALUES ('t0000000001', 'Old', 'f0000000001', 'f0000000001', 1);
                    INSERT INTO frames (id, tree_id, parent_id, position, title, success_criteria, status, results, created_at)
                        VALUES ('f0000000001', 't0000000001', NULL, 0, 'Serve the pages', 'c', 'in_progress', NULL, 1);
                    INSERT INTO messages (id, frame_id, role, content, tool_calls, tokens, created_at)
                        VALUES (1, 'f0000000001', 'user', 'the webserver crashed', NULL, 3, 2);"#,
-            )
-            .unwrap();
-        }
+        );
         let mut store = Store::open(&path).unwrap();
         assert_eq!(store.schema_version().unwrap(), LATEST_SCHEMA_VERSION);
         store.check_search_index().unwrap();
@@ -363,9 +326,6 @@ mod tests {
             store.conn.query_row("SELECT count(*) FROM search_pending", [], |r| r.get(0)).unwrap()
         };
         assert_eq!(pending(&store), 0);
-        let found = |store: &Store, words: &str| -> Vec<HitPlace> {
-            store.search(words, None, 50).unwrap().into_iter().map(|h| h.place).collect()
-        };
         assert_eq!(
             found(&store, "webserver"),
             [HitPlace::Message { id: MessageId(1), role: Role::User }]
@@ -378,25 +338,7 @@ mod tests {
         assert_eq!(pending(&store), 0, "a live message is indexed as it is written");
         assert_eq!(found(&store, "livelyword").len(), 1);
 
-        let mut ids = IdSource::seeded(10);
-        let (tree, frame) = (ids.tree_id(), ids.frame_id());
-        let imported = Tree {
-            id: tree.clone(),
-            title: "Imported".into(),
-            root: frame.clone(),
-            focus: frame.clone(),
-            created_at: 8,
-            workspace: None,
-        };
-        let frames =
-            [Frame::new(frame, tree.clone(), None, 0, "Imported", "c", Status::InProgress, 8)];
-        let messages = [ImportedMessage {
-            frame: 0,
-            message: NewMessage::text(Role::User, "importedword"),
-            tokens: 1,
-            at: 8,
-        }];
-        store.import_tree(change, &imported, &frames, &messages).unwrap();
+        let tree = import_one_message(&mut store, change, 10, "importedword");
         assert_eq!(pending(&store), 1);
         assert_eq!(store.search("importedword", Some(&tree), 50).unwrap().len(), 1);
         assert_eq!(pending(&store), 0);

@@ -424,18 +424,8 @@ mod tests {
     /// The catch-up reads a range's messages by id, in id order, never frame by frame.
     #[test]
     fn the_catch_up_reads_messages_in_id_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("flame.db")).unwrap();
         for sql in [CATCH_UP_OWN, CATCH_UP_OTHERS] {
-            let plan: Vec<String> = store
-                .conn
-                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
-                .unwrap()
-                .query_map(params![1, 2, "t0000000000"], |r| r.get(3))
-                .unwrap()
-                .collect::<Result<_, _>>()
-                .unwrap();
-            let plan = plan.join("\n");
+            let plan = crate::query_plan(sql, params![1, 2, "t0000000000"]);
             assert!(plan.contains("SEARCH m USING INTEGER PRIMARY KEY"), "{plan}");
             assert!(!plan.contains("messages_by_frame"), "{plan}");
         }

@@ -159,10 +159,7 @@ impl Store {
     /// replies a process that stopped while streaming left behind. Telling them apart is the
     /// caller's (it can ask the system whether the writer still runs).
     pub fn open_replies(&self) -> Result<Vec<OpenReply>, StoreError> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT id, frame_id, content, owner_pid, owner_started, heartbeat_at
-             FROM messages WHERE open = 1 ORDER BY id",
-        )?;
+        let mut stmt = self.conn.prepare_cached(OPEN_REPLIES)?;
         let rows = stmt.query_map([], |r| {
             let pid: Option<i64> = r.get(3)?;
             let started: Option<i64> = r.get(4)?;
@@ -254,5 +251,21 @@ impl Writer<'_> {
             .prepare_cached("UPDATE trees SET message_tokens = message_tokens + ?2 WHERE id = ?1")?
             .execute(params![frame.tree.as_str(), tokens as i64])?;
         Ok(())
+    }
+}
+
+/// Every open reply with its writer, found by the partial index `messages_open` (migration 12)
+/// rather than by scanning every message: it runs when Flame opens and in every frame view.
+const OPEN_REPLIES: &str = "SELECT id, frame_id, content, owner_pid, owner_started, heartbeat_at
+     FROM messages WHERE open = 1 ORDER BY id";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_open_replies_are_found_by_their_index() {
+        let plan = crate::query_plan(OPEN_REPLIES, []);
+        assert!(plan.contains("USING INDEX messages_open"), "{plan}");
     }
 }

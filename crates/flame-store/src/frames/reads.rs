@@ -442,16 +442,7 @@ mod tests {
     /// search the parent index (measured: 7.7–10.7 ms against 16–251 µs on 100k frames).
     #[test]
     fn path_with_children_searches_the_parent_index() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("flame.db")).unwrap();
-        let mut stmt =
-            store.conn.prepare(&format!("EXPLAIN QUERY PLAN {PATH_WITH_CHILDREN}")).unwrap();
-        let plan: Vec<String> = stmt
-            .query_map(["f0000000000"], |row| row.get(3))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
-        let plan = plan.join("\n");
+        let plan = crate::query_plan(PATH_WITH_CHILDREN, ["f0000000000"]);
         assert!(plan.contains("frames_by_parent (parent_id=?)"), "{plan}");
         assert!(!plan.contains("SCAN frames"), "a full scan of frames:\n{plan}");
     }
@@ -460,62 +451,19 @@ mod tests {
     /// holds long texts the outline does not name.
     #[test]
     fn the_outline_reads_the_outline_index_alone() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("flame.db")).unwrap();
-        let mut stmt =
-            store.conn.prepare(&format!("EXPLAIN QUERY PLAN {}", outline_of_tree_sql())).unwrap();
-        let plan: Vec<String> = stmt
-            .query_map(["t0000000000"], |row| row.get(3))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
-        let plan = plan.join("\n");
+        let plan = crate::query_plan(&outline_of_tree_sql(), ["t0000000000"]);
         assert!(plan.contains("COVERING INDEX frames_outline (tree_id=?)"), "{plan}");
-    }
-
-    /// The open replies are found by the `messages_open` partial index, not by scanning every
-    /// message: `Store::open_replies` runs when Flame opens and in every frame view. The query
-    /// is `open_replies`'s.
-    #[test]
-    fn the_open_replies_are_found_by_their_index() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("flame.db")).unwrap();
-        let mut stmt = store
-            .conn
-            .prepare(
-                "EXPLAIN QUERY PLAN SELECT id, frame_id, content, owner_pid, owner_started,
-                 heartbeat_at FROM messages WHERE open = 1 ORDER BY id",
-            )
-            .unwrap();
-        let plan: Vec<String> =
-            stmt.query_map([], |row| row.get(3)).unwrap().map(Result::unwrap).collect();
-        let plan = plan.join("\n");
-        assert!(plan.contains("USING INDEX messages_open"), "{plan}");
     }
 
     /// The usage aggregate reads one tree's frames and their replies' usage from indexes alone:
     /// not every message, and no frame or message row.
     #[test]
     fn the_usage_aggregate_searches_the_tree_and_frame_indexes() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("flame.db")).unwrap();
-        let mut stmt =
-            store.conn.prepare(&format!("EXPLAIN QUERY PLAN {USAGE_BY_FRAME_AND_MODEL}")).unwrap();
-        let plan: Vec<String> = stmt
-            .query_map(["t0000000000"], |row| row.get(3))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
-        let plan = plan.join("\n");
+        let plan = crate::query_plan(USAGE_BY_FRAME_AND_MODEL, ["t0000000000"]);
         assert!(plan.contains("COVERING INDEX frames_outline (tree_id=?)"), "{plan}");
         assert!(plan.contains("COVERING INDEX messages_usage (frame_id=?)"), "{plan}");
         assert!(!plan.contains("SCAN m"), "a full scan of messages:\n{plan}");
-        let mut stmt = store.conn.prepare(&format!("EXPLAIN QUERY PLAN {USAGE_BY_MODEL}")).unwrap();
-        let plan: Vec<String> = stmt
-            .query_map(["f0000000000"], |row| row.get(3))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
-        assert!(plan.join("\n").contains("COVERING INDEX messages_usage (frame_id=?)"), "{plan:?}");
+        let plan = crate::query_plan(USAGE_BY_MODEL, ["f0000000000"]);
+        assert!(plan.contains("COVERING INDEX messages_usage (frame_id=?)"), "{plan}");
     }
 }
