@@ -2,6 +2,8 @@
 // Export…), then its path to the root, its id, its success criteria, results, the reason for its
 // status, when its changes were rolled back, and the files its own tool calls changed.
 
+import { useState } from "preact/hooks";
+
 import type {
   FileTrail,
   FrameDetail_Serialize as FrameDetail,
@@ -14,6 +16,19 @@ import { STATUS_STYLE } from "../status-style";
 import { formatTime } from "./changes-view";
 import { FrameCostLine } from "./frame-cost";
 import { FrameCriteria, FrameResults } from "./long-text";
+
+/** The most steps a breadcrumb shows before its middle folds into a "N more" button: a deep
+ * frame's whole path (a generated tree's reaches 31 steps) would push its conversation out of
+ * view. */
+export const BREADCRUMB_STEPS = 6;
+
+/** The steps of `path` a breadcrumb shows — the root, then the last steps down to the frame —
+ * and how many folded between them (0 when all are shown or `open`). */
+export function breadcrumbSteps<T>(path: T[], open: boolean): { steps: T[]; folded: number } {
+  if (open || path.length <= BREADCRUMB_STEPS) return { steps: path, folded: 0 };
+  const tail = path.slice(path.length - (BREADCRUMB_STEPS - 1));
+  return { steps: [path[0]!, ...tail], folded: path.length - BREADCRUMB_STEPS };
+}
 
 /** The frames from the root down to `frame`, for the breadcrumb. */
 export function pathToRoot(outline: TreeOutline, frame: string): FrameOutline[] {
@@ -105,6 +120,9 @@ export function FrameHeader({
   onFocus: (id: string) => void;
 }) {
   const path = pathToRoot(outline, frame.id);
+  // A folded path opens on request, for this frame only: the next frame's starts folded.
+  const [pathOpenFor, setPathOpenFor] = useState<string | null>(null);
+  const crumbs = breadcrumbSteps(path, pathOpenFor === frame.id);
   // The count is the files the frame's own calls changed, known once the frame has been read.
   const changed = detail !== null && detail.id === frame.id ? detail.files.changed.length : null;
   return (
@@ -148,9 +166,23 @@ export function FrameHeader({
       <div class="frame-summary">
         <div class="summary-line">
           <nav class="breadcrumb" aria-label="Path to the root" data-testid="chat-breadcrumb">
-            {path.map((step, i) => (
+            {crumbs.steps.map((step, i) => (
               <span key={step.id}>
                 {i > 0 && <span class="muted"> › </span>}
+                {i === 1 && crumbs.folded > 0 && (
+                  <>
+                    <button
+                      type="button"
+                      class="link-button muted"
+                      data-testid="breadcrumb-more"
+                      title="Show the whole path to the root"
+                      onClick={() => setPathOpenFor(frame.id)}
+                    >
+                      {crumbs.folded} more
+                    </button>
+                    <span class="muted"> › </span>
+                  </>
+                )}
                 {step.id === frame.id ? (
                   <span aria-current="true">{step.title}</span>
                 ) : (
