@@ -145,6 +145,37 @@ describe("App", () => {
     expect(items[1]?.getAttribute("aria-current")).toBe("true");
   });
 
+  it("draws the outline asked for before it started, without asking again", async () => {
+    let reads = 0;
+    let announce: (seq: number) => void = () => undefined;
+    const backend = fakeBackend({
+      outline: () => {
+        reads += 1;
+        return answer({ ...OUTLINE, seq: 4 });
+      },
+      onTreeChanged: (listener) => {
+        announce = listener;
+        return Promise.resolve(() => undefined);
+      },
+    });
+    const root = document.createElement("div");
+    document.body.append(root);
+    await act(async () => {
+      render(<App backend={backend} firstOutline={answer(OUTLINE)} />, root);
+      await settle();
+    });
+    await act(settle);
+    const header = root.querySelector("[data-testid=focused-frame]");
+    expect(header?.getAttribute("data-frame-id")).toBe("f0000000002");
+    expect(reads).toBe(0);
+    // Later loads ask the backend.
+    await act(async () => {
+      announce(4);
+      await settle();
+    });
+    expect(reads).toBe(1);
+  });
+
   it("reloads the tree when the backend announces a newer change, not an older one", async () => {
     let reads = 0;
     let announce: (seq: number) => void = () => undefined;
