@@ -71,7 +71,8 @@ pub(crate) struct Git {
 const BULK_CHECKIN_SINCE: (u32, u32) = (2, 37);
 
 impl Git {
-    /// Opens the shadow in `git_dir`, creating it when it has no `HEAD` yet.
+    /// Opens the shadow in `git_dir`, creating it (under its lock) when it is not complete yet:
+    /// new, or left half-made by a process that stopped while creating it.
     pub(crate) fn open(git_dir: &Path, workspace: &Path) -> Result<Git, CheckpointError> {
         if !workspace.is_absolute() || !workspace.is_dir() {
             return Err(CheckpointError::BadWorkspace(workspace.to_path_buf()));
@@ -89,10 +90,13 @@ impl Git {
             bulk_checkin: false,
         };
         git.bulk_checkin = version(&git.run(&["version"], None)?) >= Some(BULK_CHECKIN_SINCE);
+        // The recorded workspace is what `create` writes last (whole, by a rename), so a shadow
+        // that has it is complete. `HEAD` is not a sign of that: another thread or process may
+        // be creating the shadow, past `git init` and not yet done.
         let recorded = git_dir.join(WORKSPACE_FILE);
-        if !git_dir.join("HEAD").exists() {
+        if !recorded.exists() {
             let _lock = git.lock()?;
-            if !git_dir.join("HEAD").exists() {
+            if !recorded.exists() {
                 git.create()?;
             }
         }

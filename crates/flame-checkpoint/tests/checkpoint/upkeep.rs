@@ -62,6 +62,29 @@ fn two_threads_snapshot_one_workspace_at_once() {
     }
 }
 
+/// Threads opening a shadow that does not exist yet, all at once, each open it: none reads it
+/// while another is still creating it (past `git init`, before the workspace is recorded).
+#[test]
+fn threads_opening_a_new_shadow_at_once_all_open_it() {
+    // The threads set out a millisecond apart, so that some arrive while the first is creating
+    // the shadow, whatever this machine's speed.
+    for _ in 0..10 {
+        let setup = Setup::new();
+        let start = std::sync::Barrier::new(8);
+        std::thread::scope(|scope| {
+            for thread in 0..8 {
+                let (setup, start) = (&setup, &start);
+                scope.spawn(move || {
+                    start.wait();
+                    std::thread::sleep(std::time::Duration::from_millis(thread));
+                    flame_checkpoint::Shadow::open(&setup.shadow_dir, &setup.workspace)
+                        .expect("every thread opens the shadow");
+                });
+            }
+        });
+    }
+}
+
 #[test]
 fn a_shadow_belongs_to_one_workspace() {
     let setup = Setup::new();
