@@ -24,7 +24,7 @@ use flame_model::{FrameId, FrameOutline, TreeId};
 use flame_store::{Store, StoreError};
 
 use crate::frames::resolve_tree;
-use crate::{ApiError, Flame};
+use crate::{ApiError, Flame, MAX_EVENTS_FOLLOWED};
 
 /// The prices a [`Flame`] uses, set by its front end.
 #[derive(Debug, Default)]
@@ -35,10 +35,6 @@ impl Prices {
         self.0.read().unwrap_or_else(PoisonError::into_inner).clone()
     }
 }
-
-/// How many events since the kept usage was read are followed before the tree's usage is read
-/// whole again instead.
-const MAX_EVENTS_FOLLOWED: u32 = 2_000;
 
 /// The recorded usage of the tree last asked about, by frame, as of an event seq.
 #[derive(Debug, Default)]
@@ -65,10 +61,7 @@ impl UsageCache {
         prices: &PriceTable,
     ) -> Result<Arc<HashMap<FrameId, FrameCost>>, StoreError> {
         let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut usage = match kept.take() {
-            Some(usage) if usage.tree == *tree => follow(store, usage)?,
-            _ => read_whole(store, tree)?,
-        };
+        let mut usage = up_to_date(store, tree, kept.take())?;
         if let Some((priced_at, costs)) = &usage.priced
             && priced_at == prices
         {
@@ -90,18 +83,12 @@ impl UsageCache {
         *kept = Some(usage);
         Ok(costs)
     }
-}
 
-impl UsageCache {
     /// Reads tree `tree`'s usage into the cache unless it is there, without pricing it: the
     /// first outline of the tree then only follows the events since.
     fn read_ahead(&self, store: &Store, tree: &TreeId) -> Result<(), StoreError> {
         let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let usage = match kept.take() {
-            Some(usage) if usage.tree == *tree => follow(store, usage)?,
-            _ => read_whole(store, tree)?,
-        };
-        *kept = Some(usage);
+        *kept = Some(up_to_date(store, tree, kept.take())?);
         Ok(())
     }
 }
@@ -199,6 +186,19 @@ fn priced_for_outline(
 
 /// The tree's usage read whole, as of the newest event (read first, so a change made meanwhile
 /// is followed next time rather than missed).
+/// Tree `tree`'s usage as the store has it now: `kept` brought up to date when it is that
+/// tree's, else read whole.
+fn up_to_date(
+    store: &Store,
+    tree: &TreeId,
+    kept: Option<TreeUsage>,
+) -> Result<TreeUsage, StoreError> {
+    match kept {
+        Some(usage) if usage.tree == *tree => follow(store, usage),
+        _ => read_whole(store, tree),
+    }
+}
+
 fn read_whole(store: &Store, tree: &TreeId) -> Result<TreeUsage, StoreError> {
     let seq = store.latest_event_seq()?;
     let mut by_frame: HashMap<FrameId, Vec<ModelUsage>> = HashMap::new();

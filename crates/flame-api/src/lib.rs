@@ -57,6 +57,11 @@ pub use search::{
 };
 pub use workspace::{MAX_OUTPUT_NAME_CHARS, check_workspace};
 
+/// How many events since a kept read (usage, subtree trails, the frames a context shows) was made
+/// are followed to bring it up to date; past that many it is read again whole, which is then
+/// cheaper.
+const MAX_EVENTS_FOLLOWED: u32 = 2_000;
+
 /// The database schema this Flame writes.
 pub const SCHEMA_VERSION: u32 = flame_store::LATEST_SCHEMA_VERSION;
 

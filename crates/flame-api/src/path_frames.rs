@@ -11,8 +11,8 @@
 //! and tokens change, which a context does not show) and never the tree's workspace. So the
 //! frames of the focus last asked about are kept with the event seq they were read at, and are
 //! read again when any other event of their tree has been recorded since, or more events than
-//! [`MAX_EVENTS_FOLLOWED`]. The one write that records no event, a frame's compacted criteria
-//! (`Flame::set_criteria_compacted`), forgets the kept frames itself.
+//! [`MAX_EVENTS_FOLLOWED`]. Every write that changes what a context shows records an event, a
+//! frame's compacted criteria too (`criteria_compacted`).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -21,10 +21,7 @@ use std::sync::{Mutex, PoisonError};
 use flame_model::{Event, EventKind, Frame, FrameError, FrameId, TreeId};
 use flame_store::{Store, StoreError};
 
-use crate::frame_log;
-
-/// How many events since the kept frames were read are followed before they are read again.
-const MAX_EVENTS_FOLLOWED: u32 = 2_000;
+use crate::{MAX_EVENTS_FOLLOWED, frame_log};
 
 /// The parts of the contexts assembled, kept for the next assembly, with the event seq the
 /// frames they were assembled from were read at.

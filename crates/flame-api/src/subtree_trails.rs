@@ -23,10 +23,8 @@ use std::sync::{Mutex, PoisonError};
 use flame_model::{EventKind, FileTrail, FrameId, TreeId};
 use flame_store::{Store, StoreError};
 
+use crate::MAX_EVENTS_FOLLOWED;
 use crate::path_frames::Followed;
-
-/// How many events since the kept trails were read are followed before they are read again.
-const MAX_EVENTS_FOLLOWED: u32 = 2_000;
 
 /// How many frames' subtree trails are kept; past it they are read again from the start.
 const MAX_KEPT_FRAMES: usize = 10_000;

@@ -8,7 +8,7 @@ import type {
 import { outlineFrame } from "../test-backend";
 import { NO_TOKENS, frameCost, summary } from "../test-costs";
 import { CostBreakdown } from "./frame-cost";
-import { FrameHeader } from "./frame-header";
+import { mountHeader } from "./test-header";
 
 function mount(node: preact.ComponentChild): HTMLElement {
   const root = document.createElement("div");
@@ -39,22 +39,7 @@ function header(cost: FrameCost | undefined, frame = CHILD, focus = frame): HTML
     seq: 1,
     ...(cost === undefined ? {} : { focus_cost: cost }),
   };
-  const nothing = () => {};
-  return mount(
-    <FrameHeader
-      outline={outline}
-      frame={frame}
-      detail={null}
-      canPop={false}
-      inspecting={false}
-      showingChanges={false}
-      onPop={nothing}
-      onToggleInspector={nothing}
-      onToggleChanges={nothing}
-      onExport={nothing}
-      onFocus={nothing}
-    />,
-  );
+  return mountHeader(outline, frame);
 }
 
 describe("the frame header's cost", () => {

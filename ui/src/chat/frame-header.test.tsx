@@ -1,4 +1,3 @@
-import { render } from "preact";
 import { afterEach, describe, expect, it } from "vitest";
 
 import type {
@@ -6,7 +5,8 @@ import type {
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
 import { outlineFrame } from "../test-backend";
-import { BREADCRUMB_STEPS, breadcrumbSteps, FrameHeader } from "./frame-header";
+import { BREADCRUMB_STEPS, breadcrumbSteps } from "./frame-header";
+import { mountHeader } from "./test-header";
 
 afterEach(() => {
   document.body.replaceChildren();
@@ -34,26 +34,7 @@ function header(frames: FrameOutline[], at: number, focused: string[] = []): HTM
     frames,
     seq: 1,
   };
-  const root = document.createElement("div");
-  document.body.append(root);
-  const nothing = () => {};
-  render(
-    <FrameHeader
-      outline={outline}
-      frame={frames[at]!}
-      detail={null}
-      canPop={false}
-      inspecting={false}
-      showingChanges={false}
-      onPop={nothing}
-      onToggleInspector={nothing}
-      onToggleChanges={nothing}
-      onExport={nothing}
-      onFocus={(id) => focused.push(id)}
-    />,
-    root,
-  );
-  return root;
+  return mountHeader(outline, frames[at]!, (id) => focused.push(id));
 }
 
 const crumbs = (root: HTMLElement) =>
