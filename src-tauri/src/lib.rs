@@ -8,6 +8,7 @@ mod change_watch;
 mod commands;
 mod dialogs;
 mod startup;
+mod webkit;
 
 pub use change_watch::TreeChanged;
 pub use startup::Startup;
@@ -27,6 +28,9 @@ pub fn assemble<R: Runtime>(builder: tauri::Builder<R>, startup: Startup) -> tau
             bindings.mount_events(app);
             app.manage(dialogs::Dialogs::new(app.handle().clone()));
             change_watch::spawn(app.handle().clone());
+            if let Some(window) = app.get_webview_window("main") {
+                webkit::paint_without_gpu(&window);
+            }
             Ok(())
         })
 }

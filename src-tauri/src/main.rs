@@ -2,5 +2,26 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 fn main() {
+    return_large_blocks_to_the_system();
     flame_desktop::run();
 }
+
+/// Fixes glibc's mmap threshold at its default of 128 KiB.
+///
+/// glibc raises the threshold to the size of every large block freed, up to 32 MiB, so after
+/// the window's first big replies (the 100k-frame outline is about 10 MB of JSON) later blocks
+/// of that size come from the heap, and the heap keeps them resident once freed. Fixing the
+/// threshold keeps every large block in a mapping of its own, returned to the system when it is
+/// freed: 46 MiB less resident in the shell with the 100k-frame tree open (issue 19).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+fn return_large_blocks_to_the_system() {
+    // SAFETY: `mallopt` only changes the allocator's parameters and takes plain integers; it is
+    // called first thing in `main`, before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn return_large_blocks_to_the_system() {}

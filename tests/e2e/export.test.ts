@@ -12,7 +12,7 @@ import { By, Key, Origin, until, type WebElement } from "selenium-webdriver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { flame, frameId } from "./flame-cli";
-import { rectOf, withApp, type App } from "./harness";
+import { keepScreenshot, rectOf, withApp, type App } from "./harness";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -153,7 +153,7 @@ describe("export from the window", () => {
         if (process.env["FLAME_DOCS_SCREENSHOT"] !== undefined) {
           await writeFile(
             join(REPO, "docs/export.png"),
-            await app.driver.takeScreenshot(),
+            await keepScreenshot(app, "export"),
             "base64",
           );
         }

@@ -191,7 +191,27 @@ export async function textOf(app: App, css: string): Promise<string> {
 export async function keepScreenshot(app: App, name: string): Promise<string> {
   const folder = join(dirname(fileURLToPath(import.meta.url)), "artifacts");
   await mkdir(folder, { recursive: true });
-  const shot = await app.driver.takeScreenshot();
-  await writeFile(join(folder, `${name}.png`), shot, "base64");
-  return shot;
+  // WebKitWebDriver takes the screenshot after the page's next paint. The window paints without
+  // the GPU (src-tauri/src/webkit.rs), and then a page with nothing to change paints nothing, so
+  // the screenshot waits forever; one pixel changing by 1/255 every frame meanwhile gives it the
+  // paint it waits for without showing in the picture.
+  await app.driver.executeScript(`
+    const pixel = document.createElement("div");
+    pixel.id = "e2e-paint-pump";
+    pixel.style.cssText = "position:fixed;left:0;top:0;width:1px;height:1px;pointer-events:none";
+    document.body.append(pixel);
+    let odd = false;
+    window.__e2ePaintPump = setInterval(() => {
+      odd = !odd;
+      pixel.style.background = odd ? "rgba(0,0,0,0.004)" : "rgba(0,0,0,0.008)";
+    }, 16);`);
+  try {
+    const shot = await app.driver.takeScreenshot();
+    await writeFile(join(folder, `${name}.png`), shot, "base64");
+    return shot;
+  } finally {
+    await app.driver.executeScript(`
+      clearInterval(window.__e2ePaintPump);
+      document.getElementById("e2e-paint-pump")?.remove();`);
+  }
 }
