@@ -93,9 +93,11 @@ package: setup ui
 bindings:
 	FLAME_BLESS=1 $(CARGO) test -p flame-desktop --lib bindings
 
-# The golden stack-context documents of the spec's tree, one per focus.
+# The golden stack-context documents of the spec's tree, one per focus, and the cost texts the
+# window's TypeScript is checked against (ui/src/cost-text.cases.json).
 bless:
 	FLAME_BLESS=1 $(CARGO) test -p flame-context --test context golden
+	FLAME_BLESS=1 $(CARGO) test -p flame-model the_window_s_cost_text_cases
 
 fmt:
 	$(CARGO) fmt --all

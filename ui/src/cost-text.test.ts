@@ -1,32 +1,29 @@
 import { describe, expect, it } from "vitest";
 
-import type { FrameCost_Serialize as FrameCost } from "./bindings";
+import type { CostSummary, FrameCost_Serialize as FrameCost } from "./bindings";
 import { costPhrase, describeCost, dollarsToMicros, formatUsd, microsToDollars } from "./cost-text";
+import casesText from "./cost-text.cases.json?raw";
 import { summary } from "./test-costs";
 
+/** What Rust writes for each case (`flame_model::cost`'s test writes the file; `make bless`). */
+interface Cases {
+  amounts: [number, string][];
+  summaries: { cost: CostSummary; text: string }[];
+}
+
+const CASES = JSON.parse(casesText) as Cases;
+
 describe("amounts", () => {
-  it("read as dollars, by the backend's rule", () => {
-    expect(formatUsd(0)).toBe("$0.00");
-    expect(formatUsd(1)).toBe("<$0.0001");
-    expect(formatUsd(100)).toBe("$0.0001");
-    expect(formatUsd(3_149)).toBe("$0.0031");
-    expect(formatUsd(3_150)).toBe("$0.0032");
-    expect(formatUsd(9_999)).toBe("$0.0100");
-    expect(formatUsd(10_000)).toBe("$0.01");
-    expect(formatUsd(424_999)).toBe("$0.42");
-    expect(formatUsd(22_050_000)).toBe("$22.05");
+  it("read as dollars, as Rust's format_usd writes them", () => {
+    expect(CASES.amounts.length).toBeGreaterThan(10);
+    for (const [micro, text] of CASES.amounts) expect(formatUsd(micro)).toBe(text);
   });
 
-  it("say what they cover", () => {
-    expect(describeCost(summary(0, "none", 0))).toBe("nothing recorded");
-    expect(describeCost(summary(420_000, "complete"))).toBe("$0.42");
-    const llama = { model: "llama3.1:8b", tokens: 1_234 };
-    expect(describeCost(summary(420_000, "partial", 2_000, llama))).toBe(
-      "$0.42 + 1,234 tokens of llama3.1:8b at an unknown price",
+  it("say what they cover, as Rust's CostSummary::describe says it", () => {
+    expect(CASES.summaries.map((c) => c.cost.completeness).sort()).toEqual(
+      expect.arrayContaining(["complete", "none", "partial", "unknown"]),
     );
-    expect(describeCost(summary(0, "unknown", 1_234, llama))).toBe(
-      "price unknown: 1,234 tokens of llama3.1:8b",
-    );
+    for (const { cost, text } of CASES.summaries) expect(describeCost(cost)).toBe(text);
   });
 
   it("name the subtree's cost only when the descendants add to it", () => {

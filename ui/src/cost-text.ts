@@ -1,7 +1,8 @@
 // Costs in words, for the graph's tooltip, the frame header and the context inspector. The
 // backend prices every reply (`flame_model::cost`); this only writes the amounts it sends, by the
 // same rules as `format_usd` and `CostSummary::describe` there, so the window, the command line
-// and the Markdown export say the same thing.
+// and the Markdown export say the same thing. The rules are checked against Rust's own words:
+// `cost-text.cases.json` is written by a Rust test and read by this file's test.
 
 import type {
   CostSummary,

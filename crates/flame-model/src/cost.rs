@@ -748,6 +748,77 @@ mod tests {
         assert_eq!(format_usd(1_234_567_890_000), "$1234567.89");
     }
 
+    /// The window writes costs in TypeScript (`ui/src/cost-text.ts`) by the same rules as
+    /// `format_usd` and `CostSummary::describe`. Rather than restate them, both sides check the
+    /// cases in `ui/src/cost-text.cases.json`: this test writes what Rust says (with
+    /// `FLAME_BLESS` set, as `make bless` runs it) or fails when the file says otherwise, and the
+    /// window's test expects the same words from its own functions.
+    #[test]
+    fn the_window_s_cost_text_cases_are_what_rust_writes() {
+        #[derive(Serialize)]
+        struct Described {
+            cost: CostSummary,
+            text: String,
+        }
+        #[derive(Serialize)]
+        struct Cases {
+            amounts: Vec<(u64, String)>,
+            summaries: Vec<Described>,
+        }
+        let amounts = [
+            0,
+            1,
+            99,
+            100,
+            3_149,
+            3_150,
+            9_949,
+            9_950,
+            9_999,
+            10_000,
+            14_999,
+            424_999,
+            995_000,
+            22_050_000,
+            1_234_567_890_000,
+        ];
+        let unpriced = |micro_usd, completeness, tokens: u64, models: &[&str]| CostSummary {
+            micro_usd,
+            completeness,
+            usage: usage(tokens + 2_000, 300, 0, 0),
+            unpriced_usage: usage(tokens, 0, tokens / 10, 7),
+            unpriced_models: models.iter().map(|m| (*m).to_owned()).collect(),
+        };
+        let summaries = [
+            CostSummary::default(),
+            unpriced(420_000, Completeness::Complete, 0, &[]),
+            unpriced(3_149, Completeness::Complete, 0, &[]),
+            unpriced(420_000, Completeness::Partial, 1_234, &["llama3.1:8b"]),
+            unpriced(50, Completeness::Partial, 1_234_567, &["llama3.1:8b", NO_MODEL]),
+            unpriced(0, Completeness::Unknown, 999, &["qwen3:0.6b"]),
+            unpriced(0, Completeness::Unknown, 12_345_678_901, &["a", "b", "c"]),
+        ];
+        let cases = Cases {
+            amounts: amounts.iter().map(|&micro| (micro, format_usd(micro))).collect(),
+            summaries: summaries
+                .into_iter()
+                .map(|cost| Described { text: cost.describe(), cost })
+                .collect(),
+        };
+        let written = serde_json::to_string_pretty(&cases).unwrap() + "\n";
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../ui/src/cost-text.cases.json");
+        if std::env::var_os("FLAME_BLESS").is_some() {
+            std::fs::write(&path, &written).unwrap();
+        }
+        let kept = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            kept == written,
+            "{} is not what Rust writes (run `make bless` if the change is intended):\n{written}",
+            path.display()
+        );
+    }
+
     #[test]
     fn a_cost_says_in_words_what_it_covers() {
         let mut total = CostTotal::default();
