@@ -132,6 +132,11 @@ impl Git {
         &self.git_dir
     }
 
+    /// The shadow's index file, which every git run is given as `GIT_INDEX_FILE`.
+    pub(crate) fn index_file(&self) -> PathBuf {
+        self.git_dir.join(INDEX_FILE)
+    }
+
     pub(crate) fn work_tree(&self) -> &Path {
         &self.work_tree
     }
@@ -173,7 +178,7 @@ impl Git {
             .current_dir(&self.work_tree)
             .env("GIT_DIR", &self.git_dir)
             .env("GIT_WORK_TREE", &self.work_tree)
-            .env("GIT_INDEX_FILE", self.git_dir.join(INDEX_FILE))
+            .env("GIT_INDEX_FILE", self.index_file())
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_LITERAL_PATHSPECS", "1")

@@ -31,6 +31,7 @@
 
 mod compare;
 mod git;
+mod index;
 mod message;
 mod name;
 mod restore;

@@ -1,14 +1,18 @@
 //! Taking a snapshot: the walk's paths fed to the shadow's index, then a tree and a commit.
 //!
 //! `git update-index --add --remove` skips every path whose stat still matches its index entry,
-//! so after the first snapshot only changed files are read and hashed. Paths the index holds but
-//! the walk did not find (deleted, newly ignored or now skipped) are removed from it first. Each
-//! snapshot is a root commit of its own, kept by the ref `refs/flame/<commit>`.
+//! so after the first snapshot only changed files are read and hashed. It is handed only the
+//! paths whose stat, as the walk read it, differs from what the index records (`index.rs`), so
+//! an unchanged file is not even read again by git. Paths the index holds but the walk did not
+//! find (deleted, newly ignored or now skipped) are removed from it first. Each snapshot is a
+//! root commit of its own, kept by the ref `refs/flame/<commit>`.
 
 use std::collections::HashSet;
 
 use crate::git::Git;
-use crate::{CheckpointError, CommitId, Snapshot, SnapshotLimits, io_error, message, walk};
+use crate::index::{self, Index};
+use crate::walk::{self, Walked};
+use crate::{CheckpointError, CommitId, Snapshot, SnapshotLimits, io_error, message};
 
 pub(crate) const REF_PREFIX: &str = "refs/flame/";
 
@@ -25,47 +29,31 @@ pub(crate) fn snapshot(
     // An unreadable workspace would look empty, as if every file were deleted.
     std::fs::read_dir(root).map_err(io_error(format!("read the workspace {}", root.display())))?;
     let _lock = git.lock()?;
-    // The index listing runs while the workspace is walked.
-    let (indexed, walked) = std::thread::scope(|scope| {
-        let listing = scope.spawn(|| git.run(&["ls-files", "-z"], None));
+    // The index is read while the workspace is walked.
+    let (index, walked) = std::thread::scope(|scope| {
+        let reading = scope.spawn(|| index::read(&git.index_file()));
         let walked = walk::walk(root, git.git_dir(), limits);
-        let indexed = listing
-            .join()
-            .unwrap_or_else(|_| Err(CheckpointError::Unexpected("ls-files panicked".into())));
-        (indexed, walked)
+        (reading.join().ok().flatten(), walked)
     });
-    let (indexed, walked) = (indexed?, walked?);
-
-    let kept: HashSet<&[u8]> = walked.files.iter().map(|path| path.as_bytes()).collect();
-    let mut gone = Vec::new();
-    let (mut indexed_count, mut gone_count) = (0, 0);
-    for path in indexed.split(|byte| *byte == 0).filter(|path| !path.is_empty()) {
-        indexed_count += 1;
-        if !kept.contains(path) {
-            gone_count += 1;
-            gone.extend_from_slice(path);
-            gone.push(0);
-        }
+    let walked = walked?;
+    let changes = match &index {
+        Some(index) => Changes::against(index, &walked),
+        None => Changes::listed(git, &walked)?,
+    };
+    if !changes.gone.is_empty() {
+        git.run(&["update-index", "--force-remove", "-z", "--stdin"], Some(&changes.gone))?;
     }
-    if !gone.is_empty() {
-        git.run(&["update-index", "--force-remove", "-z", "--stdin"], Some(&gone))?;
+    if changes.new.len() >= BULK_NEW_PATHS && git.bulk_checkin() {
+        store_blobs_in_parallel(git, &changes.new)?;
     }
-    let new_paths = walked.files.len().saturating_sub(indexed_count - gone_count);
-    if new_paths >= BULK_NEW_PATHS && git.bulk_checkin() {
-        let indexed: HashSet<&[u8]> = indexed.split(|byte| *byte == 0).collect();
-        let new: Vec<&str> = walked
-            .files
-            .iter()
-            .map(String::as_str)
-            .filter(|path| !indexed.contains(path.as_bytes()))
-            .collect();
-        store_blobs_in_parallel(git, &new)?;
+    if !changes.handed.is_empty() {
+        // `--remove`: a file deleted since the walk saw it is removed rather than stopping the
+        // run.
+        git.run(
+            &["update-index", "--add", "--remove", "--replace", "-z", "--stdin"],
+            Some(&nul_separated(&changes.handed)),
+        )?;
     }
-    // `--remove`: a file deleted since the walk saw it is removed rather than stopping the run.
-    git.run(
-        &["update-index", "--add", "--remove", "--replace", "-z", "--stdin"],
-        Some(&nul_separated(&walked.files)),
-    )?;
     let tree = single_line(git.run(&["write-tree"], None)?)?;
 
     // `@` makes git read the number as seconds since 1970 however small; git has no dates
@@ -84,6 +72,60 @@ pub(crate) fn snapshot(
     let mut skipped = walked.skipped;
     skipped.truncate(crate::MAX_SKIPPED_LISTED);
     Ok(Snapshot { commit, skipped, skipped_total, files: walked.files.len() })
+}
+
+/// What a snapshot tells git: the paths to remove from the index, those to hand to
+/// `update-index` (which reads each again and skips those whose stat matches), and among them
+/// those new to the index.
+struct Changes<'w> {
+    gone: Vec<u8>,
+    handed: Vec<&'w str>,
+    new: Vec<&'w str>,
+}
+
+impl<'w> Changes<'w> {
+    /// From the index as read (`index.rs`): only the paths whose stat git would not find
+    /// unchanged are handed to git.
+    fn against(index: &Index, walked: &'w Walked) -> Changes<'w> {
+        let recorded = index.by_path();
+        let mut changes = Changes { gone: Vec::new(), handed: Vec::new(), new: Vec::new() };
+        for (path, stat) in walked.files.iter().zip(&walked.stats) {
+            match recorded.get(path.as_bytes()) {
+                None => {
+                    changes.new.push(path);
+                    changes.handed.push(path);
+                }
+                Some(entry) if !index.unchanged(*entry, *stat) => changes.handed.push(path),
+                Some(_) => {}
+            }
+        }
+        let kept: HashSet<&[u8]> = walked.files.iter().map(|path| path.as_bytes()).collect();
+        for (path, _) in &index.entries {
+            if !kept.contains(path.as_slice()) {
+                changes.gone.extend_from_slice(path);
+                changes.gone.push(0);
+            }
+        }
+        changes
+    }
+
+    /// From `git ls-files`, for an index this crate cannot read: every walked path is handed to
+    /// git.
+    fn listed(git: &Git, walked: &'w Walked) -> Result<Changes<'w>, CheckpointError> {
+        let listing = git.run(&["ls-files", "-z"], None)?;
+        let indexed: HashSet<&[u8]> =
+            listing.split(|byte| *byte == 0).filter(|path| !path.is_empty()).collect();
+        let kept: HashSet<&[u8]> = walked.files.iter().map(|path| path.as_bytes()).collect();
+        let mut gone = Vec::new();
+        for path in indexed.iter().filter(|path| !kept.contains(*path)) {
+            gone.extend_from_slice(path);
+            gone.push(0);
+        }
+        let handed: Vec<&str> = walked.files.iter().map(String::as_str).collect();
+        let new =
+            handed.iter().copied().filter(|path| !indexed.contains(path.as_bytes())).collect();
+        Ok(Changes { gone, handed, new })
+    }
 }
 
 /// git's one-line answer (an object id) without its newline.

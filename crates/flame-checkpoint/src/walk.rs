@@ -13,12 +13,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ignore::{WalkBuilder, WalkState};
 
+use crate::index::FileStat;
 use crate::{CheckpointError, SkipReason, Skipped, SnapshotLimits};
 
-/// What the walk found: the paths a snapshot holds and those it leaves out, both sorted.
+/// What the walk found: the paths a snapshot holds and those it leaves out, both sorted, and
+/// each held path's stat (`stats[i]` is `files[i]`'s; `None` for a link).
 #[derive(Debug, Default)]
 pub(crate) struct Walked {
     pub(crate) files: Vec<String>,
+    pub(crate) stats: Vec<Option<FileStat>>,
     pub(crate) skipped: Vec<Skipped>,
 }
 
@@ -38,7 +41,7 @@ pub(crate) fn is_restore_temporary(name: &OsStr) -> bool {
 }
 
 enum Found {
-    File(String),
+    File(String, Option<FileStat>),
     Skipped(Skipped),
 }
 
@@ -92,7 +95,7 @@ pub(crate) fn walk(
                     }
                 }
             };
-            let is_file = matches!(item, Found::File(_));
+            let is_file = matches!(item, Found::File(..));
             found.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(item);
             if is_file && files.fetch_add(1, Ordering::Relaxed) + 1 > limits.max_files {
                 return WalkState::Quit;
@@ -104,14 +107,16 @@ pub(crate) fn walk(
     if counted > limits.max_files {
         return Err(CheckpointError::TooManyFiles { limit: limits.max_files, found: counted });
     }
+    let mut files = Vec::new();
     let mut walked = Walked::default();
     for item in found.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
         match item {
-            Found::File(path) => walked.files.push(path),
+            Found::File(path, stat) => files.push((path, stat)),
             Found::Skipped(skipped) => walked.skipped.push(skipped),
         }
     }
-    walked.files.sort_unstable();
+    files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    (walked.files, walked.stats) = files.into_iter().unzip();
     walked.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(walked)
 }
@@ -131,7 +136,7 @@ fn examine(root: &Path, entry: &ignore::DirEntry, limits: &SnapshotLimits) -> Op
     };
     let path = path.to_owned();
     if file_type.is_symlink() {
-        return Some(Found::File(path));
+        return Some(Found::File(path, None));
     }
     if !file_type.is_file() {
         return Some(Found::Skipped(Skipped { path, reason: SkipReason::Special }));
@@ -158,7 +163,7 @@ fn examine(root: &Path, entry: &ignore::DirEntry, limits: &SnapshotLimits) -> Op
             reason: SkipReason::Unreadable { error: std::io::Error::from(error).to_string() },
         }));
     }
-    Some(Found::File(path))
+    Some(Found::File(path, FileStat::of(&metadata)))
 }
 
 fn error_path(error: &ignore::Error) -> Option<PathBuf> {

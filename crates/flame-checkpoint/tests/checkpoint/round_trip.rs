@@ -403,3 +403,46 @@ fn a_symlink_is_stored_as_a_link_and_restored_as_one() {
         std::path::Path::new("/nowhere/at/all")
     );
 }
+
+/// A snapshot hands git only the files whose stat differs from what the index records
+/// (`index.rs`). A file rewritten to the same size, dated a second after its old date, is still
+/// seen as modified; so are a file that only became executable and one replaced by a link, while
+/// an untouched file is not handed to git at all. The files are dated in the past, so no index
+/// entry is racily clean, which would have git look at them whatever their stat. (git itself
+/// compares whole seconds: a rewrite to the same size that also put back the old date within the
+/// same second would go unseen by git, as by `git status`.)
+#[test]
+fn a_rewrite_to_the_same_size_is_still_seen() {
+    use std::time::{Duration, SystemTime};
+    let setup = Setup::new();
+    let past = SystemTime::UNIX_EPOCH + Duration::from_secs(1_600_000_000);
+    let date = |name: &str, at: SystemTime| {
+        let file = std::fs::File::options().write(true).open(setup.path(name)).expect("open");
+        file.set_modified(at).expect("set the time");
+    };
+    for name in ["same.txt", "other.txt", "tool.sh", "soon-a-link.txt"] {
+        setup.write(name, format!("{name} as it was\n"));
+        date(name, past);
+    }
+    let shadow = setup.shadow();
+    let start = shadow.snapshot("start", 0).expect("snapshot");
+
+    setup.write("same.txt", "same.txt as it is!\n");
+    date("same.txt", past + Duration::from_secs(1));
+    setup.chmod("tool.sh", 0o755);
+    std::fs::remove_file(setup.path("soon-a-link.txt")).expect("delete");
+    std::os::unix::fs::symlink("other.txt", setup.path("soon-a-link.txt")).expect("symlink");
+    let end = shadow.snapshot("end", 1).expect("snapshot");
+
+    let changes = shadow.changed(&start.commit, &end.commit).expect("changed");
+    let kinds: Vec<(&str, ChangeKind)> =
+        changes.iter().map(|change| (change.path.as_str(), change.kind)).collect();
+    assert_eq!(
+        kinds,
+        [
+            ("same.txt", ChangeKind::Modified),
+            ("soon-a-link.txt", ChangeKind::TypeChanged),
+            ("tool.sh", ChangeKind::ModeChanged),
+        ]
+    );
+}
