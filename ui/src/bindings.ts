@@ -1379,7 +1379,9 @@ export type Preview =
 { kind: "reading"; summary: string } | 
 /**
  *  The call cannot run as it is (arguments that do not fit, a path outside the workspace,
- *  an edit whose text is not found); accepting it sends the model this error.
+ *  an edit whose text is not found). Such a call is not put to the person: the agent runs
+ *  it at once and the model reads the error. Only a question stored by an older version
+ *  carries it; accepting that one sends the model this error.
  */
 { kind: "invalid"; message: string };
 

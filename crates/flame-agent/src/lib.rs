@@ -509,7 +509,13 @@ impl Agent {
                 )),
                 None if asks => {
                     let request = waiting_request_for(&self.flame, &tree, call)?;
-                    return Ok(Ran::Waiting(request));
+                    match request.ask {
+                        // A call that cannot run as it is would only send the model its error,
+                        // so the person is not asked to allow it: it fails at once, and the
+                        // model reads why.
+                        Ask::Workspace { preview: Preview::Invalid { .. }, .. } => None,
+                        _ => return Ok(Ran::Waiting(request)),
+                    }
                 }
                 None => None,
             };

@@ -218,6 +218,48 @@ async fn a_refusal_reaches_the_model_with_the_persons_words_and_changes_nothing(
     assert!(s.flame.file_trail(&child).unwrap().is_empty());
 }
 
+/// A call that can only fail (an edit whose text is not in the file, a write with no content)
+/// is not put to the person, though changes ask: the model reads its error at once.
+#[tokio::test]
+async fn a_call_that_cannot_run_fails_at_once_without_asking() {
+    let (s, workspace) = workspace_setup(
+        ApprovalPolicy::default(),
+        vec![
+            turn(
+                "Fixing it.",
+                Some((
+                    "edit_file",
+                    json!({"path": "greet.py", "old_string": "goodbye", "new_string": "hello"}),
+                )),
+            ),
+            turn("Writing it.", Some(("write_file", json!({"path": "greet.py"})))),
+            turn("Neither worked.", None),
+        ],
+    )
+    .await;
+    let child = s.flame.status(None).unwrap().focus;
+    let outcome = s
+        .agent
+        .send(Actor::Person, None, "Fix the typo", None, &CancellationToken::new(), &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!(outcome.stopped, Stopped::Finished);
+    assert_eq!(waiting_request(&s.flame, &child).unwrap(), None);
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("greet.py")).unwrap(),
+        "print('helo')\n"
+    );
+    let requests = s.server.requests();
+    assert_eq!(requests.len(), 3);
+    for (request, expected) in [(&requests[1], "was not found"), (&requests[2], "content")] {
+        let body = request.json();
+        let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(last["content"][0]["is_error"], true, "{last}");
+        let text = last["content"][0]["content"].to_string();
+        assert!(text.contains(expected), "{text}");
+    }
+}
+
 #[tokio::test]
 async fn a_tree_without_a_workspace_offers_no_workspace_tools_and_says_so() {
     let s = setup(Autonomy::Auto, vec![turn("I cannot see any files.", None)]).await;
