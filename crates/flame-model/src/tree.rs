@@ -62,6 +62,37 @@ impl FrameTree {
         path
     }
 
+    /// The first frame, in order, whose parents do not lead to the tree's root (a cycle or a
+    /// missing parent). Each frame is walked up only until a frame already known to reach the
+    /// root, so a deep tree costs one step per frame rather than one per frame and ancestor
+    /// (3% of importing 100k frames, before).
+    fn first_cut_off(&self) -> Option<&Frame> {
+        let mut reaches = vec![false; self.frames.len()];
+        if let Some(&root) = self.index.get(&self.tree.root) {
+            reaches[root] = true;
+        }
+        let mut walked = Vec::new();
+        for (start, frame) in self.frames.iter().enumerate() {
+            walked.clear();
+            let mut at = start;
+            while !reaches[at] {
+                // More steps than frames is a cycle.
+                if walked.len() > self.frames.len() {
+                    return Some(frame);
+                }
+                walked.push(at);
+                match self.frames[at].parent.as_ref().and_then(|p| self.index.get(p)) {
+                    Some(&parent) => at = parent,
+                    None => return Some(frame),
+                }
+            }
+            for &known in &walked {
+                reaches[known] = true;
+            }
+        }
+        None
+    }
+
     /// Checks every structural rule of a tree, returning the first one broken:
     /// one root, which is the tree's; parents in the tree; no cycles; dense positions; every
     /// `in_progress` frame under an `in_progress` parent; nothing open under an invalidated
@@ -81,18 +112,17 @@ impl FrameTree {
                 self.tree.focus, self.tree.id
             ));
         }
+        if let Some(frame) = self.first_cut_off() {
+            return Err(format!(
+                "{} does not reach the root (a cycle or a missing parent)",
+                frame.id
+            ));
+        }
         for frame in &self.frames {
             if frame.tree != self.tree.id {
                 return Err(format!(
                     "{} belongs to tree {}, not {}",
                     frame.id, frame.tree, self.tree.id
-                ));
-            }
-            let path = self.path_to(&frame.id);
-            if path.first().map(|f| &f.id) != Some(&self.tree.root) {
-                return Err(format!(
-                    "{} does not reach the root (a cycle or a missing parent)",
-                    frame.id
                 ));
             }
             if let Some(parent) = frame.parent.as_ref().and_then(|p| self.get(p)) {
@@ -137,5 +167,64 @@ impl FrameTree {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::TreeId;
+
+    fn frame(id: &str, parent: Option<&str>) -> Frame {
+        Frame::new(
+            FrameId::from_trusted(id.to_owned()),
+            TreeId::from_trusted("t1".to_owned()),
+            parent.map(|p| FrameId::from_trusted(p.to_owned())),
+            0,
+            id,
+            "done when done",
+            Status::Planned,
+            0,
+        )
+    }
+
+    fn tree(frames: Vec<Frame>) -> FrameTree {
+        let root = FrameId::from_trusted("r".to_owned());
+        let tree = Tree {
+            id: TreeId::from_trusted("t1".to_owned()),
+            title: "t".to_owned(),
+            root: root.clone(),
+            focus: root,
+            created_at: 0,
+            workspace: None,
+        };
+        FrameTree::new(tree, frames)
+    }
+
+    #[test]
+    fn the_first_frame_that_does_not_reach_the_root_is_named() {
+        let chain = |id, parent| frame(id, Some(parent));
+        let whole = tree(vec![frame("r", None), chain("a", "r"), chain("b", "a"), chain("c", "b")]);
+        assert_eq!(whole.check_invariants(), Ok(()));
+
+        let lost =
+            tree(vec![frame("r", None), chain("a", "r"), chain("x", "gone"), chain("y", "x")]);
+        assert_eq!(
+            lost.check_invariants(),
+            Err("x does not reach the root (a cycle or a missing parent)".to_owned())
+        );
+
+        // A cycle, after frames that reach the root through a shared ancestor.
+        let cycle = tree(vec![
+            frame("r", None),
+            chain("a", "r"),
+            chain("b", "a"),
+            chain("p", "q"),
+            chain("q", "p"),
+        ]);
+        assert_eq!(
+            cycle.check_invariants(),
+            Err("p does not reach the root (a cycle or a missing parent)".to_owned())
+        );
     }
 }
