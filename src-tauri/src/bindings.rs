@@ -27,6 +27,7 @@ pub fn builder<R: Runtime>() -> Builder<R> {
             commands::frame_detail,
             commands::frame_messages,
             commands::frame_view,
+            commands::earlier_messages,
             commands::update_results,
             commands::frame_context,
             commands::send_message,

@@ -10,6 +10,7 @@ pub const COMMAND_NAMES: &[&str] = &[
     "frame_detail",
     "frame_messages",
     "frame_view",
+    "earlier_messages",
     "update_results",
     "frame_context",
     "send_message",

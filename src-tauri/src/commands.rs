@@ -5,8 +5,8 @@ use flame_agent::{
     Agent, Answer, ChatEvent, ChatOutcome, GeneratedResults, Settings, SettingsFile, WaitingRequest,
 };
 use flame_api::{
-    ApiError, AppInfo, Budget, CheckpointStorage, ContextDoc, DeletedTree, ExportFormat,
-    ExportProgress, ExportScope, ExportSummary, FrameChanges, FrameDetail, FrameView,
+    ApiError, AppInfo, Budget, CheckpointStorage, ContextDoc, DeletedTree, EarlierMessages,
+    ExportFormat, ExportProgress, ExportScope, ExportSummary, FrameChanges, FrameDetail, FrameView,
     OutlineColumns, PlanSpec, PopRequest, RollbackOutcome, TreeListEntry, window_paths,
 };
 use flame_model::cost::FrameCost;
@@ -79,6 +79,20 @@ pub fn frame_view(
     let flame = startup.flame()?;
     let view = flame.frame_view(&id, after)?;
     Ok(ChatView { view, waiting_request: flame_agent::waiting_request(flame, &id)? })
+}
+
+/// A page of frame `id`'s messages before message `before`, the oldest the chat pane holds (a
+/// view holds only the newest page): read as the person scrolls up to them, or, with `reach`,
+/// every one from a little before that message, which the pane was asked to show.
+#[tauri::command]
+#[specta::specta]
+pub fn earlier_messages(
+    startup: State<'_, Startup>,
+    id: FrameId,
+    before: MessageId,
+    reach: Option<MessageId>,
+) -> Result<EarlierMessages, ApiError> {
+    startup.flame()?.earlier_messages(&id, before, reach)
 }
 
 /// Merges `text` into section `section` of an in-progress frame's partial results.

@@ -381,7 +381,8 @@ fn the_outline_prices_replies_at_the_prices_of_the_settings_and_follows_a_save()
     let cost = |window: &WebviewWindow<MockRuntime>| {
         let outline = invoke_with(window, "outline", json!({"tree": null})).unwrap();
         let frame = invoke_with(window, "frame_cost", json!({"id": root})).unwrap();
-        assert_eq!(outline["own_costs"][0][1], frame["own"]["micro_usd"]);
+        assert_eq!(outline["own_cost_steps"], json!([0]));
+        assert_eq!(outline["own_costs"][0], frame["own"]["micro_usd"]);
         frame["subtree"]["micro_usd"].clone()
     };
     assert_eq!(cost(&window), 1_000_000);
@@ -540,6 +541,16 @@ fn frame_view_returns_the_frame_and_only_the_messages_after_the_ones_held() {
 
     let err = invoke_with(&window, "frame_view", json!({"id": "fzzzzzzzzzz", "after": null}))
         .unwrap_err();
+    assert_eq!(err["code"], "not_found");
+    assert_eq!(reset["earlier"], 0);
+
+    // The messages before the oldest one held, a page at a time.
+    let older = json!({"id": root, "before": second, "reach": null});
+    let page = invoke_with(&window, "earlier_messages", older).unwrap();
+    assert_eq!(texts(&page), ["\"one\""]);
+    assert_eq!(page["earlier"], 0);
+    let missing = json!({"id": "fzzzzzzzzzz", "before": second, "reach": null});
+    let err = invoke_with(&window, "earlier_messages", missing).unwrap_err();
     assert_eq!(err["code"], "not_found");
 }
 

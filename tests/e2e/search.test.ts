@@ -3,13 +3,13 @@
 // tree it was said in, focus its frame (which the store then says is the focus) and bring the
 // message into view in the chat pane. The trees are built with the `flame` command line.
 
-import { mkdir } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
 import { Key } from "selenium-webdriver";
 import { describe, expect, it } from "vitest";
 
-import { flame, frameId, status } from "./flame-cli";
+import { flame, status } from "./flame-cli";
 import { keepScreenshot, textOf, withApp } from "./harness";
 
 interface Built {
@@ -17,25 +17,81 @@ interface Built {
   message: number;
 }
 
-/** "Build the app" › "Design" holds 40 messages, the third with the word searched for; a second
- * tree, "Write the docs", is current when the window opens. */
+/** How many messages "Design" holds: more than the newest page a view of it reads (200), so the
+ * message searched for is read only when it is asked for. */
+const DESIGN_MESSAGES = 300;
+
+/** A message of the export, said by the person. */
+function said(content: string, at: number) {
+  return {
+    role: "user",
+    content,
+    tool_calls: null,
+    tool_result: null,
+    model: null,
+    usage: null,
+    tokens: 20,
+    created_at: at,
+    interrupted: false,
+  };
+}
+
+/** A frame of the export, in progress. */
+function inProgress(id: string, parent: string | null, title: string, messages: unknown[]) {
+  return {
+    id,
+    parent,
+    position: 0,
+    title,
+    success_criteria: "It works",
+    success_criteria_compacted: null,
+    status: "in_progress",
+    status_reason: null,
+    results: null,
+    results_compacted: null,
+    artifacts: [],
+    decisions: [],
+    retry_of: null,
+    created_at: 1_700_000_000_000,
+    started_at: 1_700_000_000_000,
+    ended_at: null,
+    messages,
+  };
+}
+
+/** "Build the app" › "Design" holds `DESIGN_MESSAGES` messages, the third with the word searched
+ * for (imported from a Flame export: appending them one by one takes too long); a second tree,
+ * "Write the docs", is current when the window opens. */
 function treesHome(into: Built) {
   return async (scratch: string) => {
     const home = join(scratch, "home");
     await mkdir(home);
-    const app = flame(home, "tree", "new", "Build the app", "--criteria", "It works") as {
-      root: string;
-    };
-    into.design = frameId(home, "push", "Design", "--criteria", "A plan exists");
-    for (let i = 0; i < 40; i++) {
-      const text =
+    const messages = Array.from({ length: DESIGN_MESSAGES }, (_, i) =>
+      said(
         i === 2
           ? "Cache the outline with a kestrel-shaped eviction policy"
-          : `Message ${i} about the layout of the two panes, long enough to take some room.`;
-      const added = flame(home, "append", into.design, "--role", "user", text) as { id: number };
-      if (i === 2) into.message = added.id;
-    }
-    flame(home, "focus", app.root);
+          : `Message ${i} about the layout of the two panes, long enough to take some room.`,
+        1_700_000_000_000 + i,
+      ),
+    );
+    const file = join(scratch, "build.json");
+    await writeFile(
+      file,
+      JSON.stringify({
+        format: "flame-export",
+        version: 2,
+        tree: { title: "Build the app", created_at: 1_700_000_000_000, focus: "fbuild" },
+        frames: [
+          inProgress("fbuild", null, "Build the app", []),
+          inProgress("fdesign", "fbuild", "Design", messages),
+        ],
+      }),
+    );
+    flame(home, "import", file);
+    const frames = status(home).frames;
+    into.design = frames.find((f) => f.title === "Design")!.id;
+    const hits = flame(home, "search", "kestrel") as { place: { id: number } }[];
+    into.message = hits[0]!.place.id;
     flame(home, "tree", "new", "Write the docs", "--criteria", "Docs exist");
     return home;
   };

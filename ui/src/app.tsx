@@ -309,6 +309,7 @@ export function App({
               onFocus={(id) => void dispatch({ kind: "focus", id })}
               models={models}
               onOpenSettings={() => setSettingsOpen(true)}
+              onOpenDialog={(kind) => (kind === "pop" ? setPopping : setExporting)(focused)}
               panelRequest={panelRequest}
               messageRequest={messageRequest}
             />

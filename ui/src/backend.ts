@@ -45,6 +45,7 @@ export type Backend = Pick<
   | "editFrame"
   | "deleteFrame"
   | "frameView"
+  | "earlierMessages"
   | "frameDetail"
   | "frameContext"
   | "cancelAnswer"

@@ -34,6 +34,12 @@ export const commands = {
 	 *  `waiting_request`.
 	 */
 	frameView: (id: FrameId, after: MessageId | null) => typedError<ChatView_Serialize, ApiError>(__TAURI_INVOKE("frame_view", { id, after })),
+	/**
+	 *  A page of frame `id`'s messages before message `before`, the oldest the chat pane holds (a
+	 *  view holds only the newest page): read as the person scrolls up to them, or, with `reach`,
+	 *  every one from a little before that message, which the pane was asked to show.
+	 */
+	earlierMessages: (id: FrameId, before: MessageId, reach: MessageId | null) => typedError<EarlierMessages_Serialize, ApiError>(__TAURI_INVOKE("earlier_messages", { id, before, reach })),
 	/**  Merges `text` into section `section` of an in-progress frame's partial results. */
 	updateResults: (id: FrameId, section: string, text: string) => typedError<Frame_Serialize, ApiError>(__TAURI_INVOKE("update_results", { id, section, text })),
 	/**
@@ -512,6 +518,34 @@ export type DeletedTree = {
 };
 
 /**
+ *  A page of a frame's older messages, read as the window scrolls up to them: what
+ *  [`Flame::earlier_messages`] returns.
+ */
+export type EarlierMessages = EarlierMessages_Serialize | EarlierMessages_Deserialize;
+
+/**
+ *  A page of a frame's older messages, read as the window scrolls up to them: what
+ *  [`Flame::earlier_messages`] returns.
+ */
+export type EarlierMessages_Deserialize = {
+	/**  The messages, oldest first; they end just before the message the page was read before. */
+	messages: Message_Deserialize[],
+	/**  How many of the frame's messages come before these. */
+	earlier: number,
+};
+
+/**
+ *  A page of a frame's older messages, read as the window scrolls up to them: what
+ *  [`Flame::earlier_messages`] returns.
+ */
+export type EarlierMessages_Serialize = {
+	/**  The messages, oldest first; they end just before the message the page was read before. */
+	messages: Message_Serialize[],
+	/**  How many of the frame's messages come before these. */
+	earlier: number,
+};
+
+/**
  *  What a front end can branch on. Only codes some front end actually treats differently belong
  *  here; everything else is `Internal` with a clear message.
  */
@@ -878,9 +912,18 @@ export type FrameView_Deserialize = {
 	messages: Message_Deserialize[],
 	/**
 	 *  What to pass as `after` next time: the last message before the frame's first open
-	 *  reply, or its last message if none is open; `None` when there is no such message.
+	 *  reply, or its last message if none is open; `None` when the window holds no such
+	 *  message (there is none, or a view that started over begins with the open reply), and
+	 *  the next view starts over.
 	 */
 	settled_through?: MessageId | null,
+	/**
+	 *  How many of the frame's messages come before `messages` and are not in them: when the
+	 *  view starts over it holds only the newest [`MESSAGE_PAGE`] (and every open reply), and
+	 *  the window reads older ones a page at a time with [`Flame::earlier_messages`] as the
+	 *  person scrolls up to them. Always 0 when `kept_through` is set.
+	 */
+	earlier: number,
 };
 
 /**
@@ -912,9 +955,18 @@ export type FrameView_Serialize = {
 	messages: Message_Serialize[],
 	/**
 	 *  What to pass as `after` next time: the last message before the frame's first open
-	 *  reply, or its last message if none is open; `None` when there is no such message.
+	 *  reply, or its last message if none is open; `None` when the window holds no such
+	 *  message (there is none, or a view that started over begins with the open reply), and
+	 *  the next view starts over.
 	 */
 	settled_through: MessageId | null,
+	/**
+	 *  How many of the frame's messages come before `messages` and are not in them: when the
+	 *  view starts over it holds only the newest [`MESSAGE_PAGE`] (and every open reply), and
+	 *  the window reads older ones a page at a time with [`Flame::earlier_messages`] as the
+	 *  person scrolls up to them. Always 0 when `kept_through` is set.
+	 */
+	earlier: number,
 };
 
 /**  A frame: a subtask with an identity, a status, and (once finished) its hand-off. */
@@ -1267,18 +1319,33 @@ export type OutlineColumns_Deserialize = {
 	status: number[],
 	/**  The statuses `status` indexes. */
 	statuses: Status[],
-	started_at: (number | null)[],
-	ended_at: (number | null)[],
+	/**
+	 *  The times below are `time_base + value * time_unit` milliseconds: `time_base` is the
+	 *  earliest start or end (0 when no frame has one).
+	 */
+	time_base: number,
+	/**  1000 when every start and end is a whole second, else 1. */
+	time_unit: number,
+	/**  When each frame started, in time units after `time_base`. */
+	started_after_base: (number | null)[],
+	/**
+	 *  When each frame ended, in time units after it started; for a frame with an end and no
+	 *  start, after `time_base`.
+	 */
+	ended_after_start: (number | null)[],
 	message_count: number[],
 	tokens: number[],
 	success_criteria_compacted: ([number, string])[],
 	retry_of: ([number, FrameId])[],
 	rolled_back_at: ([number, number])[],
 	/**
-	 *  [`TreeOutline::own_costs`]: what each frame's own replies cost at known prices, in
-	 *  micro-dollars, for the frames where that is more than nothing.
+	 *  The frames of [`TreeOutline::own_costs`] (whose own replies cost more than nothing at
+	 *  known prices), in index order, as steps: the first is the first frame's index, each next
+	 *  one how far past the previous frame the next is.
 	 */
-	own_costs: ([number, number])[],
+	own_cost_steps: number[],
+	/**  Those frames' own costs, in micro-dollars, in the same order. */
+	own_costs: number[],
 	/**  The focused frame's whole cost; null when its subtree recorded no usage. */
 	focus_cost?: FrameCost_Deserialize | null,
 };
@@ -1304,18 +1371,33 @@ export type OutlineColumns_Serialize = {
 	status: number[],
 	/**  The statuses `status` indexes. */
 	statuses: Status[],
-	started_at: (number | null)[],
-	ended_at: (number | null)[],
+	/**
+	 *  The times below are `time_base + value * time_unit` milliseconds: `time_base` is the
+	 *  earliest start or end (0 when no frame has one).
+	 */
+	time_base: number,
+	/**  1000 when every start and end is a whole second, else 1. */
+	time_unit: number,
+	/**  When each frame started, in time units after `time_base`. */
+	started_after_base: (number | null)[],
+	/**
+	 *  When each frame ended, in time units after it started; for a frame with an end and no
+	 *  start, after `time_base`.
+	 */
+	ended_after_start: (number | null)[],
 	message_count: number[],
 	tokens: number[],
 	success_criteria_compacted: ([number, string])[],
 	retry_of: ([number, FrameId])[],
 	rolled_back_at: ([number, number])[],
 	/**
-	 *  [`TreeOutline::own_costs`]: what each frame's own replies cost at known prices, in
-	 *  micro-dollars, for the frames where that is more than nothing.
+	 *  The frames of [`TreeOutline::own_costs`] (whose own replies cost more than nothing at
+	 *  known prices), in index order, as steps: the first is the first frame's index, each next
+	 *  one how far past the previous frame the next is.
 	 */
-	own_costs: ([number, number])[],
+	own_cost_steps: number[],
+	/**  Those frames' own costs, in micro-dollars, in the same order. */
+	own_costs: number[],
 	/**  The focused frame's whole cost; null when its subtree recorded no usage. */
 	focus_cost: FrameCost_Serialize | null,
 };

@@ -26,17 +26,17 @@ const COLUMNS: OutlineColumns = {
   title: ["Parse", "Build", "Parse again"],
   status: [0, 1, 1],
   statuses: ["failed", "in_progress"],
-  started_at: [1_000, 500, 3_000],
-  ended_at: [2_000, null, null],
+  time_base: 500,
+  time_unit: 1,
+  started_after_base: [500, 0, 2_500],
+  ended_after_start: [1_000, null, null],
   message_count: [4, 0, 2],
   tokens: [120, 0, 30],
   success_criteria_compacted: [[0, "parses"]],
   retry_of: [[2, "f0000000002"]],
   rolled_back_at: [[0, 2_500]],
-  own_costs: [
-    [0, 1_500],
-    [2, 700],
-  ],
+  own_cost_steps: [0, 2],
+  own_costs: [1_500, 700],
   focus_cost: frameCost(700),
 };
 
@@ -73,10 +73,36 @@ describe("expandOutline", () => {
   });
 
   it("leaves the costs out when there are none, as the backend's outline does", () => {
-    const outline = expandOutline({ ...COLUMNS, own_costs: [], focus_cost: null });
+    const outline = expandOutline({
+      ...COLUMNS,
+      own_cost_steps: [],
+      own_costs: [],
+      focus_cost: null,
+    });
     expect("own_costs" in outline).toBe(false);
     expect(knownOwnCosts(outline.frames)).toBeUndefined();
     expect("focus_cost" in outline).toBe(false);
+  });
+
+  it("makes times whole from offsets in seconds, an end without a start from the base", () => {
+    const base = 1_767_225_000_000;
+    const outline = expandOutline({
+      ...COLUMNS,
+      time_base: base,
+      time_unit: 1_000,
+      started_after_base: [600, null, 0],
+      ended_after_start: [6, 700, -2],
+    });
+    expect(outline.frames.map((f) => [f.started_at, f.ended_at])).toEqual([
+      [base + 600_000, base + 606_000],
+      [null, base + 700_000],
+      [base, base - 2_000],
+    ]);
+  });
+
+  it("finds each own cost's frame by adding up the steps", () => {
+    const outline = expandOutline({ ...COLUMNS, own_cost_steps: [1, 1], own_costs: [5, 9] });
+    expect(Array.from(knownOwnCosts(outline.frames) ?? [])).toEqual([0, 5, 9]);
   });
 
   it("keeps a frame whose parent is itself (the backend's mark of a parent not in the tree)", () => {

@@ -1,9 +1,11 @@
 // The outline the window works with, made from the columns the `outline` command sends (see
-// `crates/flame-api/src/outline.rs`: at 100k frames the columns are a third of the bytes of one
+// `crates/flame-api/src/outline.rs`: at 100k frames the columns are a quarter of the bytes of one
 // object per frame, and the web view's IPC costs time per byte). Nothing is lost: every frame
-// becomes the `FrameOutline` the backend read. The frames' own costs, which only the flame
-// graph's cost width reads, stay a column by index (`knownOwnCosts`) rather than an object keyed
-// by 100k ids.
+// becomes the `FrameOutline` the backend read. Times come as offsets (a start from the outline's
+// base, an end from its start, in seconds when every time is a whole second) and the frames with
+// an own cost as steps from one to the next, which is how the columns stay small; they are made
+// whole here. The frames' own costs, which only the flame graph's cost width reads, stay a column
+// by index (`knownOwnCosts`) rather than an object keyed by 100k ids.
 
 import type {
   FrameOutline_Serialize as FrameOutline,
@@ -38,13 +40,16 @@ export function knownOwnCosts(frames: readonly FrameOutline[]): Float64Array | u
 /** `columns` as one `FrameOutline` per frame, in the columns' order. */
 export function expandOutline(columns: OutlineColumns): TreeOutline {
   const n = columns.id.length;
-  const { id, parent, title, status, statuses } = columns;
+  const { id, parent, title, status, statuses, time_base: base, time_unit: unit } = columns;
   const criteria = new Map(columns.success_criteria_compacted);
   const retries = new Map(columns.retry_of);
   const rolledBack = new Map(columns.rolled_back_at);
   const frames: FrameOutline[] = new Array<FrameOutline>(n);
   for (let i = 0; i < n; i++) {
     const p = parent[i]!;
+    const afterBase = columns.started_after_base[i]!;
+    const started = afterBase === null ? null : base + afterBase * unit;
+    const afterStart = columns.ended_after_start[i]!;
     frames[i] = {
       id: id[i]!,
       parent: p < 0 ? null : id[p]!,
@@ -53,8 +58,8 @@ export function expandOutline(columns: OutlineColumns): TreeOutline {
       status: statuses[status[i]!]!,
       success_criteria_compacted: criteria.get(i) ?? null,
       retry_of: retries.get(i) ?? null,
-      started_at: columns.started_at[i]!,
-      ended_at: columns.ended_at[i]!,
+      started_at: started,
+      ended_at: afterStart === null ? null : (started ?? base) + afterStart * unit,
       message_count: columns.message_count[i]!,
       tokens: columns.tokens[i]!,
       rolled_back_at: rolledBack.get(i) ?? null,
@@ -64,7 +69,11 @@ export function expandOutline(columns: OutlineColumns): TreeOutline {
   const outline: TreeOutline = { tree: columns.tree, frames, seq: columns.seq };
   if (columns.own_costs.length > 0) {
     const costs = new Float64Array(n);
-    for (const [i, micro] of columns.own_costs) costs[i] = micro;
+    let at = 0;
+    columns.own_costs.forEach((micro, k) => {
+      at += columns.own_cost_steps[k]!;
+      costs[at] = micro;
+    });
     ownCostColumns.set(frames, costs);
   }
   if (columns.focus_cost !== null) outline.focus_cost = columns.focus_cost;

@@ -63,6 +63,7 @@ export function fakeBackend(parts: Partial<Backend>): Backend {
     editFrame: refuse,
     deleteFrame: refuse,
     frameView: refuse,
+    earlierMessages: refuse,
     frameDetail: refuse,
     frameContext: refuse,
     cancelAnswer: () => Promise.resolve(false),
@@ -116,11 +117,15 @@ export interface StoredFrame {
   seq: number;
 }
 
+/** How many messages a view that starts over returns: flame-api's `MESSAGE_PAGE`. */
+export const MESSAGE_PAGE = 200;
+
 /**
  * The `frameView` command over `stored()`, read on every call so a test can change it, answered
- * by the backend's rule (see `FrameView` in bindings.ts): the messages after `after`, or all of
- * them when `after` is not one of them or an open reply is not after it; settled up to the
- * first open reply.
+ * by the backend's rule (see `FrameView` in bindings.ts): the messages after `after`; or, when
+ * `after` is not one of them or an open reply is not after it, the newest `MESSAGE_PAGE` (from
+ * the first open reply if that is further back) with how many come before them; settled up to
+ * the first open reply.
  */
 export function frameViewOf(stored: () => StoredFrame): Backend["frameView"] {
   return (_id, after) => {
@@ -128,7 +133,16 @@ export function frameViewOf(stored: () => StoredFrame): Backend["frameView"] {
     const firstOpen = Math.min(Infinity, ...open);
     const kept =
       after !== null && messages.some((m) => m.id === after) && firstOpen > after ? after : null;
-    const fresh = messages.filter((m) => kept === null || m.id > kept);
+    let fresh = messages.filter((m) => kept === null || m.id > kept);
+    let earlier = 0;
+    if (kept === null) {
+      const from = Math.min(
+        Math.max(0, messages.length - MESSAGE_PAGE),
+        ...messages.flatMap((m, k) => (m.id === firstOpen ? [k] : [])),
+      );
+      fresh = messages.slice(from);
+      earlier = from;
+    }
     const settled = fresh.filter((m) => m.id < firstOpen).map((m) => m.id);
     return answer<ChatView>({
       frame,
@@ -137,7 +151,26 @@ export function frameViewOf(stored: () => StoredFrame): Backend["frameView"] {
       messages: fresh,
       settled_through: settled.length > 0 ? Math.max(...settled) : kept,
       waiting_request: waiting,
+      earlier,
     });
+  };
+}
+
+/**
+ * The `earlierMessages` command over `messages()`, by the backend's rule: the newest
+ * `MESSAGE_PAGE` before `before`; with `reach`, every one from half a page before it, or none
+ * when it is not one of them.
+ */
+export function earlierMessagesOf(messages: () => Message[]): Backend["earlierMessages"] {
+  return (_id, before, reach) => {
+    const all = messages();
+    const end = all.filter((m) => m.id < before).length;
+    let start = Math.max(0, end - MESSAGE_PAGE);
+    if (reach !== null) {
+      const at = all.slice(0, end).findIndex((m) => m.id === reach);
+      start = at < 0 ? end : Math.max(0, at - MESSAGE_PAGE / 2);
+    }
+    return answer({ messages: all.slice(start, end), earlier: start === end ? 0 : start });
   };
 }
 

@@ -3,16 +3,45 @@
 //! outline the graph reloads after every change carries every frame's own cost, worked out with
 //! the rest of each frame's cost (kept for the frames' costs read one at a time): measured read
 //! whole (the first time, or after many changes) and brought up to date after one reply (every
-//! time after); and the outline by columns as the window receives it, made and written as JSON,
-//! with its size. Prints `BENCH <name> <value> <unit>` lines.
+//! time after); the outline by columns as the window receives it, made and written as JSON,
+//! with its size; and the memory a `Flame` keeps once it has read a tree's outline (the tree's
+//! usage, kept to follow it) and once it has read a frame's cost (every frame's, kept for the
+//! next), counted by this benchmark's allocator. Prints
+//! `BENCH <name> <value> <unit>` lines.
 
 #![allow(clippy::print_stdout)]
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use flame_api::{DataDir, Env, Flame};
 use flame_model::{Actor, NewMessage, Role, Usage};
 use flame_store::{Change, Store};
+
+/// The system's allocator, counting the bytes allocated and not yet freed.
+struct Counting;
+
+static LIVE_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is passed on to the system's allocator unchanged; only a count is kept.
+#[allow(unsafe_code)]
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE_BYTES.fetch_add(layout.size(), Ordering::Relaxed);
+        // SAFETY: the caller's promises about `layout` are passed on.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: `ptr` was allocated by `System` with `layout`, as the caller promises.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
 
 fn env_count(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -52,6 +81,33 @@ fn main() {
         })
         .collect();
     println!("BENCH cost.outline_read_whole_median {:.3} ms", median(whole));
+
+    // What a Flame keeps of a tree it read the outline of, the outline itself dropped: the
+    // tree's usage (SQLite's page cache is not counted: SQLite allocates it with C's malloc).
+    let fresh = open();
+    let before = LIVE_BYTES.load(Ordering::Relaxed);
+    drop(fresh.outline(Some(&tree.id)).unwrap());
+    let kept = LIVE_BYTES.load(Ordering::Relaxed).saturating_sub(before);
+    println!("BENCH cost.kept_after_outline {:.1} MiB", kept as f64 / (1024.0 * 1024.0));
+    // And once one frame's whole cost was read (the graph's tooltip), which works out and keeps
+    // every frame's.
+    fresh.frame_cost(&focus).unwrap();
+    let kept = LIVE_BYTES.load(Ordering::Relaxed).saturating_sub(before);
+    println!("BENCH cost.kept_after_frame_cost {:.1} MiB", kept as f64 / (1024.0 * 1024.0));
+    // A frame's cost once the shape is kept: the root's (its subtree is the whole tree) and the
+    // focus's, as the tooltip reads them.
+    let root = tree.root.clone();
+    for (name, frame) in [("root", &root), ("focus", &focus)] {
+        let times: Vec<Duration> = (0..5)
+            .map(|_| {
+                let started = Instant::now();
+                fresh.frame_cost(frame).unwrap();
+                started.elapsed()
+            })
+            .collect();
+        println!("BENCH cost.frame_cost_{name}_median {:.3} ms", median(times));
+    }
+    drop(fresh);
 
     // After one more reply, as the graph reloads while an agent works.
     flame.outline(Some(&tree.id)).unwrap();

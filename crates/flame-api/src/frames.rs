@@ -110,8 +110,31 @@ pub struct FrameView {
     /// The messages after `kept_through`, oldest first.
     pub messages: Vec<Message>,
     /// What to pass as `after` next time: the last message before the frame's first open
-    /// reply, or its last message if none is open; `None` when there is no such message.
+    /// reply, or its last message if none is open; `None` when the window holds no such
+    /// message (there is none, or a view that started over begins with the open reply), and
+    /// the next view starts over.
     pub settled_through: Option<MessageId>,
+    /// How many of the frame's messages come before `messages` and are not in them: when the
+    /// view starts over it holds only the newest [`MESSAGE_PAGE`] (and every open reply), and
+    /// the window reads older ones a page at a time with [`Flame::earlier_messages`] as the
+    /// person scrolls up to them. Always 0 when `kept_through` is set.
+    pub earlier: u64,
+}
+
+/// How many messages a view that starts over returns, and an earlier page holds. The window
+/// draws at most 120 at once (`ui/src/chat/message-window.ts`); sending all of a long frame's
+/// messages (4,938 on the 100k-frame tree: 4.5 MB of JSON, about 28 MiB kept in the
+/// page) cost hundreds of milliseconds and memory for messages rarely scrolled to.
+pub const MESSAGE_PAGE: u32 = 200;
+
+/// A page of a frame's older messages, read as the window scrolls up to them: what
+/// [`Flame::earlier_messages`] returns.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct EarlierMessages {
+    /// The messages, oldest first; they end just before the message the page was read before.
+    pub messages: Vec<Message>,
+    /// How many of the frame's messages come before these.
+    pub earlier: u64,
 }
 
 /// A tree as the tree list shows it.
@@ -267,14 +290,19 @@ impl Flame {
         Ok(self.logged_entry(&store, store.frame(id)?))
     }
 
-    /// Frame `id` and its messages after `after` (all of them when `after` is `None`), as the
-    /// window shows them; see [`FrameView`] for how the window combines views.
+    /// Frame `id` and its messages after `after` (the newest of them when `after` is `None`),
+    /// as the window shows them; see [`FrameView`] for how the window combines views.
     ///
-    /// The view starts over, returning every message with `kept_through` `None`, when `after`
-    /// is not one of the frame's messages (the window's copy belongs to something else) or a
-    /// reply at or before `after` is open (the window holds an unfinished copy of it). Since
-    /// ids only grow and a closed message never changes, a window that passes back the
-    /// `settled_through` it was given holds exactly what the frame has up to there.
+    /// The view starts over, with `kept_through` `None`, when `after` is `None` or not one of
+    /// the frame's messages (the window's copy belongs to something else) or a reply at or
+    /// before `after` is open (the window holds an unfinished copy of it). Since ids only grow
+    /// and a closed message never changes, a window that passes back the `settled_through` it
+    /// was given holds exactly what the frame has up to there.
+    ///
+    /// A view that starts over returns the newest [`MESSAGE_PAGE`] messages, and from the first
+    /// open reply on if one is older, with how many come before them (`earlier`). So every
+    /// message before those is closed, and stays as it is: the window reads them later with
+    /// [`Flame::earlier_messages`], and keeps them across the views that follow.
     pub fn frame_view(
         &self,
         id: &FrameId,
@@ -291,8 +319,10 @@ impl Flame {
         };
         let mut from = after;
         let (rows, open, kept_through) = loop {
-            let mut rows =
-                store.messages_between(id, from.unwrap_or(MessageId(0)), MessageId(i64::MAX))?;
+            let mut rows = match from {
+                Some(after) => store.messages_between(id, after, MessageId(i64::MAX))?,
+                None => store.messages_before(id, MessageId(i64::MAX), MESSAGE_PAGE)?,
+            };
             // Read after the messages: a reply open when its row was read is either still open
             // here, or closed with its final content, which the re-read below picks up.
             let open: Vec<MessageId> = store
@@ -302,7 +332,18 @@ impl Flame {
                 .map(|reply| reply.id)
                 .collect();
             match from {
-                None => break (rows, open, None),
+                None => {
+                    // A reply left open further back than the page (a writer not found gone
+                    // yet) is returned with everything after it, so that every message the
+                    // window reads later, before the view's first, is closed.
+                    let first_open = open.iter().min().copied();
+                    if let Some(first_open) = first_open
+                        && rows.first().is_some_and(|m| m.id > first_open)
+                    {
+                        rows = store.messages_between(id, first_open, MessageId(i64::MAX))?;
+                    }
+                    break (rows, open, None);
+                }
                 Some(after)
                     if rows.first().is_some_and(|m| m.id == after)
                         && open.iter().all(|open| *open > after) =>
@@ -330,7 +371,48 @@ impl Flame {
             }
             messages.push(row);
         }
-        Ok(FrameView { frame, seq, kept_through, messages, settled_through })
+        let earlier = match (kept_through, messages.first()) {
+            (None, Some(first)) => store.message_count_through(id, first.id)? - 1,
+            _ => 0,
+        };
+        Ok(FrameView { frame, seq, kept_through, messages, settled_through, earlier })
+    }
+
+    /// A page of frame `id`'s messages before message `before` (the oldest one the window
+    /// holds): the newest [`MESSAGE_PAGE`] of them, with how many come before those.
+    ///
+    /// With `reach` (a message the window is asked to show, such as a search hit), the page
+    /// runs from [`MESSAGE_PAGE`]` / 2` messages before `reach` up to `before`, however many
+    /// that is, so the window holds it with some context on both sides and still holds one
+    /// unbroken run of messages; when `reach` is not one of the frame's messages before
+    /// `before`, the page is empty. Every message before the first of a view that started over
+    /// is closed (see [`Flame::frame_view`]), so a page never needs reading again.
+    pub fn earlier_messages(
+        &self,
+        id: &FrameId,
+        before: MessageId,
+        reach: Option<MessageId>,
+    ) -> Result<EarlierMessages, ApiError> {
+        let store = self.store();
+        // A frame that does not exist is an error, not an empty conversation.
+        store.frame(id)?;
+        let messages = match reach {
+            None => store.messages_before(id, before, MESSAGE_PAGE)?,
+            // Looked up alone first: a message of another frame reads nothing more.
+            Some(reach)
+                if reach < before && !store.messages_between(id, reach, reach)?.is_empty() =>
+            {
+                let mut page = store.messages_before(id, reach, MESSAGE_PAGE / 2)?;
+                page.extend(store.messages_between(id, reach, MessageId(before.0 - 1))?);
+                page
+            }
+            Some(_) => Vec::new(),
+        };
+        let earlier = match messages.first() {
+            Some(first) => store.message_count_through(id, first.id)? - 1,
+            None => 0,
+        };
+        Ok(EarlierMessages { messages, earlier })
     }
 
     /// Pushes an in-progress child under `parent` (default: the focused frame of the current

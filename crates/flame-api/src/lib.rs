@@ -46,8 +46,8 @@ pub use flame_import::flame_json::Export;
 pub use flame_import::replay::{CallRow, Replay};
 pub use flame_store::ReplyOwner;
 pub use frames::{
-    DEFAULT_BUDGET, DEFAULT_ENCODING, DeletedTree, FrameDetail, FrameEntry, FrameView, PlanSpec,
-    PopRequest, TreeListEntry, TreeOutline, TreeStatus,
+    DEFAULT_BUDGET, DEFAULT_ENCODING, DeletedTree, EarlierMessages, FrameDetail, FrameEntry,
+    FrameView, MESSAGE_PAGE, PlanSpec, PopRequest, TreeListEntry, TreeOutline, TreeStatus,
 };
 pub use import::{ImportFormat, ImportProgress, ImportSummary, SkippedRecords, replay_file};
 pub use outline::OutlineColumns;

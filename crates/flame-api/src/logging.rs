@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use tracing_appender::non_blocking::WorkerGuard;
+use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
 use tracing_appender::rolling::{RollingFileAppender, Rotation};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::layer::SubscriberExt;
@@ -11,6 +11,12 @@ use tracing_subscriber::util::SubscriberInitExt;
 
 /// How many daily log files are kept before the oldest is removed.
 const KEPT_LOG_FILES: usize = 7;
+
+/// How many lines wait for the file writer's thread at most; past it a line is dropped rather
+/// than a caller held up. The writer's queue is allocated and written whole when logging starts,
+/// so tracing-appender's default of 128,000 lines kept 4 MiB resident in every process for the
+/// few lines a minute Flame logs at `info`; 4,096 lines is 128 KiB.
+const QUEUED_LOG_LINES: usize = 4_096;
 
 /// Keeps the file writer flushing; drop it only when the program ends.
 #[derive(Debug)]
@@ -43,7 +49,9 @@ pub fn init(filter: &str, file_dir: Option<&Path>) -> LoggingGuard {
     });
     let (file_layer, guard, file_error) = match appender {
         Some(Ok(appender)) => {
-            let (writer, guard) = tracing_appender::non_blocking(appender);
+            let (writer, guard) = NonBlockingBuilder::default()
+                .buffered_lines_limit(QUEUED_LOG_LINES)
+                .finish(appender);
             let layer = tracing_subscriber::fmt::layer().with_ansi(false).with_writer(writer);
             (Some(layer), Some(guard), None)
         }

@@ -212,51 +212,84 @@ fn write_import(
     let mut ranges: Vec<Option<(i64, i64)>> = vec![None; frames.len()];
     {
         let mut insert_message = tx.prepare(
-            "INSERT INTO messages (frame_id, role, content, tool_calls, tool_result, tokens, model, usage, created_at, interrupted)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            "INSERT INTO messages (frame_id, role, content, tool_calls, tool_result, tokens, model, usage, created_at, interrupted,
+                 usage_input, usage_output, usage_cache_read, usage_cache_write)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
         )?;
-        for m in messages {
+        // Each message's frame id, looked up in a pass of its own (see `PackedIds`).
+        let packed = PackedIds::of(frames);
+        let frame_ids: Vec<&str> = messages.iter().map(|m| packed.get(m.frame)).collect();
+        let mut ids = Vec::with_capacity(messages.len());
+        for (m, frame_id) in messages.iter().zip(frame_ids) {
+            let usage = rows::UsageColumns::of(&m.message.usage);
             insert_message.execute(params![
-                frames[m.frame].id.as_str(),
+                frame_id,
                 m.message.role.as_str(),
                 m.message.content,
                 rows::payload_text(&m.message.tool_calls),
                 rows::payload_text(&m.message.tool_result),
                 m.tokens as i64,
                 m.message.model,
-                rows::payload_text(&m.message.usage),
+                usage.json,
                 m.at,
                 m.message.interrupted,
+                usage.input,
+                usage.output,
+                usage.cache_read,
+                usage.cache_write,
             ])?;
-            let id = tx.last_insert_rowid();
+            ids.push(tx.last_insert_rowid());
+        }
+        for (m, id) in messages.iter().zip(ids) {
             let range = ranges[m.frame].get_or_insert((id, id));
             range.1 = id;
         }
     }
     {
-        let mut insert_event = tx.prepare(
-            "INSERT INTO events (tree_id, frame_id, kind, actor, at, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )?;
-        let mut pending = tx.prepare(
-            "INSERT OR REPLACE INTO log_pending (frame_id, through_seq) VALUES (?1, ?2)",
-        )?;
-        for (f, range) in frames.iter().zip(&ranges) {
-            let detail = EventDetail::Imported {
-                title: f.title.clone(),
-                success_criteria: f.success_criteria.clone(),
-                first_message: range.map(|r| MessageId(r.0)),
-                last_message: range.map(|r| MessageId(r.1)),
-            };
-            insert_event.execute(params![
-                tree.id.as_str(),
-                f.id.as_str(),
-                EventKind::Imported.as_str(),
-                change.actor.as_str(),
-                change.at,
-                detail.to_json()
-            ])?;
-            pending.execute(params![f.id.as_str(), tx.last_insert_rowid()])?;
+        // The import holds the write lock, so the events past the largest seq before it are its
+        // own, one a frame.
+        let before: i64 =
+            tx.query_row("SELECT coalesce(max(seq), 0) FROM events", [], |r| r.get(0))?;
+        let mut full = tx.prepare(&insert_events_sql(EVENTS_PER_STATEMENT))?;
+        for (chunk, ranges) in
+            frames.chunks(EVENTS_PER_STATEMENT).zip(ranges.chunks(EVENTS_PER_STATEMENT))
+        {
+            let details: Vec<String> = chunk
+                .iter()
+                .zip(ranges)
+                .map(|(f, range)| {
+                    EventDetail::Imported {
+                        title: f.title.clone(),
+                        success_criteria: f.success_criteria.clone(),
+                        first_message: range.map(|r| MessageId(r.0)),
+                        last_message: range.map(|r| MessageId(r.1)),
+                    }
+                    .to_json()
+                })
+                .collect();
+            let shared: [&dyn rusqlite::ToSql; 4] = [
+                &tree.id.as_str(),
+                &EventKind::Imported.as_str(),
+                &change.actor.as_str(),
+                &change.at,
+            ];
+            let ids: Vec<&str> = chunk.iter().map(|f| f.id.as_str()).collect();
+            let values =
+                shared.into_iter().chain(ids.iter().zip(&details).flat_map(|(id, detail)| {
+                    [id as &dyn rusqlite::ToSql, detail as &dyn rusqlite::ToSql]
+                }));
+            if chunk.len() == EVENTS_PER_STATEMENT {
+                full.execute(rusqlite::params_from_iter(values))?;
+            } else {
+                tx.prepare(&insert_events_sql(chunk.len()))?
+                    .execute(rusqlite::params_from_iter(values))?;
+            }
         }
+        tx.execute(
+            "INSERT OR REPLACE INTO log_pending (frame_id, through_seq)
+             SELECT frame_id, seq FROM events WHERE seq > ?1",
+            [before],
+        )?;
     }
     let (mut trail_paths, mut trail_paths_left_out) = (0u64, 0u64);
     {
@@ -358,8 +391,9 @@ impl Drop for BulkChecks<'_> {
 ///   what it holds to disk at the start of each statement that changes it, so indexing row by
 ///   row left a sliver of index per row to merge later. The import indexes its frames in one
 ///   statement instead, and leaves its messages to the catch-up (`index_imported`).
-/// - The secondary indexes of `frames`, `messages` and `events`, when the import writes at least
-///   as many rows as the table held: an index written row by row is written in the rows' order,
+/// - The secondary indexes of `frames`, `messages` and `events` (but the partial ones that hold
+///   none of its rows, `KEPT_INDEXES`), when the import writes at least as many rows as the
+///   table held: an index written row by row is written in the rows' order,
 ///   which is random in the index's (a message's frame), a page read and changed per row, while
 ///   `CREATE INDEX` sorts its entries and writes each page once. Building an index over every
 ///   row of a table took about half as long as adding the same number of rows one by one (a
@@ -376,6 +410,12 @@ const INSERT_TRIGGERS: [&str; 2] = ["message_search_insert", "frame_search_inser
 
 /// The tables whose secondary indexes a large import rebuilds.
 const REBUILT_TABLES: [&str; 3] = ["frames", "messages", "events"];
+
+/// Partial indexes that hold none of an import's rows, kept in place while it writes: SQLite
+/// only tests each row against the index's `WHERE`, where making the index again would read
+/// every row of its table (a million messages: about 0.1 s). `messages_open` holds the replies
+/// still open (migration 12), and an import writes closed messages only.
+const KEPT_INDEXES: [&str; 1] = ["messages_open"];
 
 impl Suspended {
     fn take_away(
@@ -402,7 +442,10 @@ impl Suspended {
             )?;
             let rows = stmt.query_map([table], |r| Ok(("INDEX", r.get(0)?, r.get(1)?)))?;
             for row in rows {
-                taken.push(row?);
+                let row: (&str, String, String) = row?;
+                if !KEPT_INDEXES.contains(&row.1.as_str()) {
+                    taken.push(row);
+                }
             }
         }
         for name in INSERT_TRIGGERS {
@@ -425,6 +468,24 @@ impl Suspended {
         }
         Ok(())
     }
+}
+
+/// How many `imported` events one statement writes. An insert into `events`, whose seq is
+/// `AUTOINCREMENT`, reads and writes the table's row of `sqlite_sequence` once a statement, and
+/// each statement is stepped and reset; one row a statement cost a 100k-frame import about a
+/// tenth of a second more. 100 rows bind 204 values, far below SQLite's limit of 32,766.
+const EVENTS_PER_STATEMENT: usize = 100;
+
+/// An insert of `rows` `imported` events, in the order given (so their seqs follow the frames'
+/// order): ?1 the tree, ?2 the kind, ?3 the actor and ?4 the time, shared, then each event's
+/// frame and detail.
+fn insert_events_sql(rows: usize) -> String {
+    let values: Vec<String> =
+        (0..rows).map(|i| format!("(?1, ?{}, ?2, ?3, ?4, ?{})", 5 + 2 * i, 6 + 2 * i)).collect();
+    format!(
+        "INSERT INTO events (tree_id, frame_id, kind, actor, at, detail) VALUES {}",
+        values.join(", ")
+    )
 }
 
 /// The frames an import added to `frame_search_rows`, those past id `?1`, indexed in the order of
@@ -470,6 +531,37 @@ fn index_imported(
         )?;
     }
     Ok(())
+}
+
+/// The frames' ids side by side in one string, read by frame index: each imported message
+/// names its frame's id, and the messages name frames in no order, so reading each id from its
+/// `Frame` (a few hundred bytes apart, the id's text elsewhere again) between two inserts missed
+/// the processor's caches twice a message, a twentieth of a large import's time. The import
+/// reads every message's id from here in one pass before the inserts, and updates the frames'
+/// ranges of message ids in one pass after them, where the processor overlaps the misses.
+struct PackedIds {
+    text: String,
+    /// Where each id ends in `text`; it starts where the one before ends.
+    ends: Vec<usize>,
+}
+
+impl PackedIds {
+    fn of(frames: &[Frame]) -> PackedIds {
+        let mut text = String::with_capacity(frames.iter().map(|f| f.id.as_str().len()).sum());
+        let ends = frames
+            .iter()
+            .map(|f| {
+                text.push_str(f.id.as_str());
+                text.len()
+            })
+            .collect();
+        PackedIds { text, ends }
+    }
+
+    fn get(&self, frame: usize) -> &str {
+        let start = if frame == 0 { 0 } else { self.ends[frame - 1] };
+        &self.text[start..self.ends[frame]]
+    }
 }
 
 fn children_by_parent(
@@ -599,7 +691,8 @@ mod tests {
             .prepare(
                 "SELECT name FROM sqlite_schema WHERE sql IS NOT NULL
                      AND (name IN ('message_search_insert', 'frame_search_insert')
-                          OR (type = 'index' AND tbl_name IN ('frames', 'messages', 'events')))
+                          OR (type = 'index' AND tbl_name IN ('frames', 'messages', 'events')
+                              AND name <> 'messages_open'))
                  ORDER BY name",
             )
             .unwrap();
@@ -703,7 +796,8 @@ mod tests {
                 .query_row(
                     "SELECT count(*) FROM sqlite_schema WHERE sql IS NOT NULL
                      AND (name IN ('message_search_insert', 'frame_search_insert')
-                          OR (type = 'index' AND tbl_name IN ('frames', 'messages', 'events')))",
+                          OR (type = 'index' AND tbl_name IN ('frames', 'messages', 'events')
+                              AND name <> 'messages_open'))",
                     [],
                     |r| r.get(0),
                 )

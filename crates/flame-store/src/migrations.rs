@@ -36,6 +36,7 @@ const MIGRATIONS: &[Migration] = &[
     Migration { version: 10, sql: include_str!("migrations/0010_bulk_search.sql") },
     Migration { version: 11, sql: include_str!("migrations/0011_search_catch_up.sql") },
     Migration { version: 12, sql: include_str!("migrations/0012_startup_indexes.sql") },
+    Migration { version: 13, sql: include_str!("migrations/0013_usage_columns.sql") },
 ];
 
 /// The version a freshly opened database is at.
@@ -201,6 +202,83 @@ mod tests {
             rows.unwrap().into_iter().map(|(_, u)| u).collect::<Vec<_>>(),
             [ModelUsage { model: Some("claude-opus-4-6".into()), usage }]
         );
+    }
+
+    /// A database at version 12 (usage in JSON alone) opens with its replies' counts in the
+    /// usage columns, read from every shape earlier versions and broken files left (Anthropic's
+    /// names for the cache counts, a count that is not a number, a negative one, one past 2^32,
+    /// text that is not JSON), so that the sums are those the JSON index gave; each message still
+    /// reads back as its JSON, and messages written afterwards are added up with them.
+    #[test]
+    fn a_version_12_database_gains_usage_columns_with_the_same_sums() {
+        use flame_model::cost::ModelUsage;
+        use flame_model::{Actor, FrameId, MessageId, Usage};
+
+        let (_dir, path) = database_at(
+            12,
+            r#"INSERT INTO trees (id, title, root_id, focus_id, created_at)
+                       VALUES ('t0000000001', 'Old', 'f0000000001', 'f0000000001', 1);
+                   INSERT INTO frames (id, tree_id, parent_id, position, title, success_criteria, status, created_at)
+                       VALUES ('f0000000001', 't0000000001', NULL, 0, 'Old tree', 'c', 'in_progress', 1);
+                   INSERT INTO messages (id, frame_id, role, content, tokens, model, usage, created_at)
+                       VALUES (1, 'f0000000001', 'assistant', 'a', 1, 'claude-haiku-4-5', '{"input_tokens":1,"output_tokens":2,"cache_read_input_tokens":3,"cache_creation_input_tokens":4,"service_tier":"standard"}', 2),
+                              (2, 'f0000000001', 'assistant', 'b', 1, 'claude-haiku-4-5', '{"input_tokens":"many","output_tokens":-5,"cache_read_tokens":8589934592}', 3),
+                              (3, 'f0000000001', 'assistant', 'c', 1, 'claude-haiku-4-5', '{not json', 4),
+                              (4, 'f0000000001', 'assistant', 'd', 1, 'gpt-4o', '{"cache_read_tokens":5,"cache_write_tokens":6,"input_tokens":7,"output_tokens":8}', 5),
+                              (5, 'f0000000001', 'user', 'e', 1, NULL, NULL, 6);"#,
+        );
+        let mut store = Store::open(&path).unwrap();
+        assert_eq!(store.schema_version().unwrap(), LATEST_SCHEMA_VERSION);
+        let (tree, root) = (
+            TreeId::from_trusted("t0000000001".into()),
+            FrameId::from_trusted("f0000000001".into()),
+        );
+        let usage = |input_tokens, output_tokens, cache_read_tokens, cache_write_tokens| Usage {
+            input_tokens,
+            output_tokens,
+            cache_read_tokens,
+            cache_write_tokens,
+        };
+        let sums = |store: &Store| {
+            let mut rows: Vec<ModelUsage> = store
+                .usage_by_frame_and_model(&tree)
+                .unwrap()
+                .into_iter()
+                .map(|(frame, u)| {
+                    assert_eq!(frame, root);
+                    u
+                })
+                .collect();
+            rows.sort_by(|a, b| a.model.cmp(&b.model));
+            rows
+        };
+        let model = |name: &str, u| ModelUsage { model: Some(name.into()), usage: u };
+        assert_eq!(
+            sums(&store),
+            [
+                model("claude-haiku-4-5", usage(1, 2, 3 + (1 << 32), 4)),
+                model("gpt-4o", usage(7, 8, 5, 6)),
+            ]
+        );
+        let read: Vec<Option<Usage>> = store
+            .messages_by_id(&[1, 2, 3, 4, 5].map(MessageId))
+            .unwrap()
+            .into_iter()
+            .map(|m| m.usage)
+            .collect();
+        assert_eq!(
+            read,
+            [Some(usage(1, 2, 3, 4)), None, None, Some(usage(7, 8, 5, 6)), None],
+            "each as its JSON reads (a shape the reader refuses reads as none, as before)"
+        );
+
+        let change = Change { actor: Actor::Person, at: 7 };
+        let mut reply = NewMessage::text(Role::Assistant, "f");
+        reply.model = Some("gpt-4o".into());
+        reply.usage = Some(usage(1, 1, 1, 1));
+        let written = store.add_message(change, &root, &reply, 1).unwrap();
+        assert_eq!(store.messages_by_id(&[written.id]).unwrap()[0].usage, reply.usage);
+        assert_eq!(sums(&store)[1], model("gpt-4o", usage(8, 9, 6, 7)));
     }
 
     /// A database at version 7 (before search) opens with its messages, tool calls, titles and

@@ -3,7 +3,7 @@
 use flame_model::stored;
 use flame_model::{
     Actor, Event, EventDetail, EventKind, Frame, FrameId, FrameOutline, Message, MessageId, Role,
-    Status, Tree, TreeId,
+    Status, Tree, TreeId, Usage,
 };
 use rusqlite::Row;
 use rusqlite::types::{FromSqlError, Type};
@@ -21,7 +21,11 @@ pub(crate) const OUTLINE_COLUMNS: &str = "id, parent_id, position, title, status
 pub(crate) const TREE_COLUMNS: &str = "id, title, root_id, focus_id, created_at, workspace";
 
 pub(crate) const MESSAGE_COLUMNS: &str = "id, frame_id, role, content, tool_calls, tool_result, \
-    tokens, model, usage, created_at, interrupted";
+    tokens, model, usage, created_at, interrupted, usage_input, usage_output, usage_cache_read, \
+    usage_cache_write";
+
+/// How many columns [`MESSAGE_COLUMNS`] names: a query selecting more reads them from here on.
+pub(crate) const MESSAGE_COLUMN_COUNT: usize = 15;
 
 pub(crate) const EVENT_COLUMNS: &str = "seq, tree_id, frame_id, kind, actor, at, detail";
 
@@ -144,10 +148,70 @@ pub(crate) fn message(row: &Row) -> rusqlite::Result<Message> {
         tool_result: payload_column(row, 5, stored::tool_result)?,
         tokens: count(row, 6)?,
         model: row.get(7)?,
-        usage: payload_column(row, 8, stored::usage)?,
+        usage: match payload_column(row, 8, stored::usage)? {
+            Some(usage) => Some(usage),
+            None if row.get_ref(8)?.data_type() == Type::Null => usage_counts(row, 11)?,
+            None => None,
+        },
         created_at: row.get(9)?,
         interrupted: row.get(10)?,
     })
+}
+
+/// The most a usage count column holds (migration 13): 2^32, more than any provider reports, so
+/// that no sum over a tree's replies overflows.
+pub(crate) const USAGE_COUNT_CAP: u64 = 1 << 32;
+
+/// A message's usage as the store writes it (migration 13): the four counts, each capped at
+/// [`USAGE_COUNT_CAP`], and the JSON only when a count is over the cap, so that the exact
+/// counts still read back. The four counts are all NULL for a message without usage.
+pub(crate) struct UsageColumns {
+    pub json: Option<String>,
+    pub input: Option<i64>,
+    pub output: Option<i64>,
+    pub cache_read: Option<i64>,
+    pub cache_write: Option<i64>,
+}
+
+impl UsageColumns {
+    pub(crate) fn of(usage: &Option<Usage>) -> UsageColumns {
+        let Some(u) = usage else {
+            return UsageColumns {
+                json: None,
+                input: None,
+                output: None,
+                cache_read: None,
+                cache_write: None,
+            };
+        };
+        let counts = [u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens];
+        let capped = |n: u64| Some(n.min(USAGE_COUNT_CAP) as i64);
+        UsageColumns {
+            json: counts
+                .iter()
+                .any(|&n| n > USAGE_COUNT_CAP)
+                .then(|| payload_text(usage))
+                .flatten(),
+            input: capped(u.input_tokens),
+            output: capped(u.output_tokens),
+            cache_read: capped(u.cache_read_tokens),
+            cache_write: capped(u.cache_write_tokens),
+        }
+    }
+}
+
+/// The usage counts in the four columns from `first` on (input, output, cache read, cache
+/// write), none when they are NULL: the message recorded no usage.
+fn usage_counts(row: &Row, first: usize) -> rusqlite::Result<Option<Usage>> {
+    if row.get_ref(first)?.data_type() == Type::Null {
+        return Ok(None);
+    }
+    Ok(Some(Usage {
+        input_tokens: count(row, first)?,
+        output_tokens: count(row, first + 1)?,
+        cache_read_tokens: count(row, first + 2)?,
+        cache_write_tokens: count(row, first + 3)?,
+    }))
 }
 
 pub(crate) fn event(row: &Row) -> rusqlite::Result<Event> {

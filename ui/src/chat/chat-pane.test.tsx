@@ -17,12 +17,16 @@ import type {
   TreeOutline_Serialize as TreeOutline,
   WaitingRequest,
 } from "../bindings";
-import type { RunCommand } from "../frame-actions";
+import { frameActions, type RunCommand } from "../frame-actions";
 import { SettingsDialog } from "../settings-dialog";
+import { PopDialog } from "./pop-dialog";
 import {
   DEFAULT_APPROVAL,
   NO_FILES,
+  MESSAGE_PAGE,
   answer,
+  countingBackend,
+  earlierMessagesOf,
   fakeBackend,
   frameChange,
   frameViewOf,
@@ -170,6 +174,8 @@ function Pane({
 }) {
   const models = useModelChoice(backend);
   const [settingsOpen, setSettingsOpen] = useState(false);
+  // The app holds the pop dialog; this stands in for it, as for the settings.
+  const [popping, setPopping] = useState(false);
   return (
     <>
       <ChatPane
@@ -180,8 +186,19 @@ function Pane({
         onFocus={() => undefined}
         models={models}
         onOpenSettings={() => setSettingsOpen(true)}
+        onOpenDialog={(kind) => setPopping(kind === "pop")}
         messageRequest={messageRequest}
       />
+      {popping && (
+        <PopDialog
+          backend={backend}
+          frame={frame.id}
+          title={frame.title}
+          model={models.chosen}
+          dispatch={frameActions(backend, run)}
+          onClose={() => setPopping(false)}
+        />
+      )}
       {settingsOpen && (
         <SettingsDialog
           backend={backend}
@@ -1153,6 +1170,13 @@ describe("a long conversation", () => {
       Number(m.getAttribute("data-message-id")),
     );
 
+  /** A backend over the frame's `stored` messages, which it pages as the real one does. */
+  const paged = (stored: Message[]) =>
+    fakeBackend({
+      frameView: views("in_progress", () => stored),
+      earlierMessages: earlierMessagesOf(() => stored),
+    });
+
   function conversation(count: number): Message[] {
     return Array.from({ length: count }, (_, i) =>
       message(i + 1, i % 2 === 0 ? "user" : "assistant", `message number ${i + 1}`),
@@ -1161,7 +1185,7 @@ describe("a long conversation", () => {
 
   it("draws only the newest messages of 5,000, and older ones as the view scrolls up", async () => {
     const stored = conversation(5_000);
-    const root = await mount(fakeBackend({ frameView: views("in_progress", () => stored) }));
+    const root = await mount(paged(stored));
     // A bounded number of message elements, the newest last.
     let ids = drawnIds(root);
     expect(ids.length).toBe(WINDOW_SIZE);
@@ -1184,10 +1208,39 @@ describe("a long conversation", () => {
     expect(root.querySelector("[data-testid=newer-messages]")).not.toBeNull();
   });
 
+  it("reads only the newest page of 5,000, and the pages before it as the view nears them", async () => {
+    const stored = conversation(5_000);
+    const { backend, calls } = countingBackend(paged(stored));
+    const views: { kept: number | null; count: number }[] = [];
+    const view = backend.frameView;
+    backend.frameView = async (id, after) => {
+      const read = await view(id, after);
+      if (read.status === "ok") {
+        views.push({ kept: read.data.kept_through, count: read.data.messages.length });
+      }
+      return read;
+    };
+    const root = await mount(backend);
+    expect(views).toEqual([{ kept: null, count: MESSAGE_PAGE }]);
+    expect(calls.filter((c) => c === "earlierMessages")).toEqual([]);
+    const list = layOut(root);
+    await scrollTo(list, list.scrollHeight);
+    // Up towards the oldest message held: the page before it is read, once, and the window
+    // then moves on into it.
+    const firstHeld = 5_000 - MESSAGE_PAGE + 1;
+    for (let k = 0; k < 20 && drawnIds(root)[0]! >= firstHeld; k++) await scrollTo(list, 0);
+    expect(drawnIds(root)[0]).toBeLessThan(firstHeld);
+    expect(drawnIds(root).length).toBeLessThanOrEqual(WINDOW_SIZE);
+    expect(calls.filter((c) => c === "earlierMessages")).toEqual(["earlierMessages"]);
+    expect(root.querySelector("[data-testid=earlier-messages]")?.textContent).toBe(
+      `${drawnIds(root)[0]! - 1} earlier messages`,
+    );
+  });
+
   // Some hundred renders of a window of messages: more than the default time on a busy machine.
   it("scrolls up to the first message and back down to the newest, the window bounded", async () => {
     const stored = conversation(600);
-    const root = await mount(fakeBackend({ frameView: views("in_progress", () => stored) }));
+    const root = await mount(paged(stored));
     const list = layOut(root);
     await scrollTo(list, list.scrollHeight);
     for (let k = 0; k < 200 && drawnIds(root)[0] !== 1; k++) await scrollTo(list, 0);
@@ -1207,7 +1260,7 @@ describe("a long conversation", () => {
 
   it("shows earlier messages with its button, without layout", async () => {
     const stored = conversation(300);
-    const root = await mount(fakeBackend({ frameView: views("in_progress", () => stored) }));
+    const root = await mount(paged(stored));
     await act(async () => {
       root.querySelector<HTMLButtonElement>("[data-testid=earlier-messages] button")!.click();
       await settle();
@@ -1217,7 +1270,7 @@ describe("a long conversation", () => {
 
   it("follows a new message at the bottom, and offers the newest to a view scrolled up", async () => {
     const stored = conversation(5_000);
-    const backend = fakeBackend({ frameView: views("in_progress", () => stored) });
+    const backend = paged(stored);
     const root = await mount(backend);
     const list = layOut(root);
     await scrollTo(list, list.scrollHeight);
@@ -1256,7 +1309,7 @@ describe("a long conversation", () => {
 
   it("draws the messages around one asked for, and scrolls to it", async () => {
     const stored = conversation(5_000);
-    const backend = fakeBackend({ frameView: views("in_progress", () => stored) });
+    const backend = paged(stored);
     const tree = outline("in_progress");
     const scrolled: string[] = [];
     Element.prototype.scrollIntoView = function (this: Element) {
@@ -1289,7 +1342,7 @@ describe("a long conversation", () => {
     const show = async (stored: Message[]) => {
       const root = document.createElement("div");
       document.body.append(root);
-      const backend = fakeBackend({ frameView: views("in_progress", () => stored) });
+      const backend = paged(stored);
       await act(async () => {
         render(
           <Pane backend={backend} tree={tree} frame={tree.frames[1]!} messageRequest={request} />,

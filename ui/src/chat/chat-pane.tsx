@@ -13,7 +13,6 @@ import type {
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
 import { costOf } from "../cost-text";
-import { ExportDialog } from "../export-dialog";
 import { frameActions, type RunCommand } from "../frame-actions";
 import { STATUS_STYLE } from "../status-style";
 import { ApprovalPrompt } from "./approval-prompt";
@@ -24,7 +23,6 @@ import { FrameHeader } from "./frame-header";
 import { useMessageWindow, type MessageRequest } from "./message-window";
 import { MessageView, StreamingReply } from "./messages";
 import type { ModelChoice } from "./model-picker";
-import { PopDialog } from "./pop-dialog";
 import { ReadOnlyBar } from "./read-only-bar";
 import { useConversation } from "./use-conversation";
 
@@ -42,6 +40,7 @@ export function ChatPane({
   onFocus,
   models,
   onOpenSettings,
+  onOpenDialog,
   panelRequest = null,
   messageRequest = null,
 }: {
@@ -55,6 +54,9 @@ export function ChatPane({
   models: ModelChoice;
   /** Opens the settings dialog, which the app holds. */
   onOpenSettings: () => void;
+  /** Opens the pop or the export dialog for the focused frame, which the app holds (as it does
+   * for any frame of the graph). */
+  onOpenDialog: (kind: "pop" | "export") => void;
   /** The command palette's latest request to show or hide a panel, as its Context and Changes
    * buttons do; each is applied once, when its `seq` is new. */
   panelRequest?: PanelRequest | null;
@@ -69,8 +71,6 @@ export function ChatPane({
   const [inspecting, setInspecting] = useState(false);
   // The Changes panel stands in for the conversation while open, and follows the focus.
   const [showingChanges, setShowingChanges] = useState(false);
-  const [popping, setPopping] = useState(false);
-  const [exporting, setExporting] = useState(false);
   const list = useRef<HTMLDivElement>(null);
   // Each message the person sends (or approval they answer) brings the conversation's end back
   // into view.
@@ -91,13 +91,18 @@ export function ChatPane({
   // Only a window of the messages is drawn (`message-window.ts`); it follows the end while the
   // view is there, as the reply streams in.
   const ids = useMemo(() => messages.map((m) => m.id), [messages]);
-  const shown = useMessageWindow(list, frame.id, ids, sent, messageRequest);
+  const shown = useMessageWindow(list, frame.id, ids, sent, messageRequest, {
+    count: conversation.earlier,
+    read: conversation.readEarlier,
+  });
   const { start, end } = shown.range;
+  // Messages before those drawn: those held but not drawn, and those not read yet.
+  const above = start + conversation.earlier;
 
   /** A push suggestion starts a `/push` in the composer; a pop one opens the pop dialog. */
   const acceptSuggestion = (kind: SuggestionKind) => {
     conversation.dismissSuggestion(kind);
-    if (kind === "pop") setPopping(true);
+    if (kind === "pop") onOpenDialog("pop");
     else setText("/push ");
   };
 
@@ -115,10 +120,10 @@ export function ChatPane({
         canPop={actions?.pop === true}
         inspecting={inspecting}
         showingChanges={showingChanges}
-        onPop={() => setPopping(true)}
+        onPop={() => onOpenDialog("pop")}
         onToggleInspector={() => setInspecting(!inspecting)}
         onToggleChanges={() => setShowingChanges(!showingChanges)}
-        onExport={() => setExporting(true)}
+        onExport={() => onOpenDialog("export")}
         onFocus={onFocus}
       />
       {inspecting && (
@@ -157,10 +162,10 @@ export function ChatPane({
             <p>{writable ? "Write below to start working on this frame." : ""}</p>
           </div>
         )}
-        {start > 0 && (
+        {above > 0 && (
           <p class="message-window-edge muted" data-testid="earlier-messages">
             <button type="button" class="link-button" onClick={shown.showOlder}>
-              {start === 1 ? "1 earlier message" : `${start} earlier messages`}
+              {above === 1 ? "1 earlier message" : `${above} earlier messages`}
             </button>
           </p>
         )}
@@ -290,7 +295,7 @@ export function ChatPane({
             return conversation.send(message);
           }}
           onStop={conversation.stop}
-          onPop={() => setPopping(true)}
+          onPop={() => onOpenDialog("pop")}
           onStatus={() => setShowStatus(true)}
           startTarget={actions.start_target}
         />
@@ -301,24 +306,6 @@ export function ChatPane({
           seq={outline.seq}
           actions={actions}
           dispatch={dispatch}
-        />
-      )}
-      {popping && (
-        <PopDialog
-          backend={backend}
-          frame={frame.id}
-          title={frame.title}
-          model={models.chosen}
-          dispatch={dispatch}
-          onClose={() => setPopping(false)}
-        />
-      )}
-      {exporting && (
-        <ExportDialog
-          backend={backend}
-          frame={frame}
-          treeTitle={outline.tree.title}
-          onClose={() => setExporting(false)}
         />
       )}
     </>

@@ -5,6 +5,11 @@
 // as the person scrolls up (newer ones again as they scroll down), and those around a message
 // the search asks to see. Heights are never estimated: when the window moves, the pane keeps the
 // message at the top of the view where it was (`useMessageWindow`), so nothing on screen jumps.
+//
+// The pane does not hold every message either: a conversation opens with its newest page, and
+// the window asks for the page before the oldest held (`Earlier`) as it comes near it, or for
+// every one from a little before a message it is asked to show. Those are put in front of the
+// held ones, and the window's indexes move with them, so it keeps drawing the same messages.
 
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 
@@ -100,6 +105,20 @@ function sight(list: HTMLElement) {
   return { keepFirst, keepLast, top };
 }
 
+/** The messages of the conversation before those the window is given, not read yet. */
+export interface Earlier {
+  /** How many there are. */
+  count: number;
+  /**
+   * Reads the page of them just before the held ones, or with `reach` (a message id) every one
+   * from a little before that message; they then come in front of the ids the window is given.
+   */
+  read: (reach: number | null) => void;
+}
+
+/** A conversation held whole. */
+const NO_EARLIER: Earlier = { count: 0, read: () => undefined };
+
 /** Requests already served, by any pane: a pane drawn later leaves them be. */
 const served = new WeakSet<MessageRequest>();
 
@@ -115,10 +134,11 @@ export interface MessageWindow {
 }
 
 /**
- * The window over `ids` (the conversation's message ids, oldest first) of the scrolling `list`.
- * `conversation` names the conversation (a new one starts at its newest messages), `follow`
- * changes whenever the pane must show its end again (the person sent a message), and `request`
- * asks for a message to be drawn and scrolled to (the search marks it once it is drawn).
+ * The window over `ids` (the ids of the conversation's messages held, oldest first; `earlier`
+ * says how many come before them and reads them) of the scrolling `list`. `conversation` names
+ * the conversation (a new one starts at its newest messages), `follow` changes whenever the pane
+ * must show its end again (the person sent a message), and `request` asks for a message to be
+ * drawn and scrolled to (the search marks it once it is drawn).
  *
  * While the view is at the bottom of the list and the window ends at the newest message, the
  * pane follows the conversation: after every render (a new message, the reply streaming in) it
@@ -130,11 +150,13 @@ export function useMessageWindow(
   ids: readonly number[],
   follow: unknown,
   request: MessageRequest | null,
+  earlier: Earlier = NO_EARLIER,
 ): MessageWindow {
   const count = ids.length;
-  // The window as last drawn, for the conversation of `count` messages. It is a ref, derived
-  // afresh during each render; a move the person makes (scrolling) sets it and redraws.
-  const held = useRef({ conversation, count, range: newestRange(count), follow });
+  const first = ids[0];
+  // The window as last drawn, for the conversation of `count` messages from `first`. It is a ref,
+  // derived afresh during each render; a move the person makes (scrolling) sets it and redraws.
+  const held = useRef({ conversation, count, first, range: newestRange(count), follow });
   const [, redraw] = useState(0);
   const following = useRef(true);
   // The message at the top of the view when the window last moved, and where it was then: after
@@ -145,7 +167,23 @@ export function useMessageWindow(
   const pending = useRef<MessageRequest | null>(null);
   const reveal = useRef<number | null>(null);
 
-  const before = held.current;
+  let before = held.current;
+  if (
+    before.conversation === conversation &&
+    before.first !== first &&
+    before.first !== undefined
+  ) {
+    // Older messages were put in front of those held: the same messages keep their place.
+    const shift = ids.indexOf(before.first);
+    if (shift > 0) {
+      const { start, end } = before.range;
+      before = {
+        ...before,
+        count: before.count + shift,
+        range: { start: start + shift, end: end + shift },
+      };
+    }
+  }
   let range: MessageRange;
   if (before.conversation !== conversation || before.follow !== follow) {
     // Another frame in focus, or the person sent a message: the newest messages, followed.
@@ -177,7 +215,7 @@ export function useMessageWindow(
       range = rangeAround(index, count);
     }
   }
-  held.current = { conversation, count, range, follow };
+  held.current = { conversation, count, first, range, follow };
 
   const moveTo = (next: MessageRange) => {
     const element = list.current;
@@ -197,6 +235,11 @@ export function useMessageWindow(
     if (element === null || element.clientHeight === 0) return;
     const fromBottom = element.scrollHeight - element.scrollTop - element.clientHeight;
     following.current = fromBottom <= BOTTOM_PX && range.end === count;
+    // Near the top, with fewer than a window's worth of older messages held: the page before
+    // them is read now, so it is there by the time the window reaches them.
+    if (element.scrollTop < EDGE_PX && range.start < WINDOW_SIZE && earlier.count > 0) {
+      earlier.read(null);
+    }
     if (element.scrollTop < EDGE_PX && range.start > 0) {
       const { keepLast } = sight(element);
       moveTo(olderRange(range, keepLast < 0 ? range.end - 1 : range.start + keepLast));
@@ -215,6 +258,11 @@ export function useMessageWindow(
     anchor.current = null;
     const asked = reveal.current;
     reveal.current = null;
+    // A message asked for that comes before those held may be among the earlier ones.
+    const wanted = pending.current?.message;
+    if (wanted !== undefined && first !== undefined && wanted < first && earlier.count > 0) {
+      earlier.read(wanted);
+    }
     if (asked !== null) {
       messageElement(element, asked)?.scrollIntoView?.({ block: "center" });
     } else if (following.current) {
@@ -233,6 +281,7 @@ export function useMessageWindow(
     range,
     onScroll: check,
     showOlder: () => {
+      if (range.start < WINDOW_STEP && earlier.count > 0) earlier.read(null);
       const element = list.current;
       const keep = element === null ? -1 : sight(element).keepLast;
       moveTo(olderRange(range, keep < 0 ? range.end - 1 : range.start + keep));

@@ -9,6 +9,11 @@
 // through `ask`: reads never overlap, asks made while one runs are served by one more read, and
 // an ask the held view already answers (a seq it was read at, a message it holds settled) is
 // dropped.
+//
+// A view that starts over holds only the frame's newest messages (a page of them); older ones are
+// read a page at a time, before the oldest held, with `earlierMessages` as the person scrolls up
+// to them (or, to show a search hit, every one from a little before it). They are all closed, so
+// they are only ever put in front of what is held, and the views that follow keep them.
 
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 
@@ -19,6 +24,7 @@ import type {
   ChatEvent,
   ChatOutcome,
   ChatView_Serialize as ChatView,
+  EarlierMessages_Serialize as EarlierMessages,
   FrameDetail_Serialize as FrameDetail,
   FrameId,
   Message_Serialize as Message,
@@ -29,7 +35,7 @@ import type {
 } from "../bindings";
 
 /** The frame's messages as the pane holds them, with what the last view said of them. */
-interface Held {
+export interface Held {
   frame: string;
   messages: Message[];
   /**
@@ -41,9 +47,18 @@ interface Held {
   settled: number | null;
   /** The event seq the view was read at. */
   seq: number;
+  /** How many of the frame's messages come before `messages` (not read yet). */
+  earlier: number;
 }
 
-const NOTHING_HELD: Held = { frame: "", messages: [], waiting: null, settled: null, seq: -1 };
+export const NOTHING_HELD: Held = {
+  frame: "",
+  messages: [],
+  waiting: null,
+  settled: null,
+  seq: -1,
+  earlier: 0,
+};
 
 /** Why the pane wants the frame read again. */
 type Need =
@@ -70,15 +85,33 @@ function answered(need: Need, held: Held, frame: string): boolean {
 /** What the pane holds after `view` of `frame`: the kept messages, then the view's. */
 export function applyView(held: Held, frame: string, view: ChatView): Held {
   const keep = view.kept_through;
-  const kept =
-    keep === null || held.frame !== frame ? [] : held.messages.filter((m) => m.id <= keep);
+  const extending = keep !== null && held.frame === frame;
+  const kept = extending ? held.messages.filter((m) => m.id <= keep) : [];
   return {
     frame,
     messages: [...kept, ...view.messages],
     waiting: view.waiting_request,
     settled: view.settled_through,
     seq: view.seq,
+    earlier: extending ? held.earlier : view.earlier,
   };
+}
+
+/**
+ * What the pane holds after `page`, the messages of `frame` read before message `before`: the
+ * page in front of what is held, if what is held still starts at `before` (a view that started
+ * over meanwhile holds other messages, and the page is dropped).
+ */
+export function applyEarlier(
+  held: Held,
+  frame: string,
+  before: number,
+  page: EarlierMessages,
+): Held {
+  if (held.frame !== frame || held.messages[0]?.id !== before || page.messages.length === 0) {
+    return held;
+  }
+  return { ...held, messages: [...page.messages, ...held.messages], earlier: page.earlier };
 }
 
 /** A tool the reply on its way called, with its result once it ran. */
@@ -115,8 +148,19 @@ export interface Conversation {
   detail: FrameDetail | null;
   /** Why the frame or its messages could not be read, if they could not. */
   loadError: ApiError | null;
-  /** The stored messages, without the open reply while its live draft stands in for it. */
+  /**
+   * The stored messages held (the newest ones, and as many older ones as were read), without
+   * the open reply while its live draft stands in for it.
+   */
   messages: Message[];
+  /** How many of the frame's messages come before `messages`, not read yet. */
+  earlier: number;
+  /**
+   * Reads the page of messages before those held, or with `reach` (a message id) every one from
+   * a little before that message, if it is one of the frame's; one read at a time, and each
+   * `reach` is tried once per frame.
+   */
+  readEarlier: (reach: number | null) => void;
   reply: Reply;
   /** How the last answer ended, once it has. */
   outcome: ChatOutcome | null;
@@ -168,6 +212,10 @@ export function useConversation(
   const needs = useRef<Need[]>([]);
   const reading = useRef(false);
   const mounted = useRef(true);
+  // Whether a page of earlier messages is being read, and the messages asked for with `reach`
+  // (by frame and id), so that one which is not the frame's is not asked for again.
+  const readingEarlier = useRef(false);
+  const reached = useRef(new Set<string>());
 
   /** Reads the frame until every ask made before a read started is served, one read at a time. */
   const serve = async () => {
@@ -185,7 +233,10 @@ export function useConversation(
         } else {
           setLoadError(null);
           setDetail(view.data.frame);
-          held.current = applyView(mine, frame, view.data);
+          // What is held now: a page of earlier messages may have been put in front meanwhile
+          // (the held messages through `settled` are the same ones).
+          const now = held.current.frame === frame ? held.current : NOTHING_HELD;
+          held.current = applyView(now, frame, view.data);
           setLoaded(held.current);
         }
         // Asks made during the read that it already answers need no read of their own.
@@ -197,6 +248,35 @@ export function useConversation(
       // A read that threw (the IPC itself failed) leaves the next ask free to read again.
       reading.current = false;
     }
+  };
+
+  const readEarlier = (reach: number | null) => {
+    const { backend, frame } = target.current;
+    const before = held.current.frame === frame ? held.current.messages[0]?.id : undefined;
+    if (readingEarlier.current || before === undefined || held.current.earlier === 0) return;
+    if (reach !== null) {
+      const key = `${frame} ${reach}`;
+      if (reached.current.has(key)) return;
+      reached.current.add(key);
+    }
+    readingEarlier.current = true;
+    void backend
+      .earlierMessages(frame, before, reach)
+      .then((page) => {
+        if (!mounted.current) return;
+        if (page.status === "error") {
+          setLoadError(page.error);
+          return;
+        }
+        const next = applyEarlier(held.current, frame, before, page.data);
+        if (next !== held.current) {
+          held.current = next;
+          setLoaded(next);
+        }
+      })
+      .finally(() => {
+        readingEarlier.current = false;
+      });
   };
 
   /** Asks for the frame to be read again, unless what is held already answers `need`. */
@@ -333,6 +413,8 @@ export function useConversation(
     detail,
     loadError,
     messages,
+    earlier: loaded.frame === frame ? loaded.earlier : 0,
+    readEarlier,
     reply,
     outcome,
     waiting,

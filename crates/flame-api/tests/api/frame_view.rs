@@ -2,7 +2,7 @@
 //! open reply returned again until it is finished, and a fresh start when the window's copy
 //! cannot be extended.
 
-use flame_api::FrameView;
+use flame_api::{FrameView, MESSAGE_PAGE};
 use flame_model::{Actor, FrameId, Message, MessageId, NewMessage, Role};
 
 use crate::Scratch;
@@ -141,5 +141,110 @@ fn a_view_of_a_missing_frame_is_not_found() {
     tree_with(&s, &[]);
     let missing = FrameId::parse("f0000000000").unwrap();
     let err = s.flame.frame_view(&missing, None).unwrap_err();
+    assert_eq!(err.code, flame_api::ErrorCode::NotFound);
+}
+
+/// Frame `frame` with `count` more messages said in it, named "m0", "m1", ….
+fn say_many(s: &Scratch, frame: &FrameId, count: usize) -> Vec<MessageId> {
+    (0..count).map(|n| s.flame.append(A, frame, Role::User, &format!("m{n}")).unwrap().id).collect()
+}
+
+#[test]
+fn a_long_frame_is_viewed_from_its_newest_page_and_read_back_a_page_at_a_time() {
+    let s = Scratch::new(8);
+    let (frame, _) = tree_with(&s, &[]);
+    let page = MESSAGE_PAGE as usize;
+    let ids = say_many(&s, &frame, 2 * page + 50);
+    let all = s.flame.messages(&frame).unwrap();
+
+    let first = s.flame.frame_view(&frame, None).unwrap();
+    assert_eq!(first.kept_through, None);
+    assert_eq!(first.messages, all[page + 50..]);
+    assert_eq!(first.earlier, (page + 50) as u64);
+    assert_eq!(first.settled_through, ids.last().copied());
+
+    // Older pages, read before the oldest message held, until none is left.
+    let mut held = first.messages.clone();
+    let mut pages = Vec::new();
+    loop {
+        let older = s.flame.earlier_messages(&frame, held[0].id, None).unwrap();
+        pages.push((older.messages.len(), older.earlier));
+        held.splice(0..0, older.messages);
+        if older.earlier == 0 {
+            break;
+        }
+    }
+    assert_eq!(pages, [(page, 50), (50, 0)]);
+    assert_eq!(held, all);
+    let none = s.flame.earlier_messages(&frame, held[0].id, None).unwrap();
+    assert!(none.messages.is_empty());
+    assert_eq!(none.earlier, 0);
+
+    // The older messages held are kept by the views that follow.
+    let newest = s.flame.append(A, &frame, Role::User, "newest").unwrap().id;
+    let next = s.flame.frame_view(&frame, first.settled_through).unwrap();
+    assert_eq!(next.earlier, 0);
+    assert_eq!(texts(&next.messages), ["newest"]);
+    assert_eq!(next.settled_through, Some(newest));
+    assert_eq!(apply(&held, &next), s.flame.messages(&frame).unwrap());
+}
+
+#[test]
+fn a_message_asked_for_is_read_with_everything_from_half_a_page_before_it() {
+    let s = Scratch::new(9);
+    let (frame, _) = tree_with(&s, &[]);
+    let page = MESSAGE_PAGE as usize;
+    let ids = say_many(&s, &frame, 3 * page);
+    let all = s.flame.messages(&frame).unwrap();
+    let first = s.flame.frame_view(&frame, None).unwrap();
+    let oldest_held = first.messages[0].id;
+    assert_eq!(oldest_held, ids[2 * page]);
+
+    let reach = ids[page - 10];
+    let around = s.flame.earlier_messages(&frame, oldest_held, Some(reach)).unwrap();
+    assert_eq!(around.messages, all[page - 10 - page / 2..2 * page]);
+    assert_eq!(around.earlier, (page - 10 - page / 2) as u64);
+
+    // Near the start, the page starts at the first message.
+    let near = s.flame.earlier_messages(&frame, oldest_held, Some(ids[3])).unwrap();
+    assert_eq!(near.messages, all[..2 * page]);
+    assert_eq!(near.earlier, 0);
+
+    // A message that is not this frame's, or not before the one given, reads nothing.
+    let other = s.flame.push(A, Some(&frame), "Elsewhere", "x").unwrap().id;
+    let elsewhere = s.flame.append(A, &other, Role::User, "not here").unwrap().id;
+    for reach in [elsewhere, oldest_held, ids[3 * page - 1], MessageId(0)] {
+        let nothing = s.flame.earlier_messages(&frame, oldest_held, Some(reach)).unwrap();
+        assert!(nothing.messages.is_empty(), "reach {reach}");
+        assert_eq!(nothing.earlier, 0, "reach {reach}");
+    }
+}
+
+#[test]
+fn a_reply_left_open_before_the_newest_page_is_in_the_first_view() {
+    // Every message a window reads before its first view's are closed: an open reply further
+    // back than the page comes with the view, with everything after it.
+    let s = Scratch::new(10);
+    let (frame, _) = tree_with(&s, &["question"]);
+    let reply = s.flame.begin_reply(Actor::Agent, &frame, Some("m")).unwrap();
+    s.flame.update_reply(reply, "so far").unwrap();
+    say_many(&s, &frame, MESSAGE_PAGE as usize + 5);
+    let view = s.flame.frame_view(&frame, None).unwrap();
+    assert_eq!(view.messages[0].id, reply);
+    assert_eq!(view.messages.len(), MESSAGE_PAGE as usize + 6);
+    assert_eq!(view.earlier, 1);
+    // Nothing in the view is settled; the next view starts over, until the reply is closed.
+    assert_eq!(view.settled_through, None);
+    let older = s.flame.earlier_messages(&frame, reply, None).unwrap();
+    assert_eq!(texts(&older.messages), ["question"]);
+    assert_eq!(older.earlier, 0);
+}
+
+#[test]
+fn earlier_messages_of_a_missing_frame_are_not_found() {
+    let s = Scratch::new(11);
+    tree_with(&s, &[]);
+    let missing = FrameId::parse("f0000000000").unwrap();
+    let err = s.flame.earlier_messages(&missing, MessageId(5), None).unwrap_err();
     assert_eq!(err.code, flame_api::ErrorCode::NotFound);
 }

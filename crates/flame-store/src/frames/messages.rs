@@ -9,7 +9,7 @@ use flame_model::{
 };
 use rusqlite::{OptionalExtension, params};
 
-use crate::rows::payload_text;
+use crate::rows::{UsageColumns, payload_text};
 use crate::{Store, StoreError};
 
 use super::Change;
@@ -144,10 +144,14 @@ impl Store {
                 .query_row([id.0], |r| r.get(0))
                 .optional()?;
             let frame = FrameId::from_trusted(frame.ok_or_else(|| FrameError::Invalid(format!("message {id} is not an open reply")))?);
+            let usage = UsageColumns::of(&reply.usage);
             w.tx.prepare_cached(
-                "UPDATE messages SET content = ?2, tool_calls = ?3, usage = ?4, tokens = ?5, interrupted = ?6, open = 0 WHERE id = ?1",
+                "UPDATE messages SET content = ?2, tool_calls = ?3, usage = ?4, tokens = ?5, interrupted = ?6, open = 0,
+                     usage_input = ?7, usage_output = ?8, usage_cache_read = ?9, usage_cache_write = ?10
+                 WHERE id = ?1",
             )?
-            .execute(params![id.0, fit_reply(&reply.content), payload_text(&reply.tool_calls), payload_text(&reply.usage), tokens as i64, reply.interrupted])?;
+            .execute(params![id.0, fit_reply(&reply.content), payload_text(&reply.tool_calls), usage.json, tokens as i64, reply.interrupted,
+                usage.input, usage.output, usage.cache_read, usage.cache_write])?;
             let target = w.frame(&frame)?;
             w.count_message(&target, tokens)?;
             w.event(&target.tree, &frame, EventKind::MessageAdded, &EventDetail::MessageAdded { message: id })?;
@@ -202,10 +206,12 @@ impl Writer<'_> {
     ) -> Result<Message, StoreError> {
         let target = self.frame(frame)?;
         lifecycle::check(Operation::AddMessage, &target.id, &target.title, target.status)?;
+        let usage = UsageColumns::of(&message.usage);
         self.tx
             .prepare_cached(
-                "INSERT INTO messages (frame_id, role, content, tool_calls, tool_result, tokens, model, usage, created_at, interrupted)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                "INSERT INTO messages (frame_id, role, content, tool_calls, tool_result, tokens, model, usage, created_at, interrupted,
+                     usage_input, usage_output, usage_cache_read, usage_cache_write)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             )?
             .execute(params![
                 frame.as_str(),
@@ -215,9 +221,13 @@ impl Writer<'_> {
                 payload_text(&message.tool_result),
                 tokens as i64,
                 message.model,
-                payload_text(&message.usage),
+                usage.json,
                 self.change.at,
                 message.interrupted,
+                usage.input,
+                usage.output,
+                usage.cache_read,
+                usage.cache_write,
             ])?;
         let id = MessageId(self.tx.last_insert_rowid());
         self.count_message(&target, tokens)?;

@@ -116,6 +116,24 @@ impl Store {
         Ok(messages.collect::<Result<_, _>>()?)
     }
 
+    /// The newest `limit` of a frame's messages with ids before `before`, oldest first: a page
+    /// of a long conversation, read backwards along the `messages_by_frame` index.
+    pub fn messages_before(
+        &self,
+        frame: &FrameId,
+        before: MessageId,
+        limit: u32,
+    ) -> Result<Vec<Message>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {} FROM messages WHERE frame_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3",
+            rows::MESSAGE_COLUMNS
+        ))?;
+        let messages = stmt.query_map(params![frame.as_str(), before.0, limit], rows::message)?;
+        let mut messages: Vec<Message> = messages.collect::<Result<_, _>>()?;
+        messages.reverse();
+        Ok(messages)
+    }
+
     /// A frame's events after `after_seq`, oldest first.
     pub fn frame_events(&self, frame: &FrameId, after_seq: i64) -> Result<Vec<Event>, StoreError> {
         let mut stmt = self.conn.prepare_cached(&format!(
@@ -138,7 +156,7 @@ impl Store {
     }
 
     /// Every frame's recorded usage in tree `tree`, added up by model: one aggregate over the
-    /// tree's replies, the usage JSON read in SQL rather than every message loaded. What frame
+    /// tree's replies, their usage counts read in SQL rather than every message loaded. What frame
     /// costs are computed from (`flame_model::cost::frame_costs`). The shapes earlier versions
     /// stored (Anthropic's cache-count names) are read too; a count that is not a whole number
     /// counts as 0, and one above 2^32 (more than any provider reports) as 2^32, so no sum
@@ -170,10 +188,7 @@ impl Store {
     /// Every event after `after_seq`, oldest first, at most `limit` of them: how other
     /// processes' changes are followed.
     pub fn events_since(&self, after_seq: i64, limit: u32) -> Result<Vec<Event>, StoreError> {
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {} FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2",
-            rows::EVENT_COLUMNS
-        ))?;
+        let mut stmt = self.conn.prepare_cached(&events_since_sql())?;
         let events = stmt.query_map(params![after_seq, limit], rows::event)?;
         Ok(events.collect::<Result<_, _>>()?)
     }
@@ -204,7 +219,7 @@ impl Store {
             rows::MESSAGE_COLUMNS
         ))?;
         let messages = stmt.query_map(params![frame.as_str(), after.0], |row| {
-            Ok((rows::message(row)?, row.get::<_, bool>(11)?))
+            Ok((rows::message(row)?, row.get::<_, bool>(rows::MESSAGE_COLUMN_COUNT)?))
         })?;
         Ok(messages.collect::<Result<_, _>>()?)
     }
@@ -283,27 +298,12 @@ impl Store {
     }
 }
 
-/// One usage count of a reply's usage JSON (none when it is not JSON), under its name or the
-/// name earlier versions stored it under, as a whole number from 0 to 2^32: the expressions of
-/// the `messages_usage` index (migration 9), written the same way so that SQLite reads them
-/// from the index rather than parsing the JSON.
+/// One usage count of the replies, summed: a column of migration 13, which holds it capped at
+/// 2^32 (none when a reply recorded no usage, which adds 0), as the `messages_usage` index does,
+/// so that SQLite reads it from the index.
 macro_rules! usage_count {
-    ($key:literal) => {
-        concat!(
-            "sum(min(max(coalesce(CAST(json_extract(CASE WHEN json_valid(usage) THEN usage END, '$.",
-            $key,
-            "') AS INTEGER), 0), 0), 4294967296))"
-        )
-    };
-    ($key:literal, $stored:literal) => {
-        concat!(
-            "sum(min(max(coalesce(CAST(coalesce(",
-            "json_extract(CASE WHEN json_valid(usage) THEN usage END, '$.",
-            $key,
-            "'), json_extract(CASE WHEN json_valid(usage) THEN usage END, '$.",
-            $stored,
-            "')) AS INTEGER), 0), 0), 4294967296))"
-        )
+    ($column:literal) => {
+        concat!("sum(coalesce(", $column, ", 0))")
     };
 }
 
@@ -312,15 +312,20 @@ macro_rules! usage_columns {
     () => {
         concat!(
             "model, ",
-            usage_count!("input_tokens"),
+            usage_count!("usage_input"),
             ", ",
-            usage_count!("output_tokens"),
+            usage_count!("usage_output"),
             ", ",
-            usage_count!("cache_read_tokens", "cache_read_input_tokens"),
+            usage_count!("usage_cache_read"),
             ", ",
-            usage_count!("cache_write_tokens", "cache_creation_input_tokens"),
+            usage_count!("usage_cache_write"),
         )
     };
+}
+
+/// Events after seq ?1, oldest first, at most ?2 of them.
+fn events_since_sql() -> String {
+    format!("SELECT {} FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2", rows::EVENT_COLUMNS)
 }
 
 /// The outline of tree ?1: the columns of `rows::OUTLINE_COLUMNS`, every one of them in the
@@ -445,6 +450,56 @@ mod tests {
         let plan = crate::query_plan(PATH_WITH_CHILDREN, ["f0000000000"]);
         assert!(plan.contains("frames_by_parent (parent_id=?)"), "{plan}");
         assert!(!plan.contains("SCAN frames"), "a full scan of frames:\n{plan}");
+    }
+
+    /// The statements a chat's round runs between two context assemblies (a model's reply and a
+    /// tool result with its trail, written; the path, the focus's new messages and the tree's
+    /// tokens, read) are more than rusqlite keeps prepared by default (16): the least recently
+    /// used were dropped, and `events_since`, which each assembly runs once, was prepared again
+    /// every time. Run counts are per prepared statement, so a statement prepared again would
+    /// count fewer runs than it had.
+    #[test]
+    fn statements_stay_prepared_across_a_round_of_a_chat() {
+        use flame_model::{Actor, FileTrail, IdSource, NewMessage, Role, ToolResult};
+        use rusqlite::StatementStatus;
+
+        use crate::Change;
+
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("flame.db")).unwrap();
+        let mut ids = IdSource::seeded(5);
+        let (tree, root) = (ids.tree_id(), ids.frame_id());
+        let change = Change { actor: Actor::Agent, at: 1 };
+        store.create_tree(change, &tree, &root, "Chat", "c", None).unwrap();
+        let rounds = 3;
+        for round in 0..rounds {
+            store.events_since(round, 100).unwrap();
+            store.path_with_children(&root).unwrap();
+            store.messages_after(&root, MessageId(0)).unwrap();
+            store.tree_message_tokens(&tree).unwrap();
+            store.latest_event_seq().unwrap();
+            let mut reply = NewMessage::text(Role::Assistant, "reading");
+            reply.model = Some("m".into());
+            store.add_message(change, &root, &reply, 1).unwrap();
+            let result = NewMessage {
+                tool_result: Some(ToolResult {
+                    detail: None,
+                    is_error: false,
+                    name: Some("read_file".into()),
+                    tool_call_id: format!("c{round}"),
+                }),
+                ..NewMessage::text(Role::Tool, "1 line")
+            };
+            let trail = FileTrail::new([format!("src/{round}.rs")], []);
+            store.add_tool_result(change, &root, &result, 1, &trail).unwrap();
+            store.file_trail(&root).unwrap();
+            store.frame_actions(&root).unwrap();
+            store.messages(&root).unwrap();
+            store.pending_logs().unwrap();
+            store.usage_by_model(&root).unwrap();
+        }
+        let stmt = store.conn.prepare_cached(&events_since_sql()).unwrap();
+        assert_eq!(stmt.get_status(StatementStatus::Run), rounds as i32);
     }
 
     /// A tree's outline is read from the `frames_outline` index alone: no frame row, which

@@ -683,6 +683,31 @@ fn messages_after_one_say_which_replies_are_open() {
 }
 
 #[test]
+fn messages_before_one_are_the_newest_of_them_oldest_first() {
+    let mut f = Fixture::new();
+    let root = f.root.clone();
+    let other = f.push(&root, "Elsewhere");
+    let mut ids = Vec::new();
+    for n in 0..5 {
+        let ch = f.change();
+        let text = NewMessage::text(Role::User, format!("m{n}"));
+        ids.push(f.store.add_message(ch, &root, &text, 1).unwrap().id);
+        // Another frame's messages between them are not read.
+        let ch = f.change();
+        f.store.add_message(ch, &other, &NewMessage::text(Role::User, "x"), 1).unwrap();
+    }
+    let read = |before, limit| -> Vec<String> {
+        let rows = f.store.messages_before(&root, before, limit).unwrap();
+        rows.into_iter().map(|m| m.content).collect()
+    };
+    assert_eq!(read(ids[4], 2), ["m2", "m3"]);
+    assert_eq!(read(MessageId(i64::MAX), 3), ["m2", "m3", "m4"]);
+    assert_eq!(read(ids[2], 10), ["m0", "m1"]);
+    assert!(read(ids[0], 10).is_empty());
+    assert!(read(ids[4], 0).is_empty());
+}
+
+#[test]
 fn the_outline_has_every_frame_in_its_narrow_form() {
     let mut f = Fixture::new();
     let root = f.root.clone();
