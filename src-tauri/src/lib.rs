@@ -62,15 +62,15 @@ pub fn run() {
         },
         Err(err) => tracing::error!(code = ?err.code, "Flame could not start: {}", err.message),
     }
-    // The current tree's recorded usage is read while the window and its web process start (the
-    // better part of a second), not after the window asks for the outline, of which it is the
-    // slowest part on a large tree. Then the messages an import (perhaps `flame import`) left to
-    // index are indexed, so the first search does not wait for them.
+    // The current tree's outline, with the usage it prices, is read while the window and its web
+    // process start (a third of a second before the page can ask), and handed to the page's
+    // first ask (`Flame::read_outline_ahead`). Then the messages an import (perhaps
+    // `flame import`) left to index are indexed, so the first search does not wait for them.
     if let Ok(flame) = startup.flame() {
         let flame = std::sync::Arc::clone(flame);
-        in_background("flame-usage-ahead", move || {
-            if let Err(err) = flame.read_usage_ahead() {
-                tracing::warn!("could not read the tree's usage ahead: {}", err.message);
+        in_background("flame-outline-ahead", move || {
+            if let Err(err) = flame.read_outline_ahead() {
+                tracing::warn!("could not read the tree's outline ahead: {}", err.message);
             }
             catch_up_search(&flame);
         });

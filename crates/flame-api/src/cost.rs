@@ -256,14 +256,6 @@ impl UsageCache {
         *kept = Some(usage);
         Ok(cost.unwrap_or_default())
     }
-
-    /// Reads tree `tree`'s usage into the cache unless it is there, without pricing it: the
-    /// first outline of the tree then only follows the events since.
-    fn read_ahead(&self, store: &Store, tree: &TreeId) -> Result<(), StoreError> {
-        let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        *kept = Some(up_to_date(store, tree, kept.take())?);
-        Ok(())
-    }
 }
 
 /// What the outline carries of the costs: each frame's own priced cost (micro-dollars, frames
@@ -483,16 +475,6 @@ impl Flame {
         let store = self.store();
         let tree = store.frame(frame)?.tree;
         Ok(self.usage.frame_cost(&store, &tree, frame, &self.prices.get())?)
-    }
-
-    /// Reads the current tree's recorded usage ahead of its first outline, which then only
-    /// brings it up to date. On a large tree the usage is the slowest part of the outline (100k
-    /// frames: about a quarter of a second), so a front end calls this while its window starts,
-    /// off the path to the first frame drawn. Nothing is read when there is no current tree.
-    pub fn read_usage_ahead(&self) -> Result<(), ApiError> {
-        let store = self.store();
-        let Some(tree) = store.current_tree()? else { return Ok(()) };
-        Ok(self.usage.read_ahead(&store, &tree)?)
     }
 
     /// `tree`'s frame costs at the prices in use.

@@ -269,6 +269,12 @@ impl Flame {
 
     /// [`Flame::outline`] by columns, as the window receives it (see [`OutlineColumns`]).
     pub fn outline_columns(&self, tree: Option<&TreeId>) -> Result<OutlineColumns, ApiError> {
+        if tree.is_none()
+            && let Some(ahead) = self.outline_ahead.take()
+            && ahead.seq == self.latest_seq()?
+        {
+            return Ok(ahead);
+        }
         Ok(self.outline(tree)?.into())
     }
 

@@ -91,6 +91,8 @@ pub struct Flame {
     path_frames: path_frames::PathFrames,
     /// The parts of the contexts assembled (frames' XML, masked messages) kept for the next.
     kept_parts: Mutex<path_frames::KeptContext>,
+    /// The current tree's outline read while the window started, for its first ask.
+    outline_ahead: outline::OutlineAhead,
     /// How many of the focus's newest tool results the context sends in full
     /// (`set_keep_tool_results`).
     keep_tool_results: AtomicUsize,
@@ -153,6 +155,7 @@ impl Flame {
             path_frames: path_frames::PathFrames::default(),
             kept_parts: Mutex::default(),
             keep_tool_results: AtomicUsize::new(flame_context::DEFAULT_KEEP_TOOL_RESULTS),
+            outline_ahead: outline::OutlineAhead::default(),
         })
     }
 

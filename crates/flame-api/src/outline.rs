@@ -14,12 +14,15 @@
 //! an own cost are sent as steps from one to the next rather than whole indexes.
 
 use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use flame_model::cost::FrameCost;
 use flame_model::{FrameId, FrameOutline, Status, Timestamp, Tree};
 use serde::Serialize;
 
 use crate::frames::TreeOutline;
+use crate::{ApiError, Flame};
 
 /// A tree's outline by columns: frame `i` is `id[i]`, its title `title[i]`, and so on. Fields
 /// that few frames have are listed as `(index, value)` pairs of those frames only.
@@ -62,6 +65,45 @@ pub struct OutlineColumns {
     pub own_costs: Vec<u64>,
     /// The focused frame's whole cost; null when its subtree recorded no usage.
     pub focus_cost: Option<FrameCost>,
+}
+
+/// The current tree's outline read while the window starts ([`Flame::read_outline_ahead`]),
+/// for its first ask. On a large tree the read is most of the way to the first frame drawn (100k
+/// frames: about a third of a second, with the usage it prices), and the window can only ask
+/// once its page has loaded, a third of a second after the process started.
+#[derive(Debug, Default)]
+pub(crate) struct OutlineAhead {
+    /// Held while the outline is read ahead, so that a first ask made meanwhile waits for it
+    /// rather than reading it a second time.
+    kept: Mutex<Option<OutlineColumns>>,
+    /// Whether the first ask came; an outline read after it would never be taken.
+    asked: AtomicBool,
+}
+
+impl OutlineAhead {
+    /// What was read ahead, once: to the first ask only.
+    pub(crate) fn take(&self) -> Option<OutlineColumns> {
+        if self.asked.swap(true, Ordering::SeqCst) {
+            return None;
+        }
+        self.kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take()
+    }
+}
+
+impl Flame {
+    /// Reads the current tree's outline (and the usage it prices) ahead of the window's first
+    /// ask for it, `outline_columns(None)`, which takes it if nothing was recorded since. A front
+    /// end calls this as its window starts. Nothing is read when there is no current tree or the
+    /// first ask came already.
+    pub fn read_outline_ahead(&self) -> Result<(), ApiError> {
+        let mut kept = self.outline_ahead.kept.lock().unwrap_or_else(|p| p.into_inner());
+        if self.outline_ahead.asked.load(Ordering::SeqCst) || self.store().current_tree()?.is_none()
+        {
+            return Ok(());
+        }
+        *kept = Some(self.outline(None)?.into());
+        Ok(())
+    }
 }
 
 impl From<TreeOutline> for OutlineColumns {

@@ -1,7 +1,7 @@
 //! Frame and subtree costs through the facade: the usage each reply recorded, priced by its
 //! model with the prices the front end set, in the outline, for one frame, and in the exports.
 
-use flame_api::{ExportFormat, ExportScope, ImportFormat};
+use flame_api::{ExportFormat, ExportScope, Flame, ImportFormat};
 use flame_model::cost::{Completeness, ModelPrice, PriceTable};
 use flame_model::{Actor, FrameId, NewMessage, Role, Usage};
 use serde_json::Value;
@@ -177,21 +177,21 @@ fn costs_follow_every_reply_whoever_writes_it() {
 }
 
 #[test]
-fn the_usage_read_ahead_gives_the_outline_the_same_costs_and_follows_changes_made_after_it() {
+fn the_outline_read_ahead_gives_the_outline_the_same_costs_and_follows_changes_made_after_it() {
     let s = Scratch::new(67);
     let [root, parser, lexer, _] = priced_tree(&s);
     s.flame.focus(A, &parser).unwrap();
     let unread = s.reopen(68).outline(None).unwrap();
-    // The window's start: the usage read ahead, then the outline.
+    // The window's start: the outline (and its usage) read ahead, then the outline read again.
     let ahead = s.reopen(69);
-    ahead.read_usage_ahead().unwrap();
+    ahead.read_outline_ahead().unwrap();
     let outline = ahead.outline(None).unwrap();
     assert_eq!(outline.own_costs, unread.own_costs);
     assert_eq!(outline.focus_cost, unread.focus_cost);
     assert_eq!(outline.focus_cost.as_ref().map(|c| c.subtree.micro_usd), Some(9_050_000));
     // A reply written after the read ahead, by another process, is in the next outline.
     let other = s.reopen(70);
-    other.read_usage_ahead().unwrap();
+    other.read_outline_ahead().unwrap();
     s.flame.add_message(A, &lexer, &reply("claude-sonnet-4-5", 1_000_000, 0, 0, 0)).unwrap();
     let outline = other.outline(None).unwrap();
     assert_eq!(outline.own_costs[&lexer], 4_050_000 + 3_000_000);
@@ -199,8 +199,41 @@ fn the_usage_read_ahead_gives_the_outline_the_same_costs_and_follows_changes_mad
     assert_eq!(outline.focus_cost.map(|c| c.subtree.micro_usd), Some(9_050_000 + 3_000_000));
 }
 
+/// The outline read while the window starts goes to its first ask, once, and only while nothing
+/// was recorded since. A title changed in the database without an event (which nothing in Flame
+/// does) tells the outline read ahead from one read afresh.
 #[test]
-fn reading_usage_ahead_without_a_current_tree_reads_nothing() {
+fn the_outline_read_ahead_goes_to_the_first_ask_unless_something_changed() {
+    let s = Scratch::new(72);
+    let [_, parser, lexer, _] = priced_tree(&s);
+    s.flame.focus(A, &parser).unwrap();
+    let json = |flame: &Flame| serde_json::to_value(flame.outline_columns(None).unwrap()).unwrap();
+    let rename = |title: &str| {
+        let db = rusqlite::Connection::open(s.dir.path().join("flame.db")).unwrap();
+        db.execute("UPDATE frames SET title = ?1 WHERE id = ?2", (title, lexer.as_str())).unwrap();
+    };
+    let title = |outline: &Value| {
+        let index = outline["id"].as_array().unwrap().iter().position(|id| id == lexer.as_str());
+        outline["title"][index.unwrap()].as_str().unwrap().to_owned()
+    };
+
+    let ahead = s.reopen(73);
+    ahead.read_outline_ahead().unwrap();
+    rename("Renamed behind its back");
+    let first = json(&ahead);
+    assert_eq!(title(&first), "Lexer");
+    assert_eq!(title(&json(&ahead)), "Renamed behind its back");
+    assert_eq!(first["own_costs"], json(&s.reopen(74))["own_costs"]);
+
+    // A reply recorded after the read ahead: the first ask reads afresh.
+    let stale = s.reopen(75);
+    stale.read_outline_ahead().unwrap();
+    s.flame.add_message(A, &lexer, &reply("claude-sonnet-4-5", 1_000_000, 0, 0, 0)).unwrap();
+    assert_eq!(json(&stale), json(&s.reopen(76)));
+}
+
+#[test]
+fn reading_the_outline_ahead_without_a_current_tree_reads_nothing() {
     let s = Scratch::new(71);
-    s.flame.read_usage_ahead().unwrap();
+    s.flame.read_outline_ahead().unwrap();
 }
