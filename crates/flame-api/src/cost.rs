@@ -449,6 +449,8 @@ impl Flame {
     /// entries over it).
     pub fn set_prices(&self, prices: PriceTable) {
         *self.prices.0.write().unwrap_or_else(PoisonError::into_inner) = prices;
+        // An outline read ahead is priced at the old prices, and no event says they changed.
+        self.outline_ahead.forget();
     }
 
     /// The prices in use.

@@ -88,6 +88,11 @@ impl OutlineAhead {
         }
         self.kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take()
     }
+
+    /// Drops what was read ahead (waiting if it is being read), for a change no event records.
+    pub(crate) fn forget(&self) {
+        self.kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+    }
 }
 
 impl Flame {

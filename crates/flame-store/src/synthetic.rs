@@ -1,4 +1,5 @@
-//! Synthetic trees for benchmarks: large, deterministic, and valid by construction.
+//! Synthetic trees for benchmarks: large, deterministic, and valid by construction; and one
+//! write behind the events' back, for tests of what front ends keep between reads.
 
 use flame_model::{Frame, FrameId, IdSource, NewMessage, Role, Status, Tree, Usage};
 
@@ -86,4 +87,17 @@ pub fn deepest_frame(frames: &[Frame]) -> (FrameId, usize) {
     }
     let (i, depth) = depths.iter().enumerate().max_by_key(|(_, d)| **d).expect("a tree has a root");
     (frames[i].id.clone(), *depth)
+}
+
+/// Sets frame `id`'s title in the database at `path` without recording an event, which nothing
+/// in Flame does: a test can then tell a read kept from before the write (which shows the old
+/// title) from a fresh one.
+pub fn retitle_without_event(
+    path: &std::path::Path,
+    id: &FrameId,
+    title: &str,
+) -> Result<(), crate::StoreError> {
+    let connection = rusqlite::Connection::open(path)?;
+    connection.execute("UPDATE frames SET title = ?1 WHERE id = ?2", (title, id.as_str()))?;
+    Ok(())
 }

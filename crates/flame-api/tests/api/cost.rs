@@ -200,8 +200,9 @@ fn the_outline_read_ahead_gives_the_outline_the_same_costs_and_follows_changes_m
 }
 
 /// The outline read while the window starts goes to its first ask, once, and only while nothing
-/// was recorded since. A title changed in the database without an event (which nothing in Flame
-/// does) tells the outline read ahead from one read afresh.
+/// was recorded since and the prices are those it was read at. A title changed in the database
+/// without an event (which nothing in Flame does) tells the outline read ahead from one read
+/// afresh.
 #[test]
 fn the_outline_read_ahead_goes_to_the_first_ask_unless_something_changed() {
     let s = Scratch::new(72);
@@ -209,8 +210,8 @@ fn the_outline_read_ahead_goes_to_the_first_ask_unless_something_changed() {
     s.flame.focus(A, &parser).unwrap();
     let json = |flame: &Flame| serde_json::to_value(flame.outline_columns(None).unwrap()).unwrap();
     let rename = |title: &str| {
-        let db = rusqlite::Connection::open(s.dir.path().join("flame.db")).unwrap();
-        db.execute("UPDATE frames SET title = ?1 WHERE id = ?2", (title, lexer.as_str())).unwrap();
+        let db = s.dir.path().join("flame.db");
+        flame_store::synthetic::retitle_without_event(&db, &lexer, title).unwrap();
     };
     let title = |outline: &Value| {
         let index = outline["id"].as_array().unwrap().iter().position(|id| id == lexer.as_str());
@@ -230,6 +231,21 @@ fn the_outline_read_ahead_goes_to_the_first_ask_unless_something_changed() {
     stale.read_outline_ahead().unwrap();
     s.flame.add_message(A, &lexer, &reply("claude-sonnet-4-5", 1_000_000, 0, 0, 0)).unwrap();
     assert_eq!(json(&stale), json(&s.reopen(76)));
+
+    // New prices, which no event records: the first ask reads afresh at them.
+    let repriced = s.reopen(77);
+    repriced.read_outline_ahead().unwrap();
+    let free = ["claude-sonnet-4-5", "claude-haiku-4-5"].map(|model| ModelPrice {
+        model: model.to_owned(),
+        input: 0,
+        output: 0,
+        cache_read: 0,
+        cache_write: 0,
+        as_of: "2026-11".to_owned(),
+    });
+    repriced.set_prices(PriceTable::with_overrides(&free));
+    assert_ne!(first["own_costs"], Value::Array(Vec::new()));
+    assert_eq!(json(&repriced)["own_costs"], Value::Array(Vec::new()));
 }
 
 #[test]
