@@ -24,6 +24,7 @@ import {
   outlineFrame,
   NO_FILES,
   settle,
+  storedMessage,
 } from "./test-backend";
 
 const ROOT = "f0000000001";
@@ -44,19 +45,7 @@ const ENTRY: FrameDetail = {
 };
 
 function stored(id: number, role: Message["role"], content: string): Message {
-  return {
-    id,
-    frame: ROOT,
-    role,
-    content,
-    tool_calls: null,
-    tool_result: null,
-    tokens: 1,
-    model: null,
-    usage: null,
-    created_at: 0,
-    interrupted: false,
-  };
+  return storedMessage(id, ROOT, role, content);
 }
 
 /**

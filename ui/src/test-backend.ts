@@ -30,6 +30,31 @@ function isApiError(value: unknown): value is ApiError {
   return typeof value === "object" && value !== null && "code" in value && "message" in value;
 }
 
+/** A stored message of `frame` with `content`: a closed one of one token, with nothing else
+ * unless `extra` says so. */
+export function storedMessage(
+  id: number,
+  frame: string,
+  role: Message["role"],
+  content: string,
+  extra: Partial<Message> = {},
+): Message {
+  return {
+    id,
+    frame,
+    role,
+    content,
+    tool_calls: null,
+    tool_result: null,
+    tokens: 1,
+    model: null,
+    usage: null,
+    created_at: 0,
+    interrupted: false,
+    ...extra,
+  };
+}
+
 /** A command's answer: an error when `value` is an ApiError, else the data. */
 export function answer<T>(
   value: T | ApiError,

@@ -505,6 +505,24 @@ impl Flame {
 mod tests {
     use super::*;
 
+    /// A completed frame of an outline, under `parent`.
+    fn outline_frame(id_text: &str, parent: Option<&str>) -> FrameOutline {
+        FrameOutline {
+            id: id(id_text),
+            parent: parent.map(id),
+            position: 0,
+            title: "A frame".to_owned(),
+            status: flame_model::Status::Completed,
+            success_criteria_compacted: None,
+            retry_of: None,
+            started_at: None,
+            ended_at: None,
+            message_count: 0,
+            tokens: 0,
+            rolled_back_at: None,
+        }
+    }
+
     fn id(text: &str) -> FrameId {
         FrameId::from_trusted(text.to_owned())
     }
@@ -576,24 +594,10 @@ mod tests {
 
     #[test]
     fn the_outline_prices_each_frames_own_rows_and_the_focus_subtree() {
-        let frame = |id_text: &str, parent: Option<&str>| FrameOutline {
-            id: id(id_text),
-            parent: parent.map(id),
-            position: 0,
-            title: "A frame".to_owned(),
-            status: flame_model::Status::Completed,
-            success_criteria_compacted: None,
-            retry_of: None,
-            started_at: None,
-            ended_at: None,
-            message_count: 0,
-            tokens: 0,
-            rolled_back_at: None,
-        };
         let frames = [
-            frame("f0000000001", None),
-            frame("f0000000002", Some("f0000000001")),
-            frame("f0000000003", Some("f0000000002")),
+            outline_frame("f0000000001", None),
+            outline_frame("f0000000002", Some("f0000000001")),
+            outline_frame("f0000000003", Some("f0000000002")),
         ];
         let raw = vec![
             (id("f0000000001"), usage(Some("claude-sonnet-4-5"), 1_000_000)),
@@ -622,26 +626,12 @@ mod tests {
     fn each_frames_cost_from_the_kept_shape_is_its_cost_worked_out_with_the_whole_tree() {
         // A root with two children, one with a child of its own, and a frame whose parent is
         // not in the tree (which the store's invariants forbid): no one's child.
-        let frame = |id_text: &str, parent: Option<&str>| FrameOutline {
-            id: id(id_text),
-            parent: parent.map(id),
-            position: 0,
-            title: "A frame".to_owned(),
-            status: flame_model::Status::Completed,
-            success_criteria_compacted: None,
-            retry_of: None,
-            started_at: None,
-            ended_at: None,
-            message_count: 0,
-            tokens: 0,
-            rolled_back_at: None,
-        };
         let frames = [
-            frame("f0000000004", Some("f0000000002")),
-            frame("f0000000001", None),
-            frame("f0000000003", Some("f0000000001")),
-            frame("f0000000002", Some("f0000000001")),
-            frame("f0000000005", Some("f000000000z")),
+            outline_frame("f0000000004", Some("f0000000002")),
+            outline_frame("f0000000001", None),
+            outline_frame("f0000000003", Some("f0000000001")),
+            outline_frame("f0000000002", Some("f0000000001")),
+            outline_frame("f0000000005", Some("f000000000z")),
         ];
         let raw = vec![
             (id("f0000000001"), usage(Some("claude-sonnet-4-5"), 1_000_000)),

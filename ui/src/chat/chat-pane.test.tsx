@@ -32,6 +32,7 @@ import {
   frameViewOf,
   outlineFrame,
   settle,
+  storedMessage,
 } from "../test-backend";
 import { ChatPane } from "./chat-pane";
 import { WINDOW_SIZE, WINDOW_STEP, type MessageRequest } from "./message-window";
@@ -131,20 +132,10 @@ function message(
   content: string,
   extra: Partial<Message> = {},
 ): Message {
-  return {
-    id,
-    frame: FRAME,
-    role,
-    content,
-    tool_calls: null,
-    tool_result: null,
-    tokens: 1,
+  return storedMessage(id, FRAME, role, content, {
     model: role === "assistant" ? "gpt-4o" : null,
-    usage: null,
-    created_at: 0,
-    interrupted: false,
     ...extra,
-  };
+  });
 }
 
 const FINISHED: ChatOutcome = {

@@ -5,24 +5,13 @@ import type {
   FrameDetail_Serialize as FrameDetail,
   Message_Serialize as Message,
 } from "../bindings";
+import { storedMessage } from "../test-backend";
 import { NOTHING_HELD, applyEarlier, applyView, type Held } from "./use-conversation";
 
 const FRAME = "f0000000002";
 
 function message(id: number): Message {
-  return {
-    id,
-    frame: FRAME,
-    role: "user",
-    content: `message ${id}`,
-    tool_calls: null,
-    tool_result: null,
-    tokens: 1,
-    model: null,
-    usage: null,
-    created_at: 0,
-    interrupted: false,
-  };
+  return storedMessage(id, FRAME, "user", `message ${id}`);
 }
 
 const range = (first: number, last: number) =>
