@@ -663,21 +663,9 @@ mod tests {
     fn small_and_large_subtrees_find_their_rows_alike() {
         // A binary tree of 200 frames, every frame with usage of one or two models: a leaf's
         // rows are found by a search, the root's in one pass.
-        let frames: Vec<FrameOutline> = (0..200u32)
-            .map(|i| FrameOutline {
-                id: id(&format!("f{i:010}")),
-                parent: (i > 0).then(|| id(&format!("f{:010}", (i - 1) / 2))),
-                position: 0,
-                title: "A frame".to_owned(),
-                status: flame_model::Status::Completed,
-                success_criteria_compacted: None,
-                retry_of: None,
-                started_at: None,
-                ended_at: None,
-                message_count: 0,
-                tokens: 0,
-                rolled_back_at: None,
-            })
+        let names: Vec<String> = (0..200).map(|i| format!("f{i:010}")).collect();
+        let frames: Vec<FrameOutline> = (0..names.len())
+            .map(|i| outline_frame(&names[i], (i > 0).then(|| names[(i - 1) / 2].as_str())))
             .collect();
         let mut raw = Vec::new();
         for (i, f) in frames.iter().enumerate() {
