@@ -146,12 +146,15 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     // app held 256 MiB of its 500 MB database mapped after opening a 100k-frame tree), where
     // the page cache holds at most its bound, and the reads that open a tree are served by
     // indexes small enough (migration 12) that mapping gained nothing measurable.
-    conn.execute_batch(
+    conn.execute_batch(&format!(
         "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;
-         PRAGMA cache_size = -65536; PRAGMA mmap_size = 0;",
-    )?;
+         PRAGMA cache_size = -{PAGE_CACHE_KIB}; PRAGMA mmap_size = 0;"
+    ))?;
     Ok(())
 }
+
+/// The bound of each connection's page cache, in KiB (`configure`).
+pub(crate) const PAGE_CACHE_KIB: u32 = 64 * 1024;
 
 /// Sorts an SQLite error met while opening into the cases a person can act on differently.
 fn classify(path: &Path, source: rusqlite::Error) -> OpenError {
