@@ -98,7 +98,12 @@ pub(crate) fn in_background(name: &str, work: impl FnOnce() + Send + 'static) {
 pub(crate) fn catch_up_search(flame: &flame_api::Flame) {
     match flame.catch_up_search() {
         Ok(0) => {}
-        Ok(ids) => tracing::info!(ids, "indexed imported messages for search"),
-        Err(err) => tracing::warn!("could not index imported messages for search: {}", err.message),
+        Ok(rows) => tracing::info!(rows, "indexed imported frames and messages for search"),
+        Err(err) => {
+            tracing::warn!(
+                "could not index imported frames and messages for search: {}",
+                err.message
+            )
+        }
     }
 }

@@ -45,21 +45,22 @@ pub struct SearchHit {
     pub snippet: Vec<SnippetPart>,
 }
 
-/// How many message ids one step of [`Flame::catch_up_search`] indexes: about a tenth of a
-/// second of work, so a write of the window or of another process waits at most that long.
-const CATCH_UP_STEP_IDS: u64 = 20_000;
+/// How many frames or message ids one step of [`Flame::catch_up_search`] indexes: about a tenth
+/// of a second of work, so a write of the window or of another process waits at most that long.
+const CATCH_UP_STEP_ROWS: u64 = 20_000;
 
 impl Flame {
-    /// Indexes for search the messages imports left to index (`Store::catch_up_search`), on a
-    /// connection of its own and in steps of [`CATCH_UP_STEP_IDS`] ids, so it holds neither the
-    /// facade's store nor SQLite's write lock for long; returns how many ids it covered. For a
-    /// thread of its own after an import and at start, so that the first search does not wait
-    /// for a large import's messages; a search that comes first indexes them itself.
+    /// Indexes for search the frames and messages imports left to index
+    /// (`Store::catch_up_search`), on a connection of its own and in steps of
+    /// [`CATCH_UP_STEP_ROWS`], so it holds neither the facade's store nor SQLite's write lock for
+    /// long; returns how many frames and message ids it covered. For a thread of its own after an
+    /// import and at start, so that the first search does not wait for a large import; a search
+    /// that comes first indexes them itself.
     pub fn catch_up_search(&self) -> Result<u64, ApiError> {
         let store = Store::open(&self.data_dir.database_path()).map_err(ApiError::from_open)?;
         let mut covered = 0;
         loop {
-            match store.catch_up_search_step(CATCH_UP_STEP_IDS)? {
+            match store.catch_up_search_step(CATCH_UP_STEP_ROWS)? {
                 0 => return Ok(covered),
                 step => covered += step,
             }

@@ -124,8 +124,8 @@ impl Store {
 
 /// Writes a checked import in one transaction, with the search indexes' insert triggers and,
 /// when the import is the larger part of a table, the table's secondary indexes taken away
-/// meanwhile (`Suspended`) and put back before it commits, then indexes its frames for search
-/// and records its messages as left to index (`index_imported`).
+/// meanwhile (`Suspended`) and put back before it commits, and its frames and messages recorded
+/// as left to index for search (`leave_to_index`).
 #[allow(clippy::too_many_arguments)]
 fn write_import(
     conn: &rusqlite::Connection,
@@ -155,10 +155,6 @@ fn write_import(
     if overlapping {
         crate::search::index_pending(&tx)?;
     }
-    // The import holds the write lock, so the frames past the largest row id before it are its
-    // own (`index_imported`).
-    let frames_before: i64 =
-        tx.query_row("SELECT coalesce(max(rowid), 0) FROM frames", [], |r| r.get(0))?;
     let suspended = Suspended::take_away(&tx, frames.len(), messages.len())?;
     {
         let mut insert_frame = tx.prepare(
@@ -288,7 +284,7 @@ fn write_import(
         }
     }
     suspended.put_back(&tx)?;
-    index_imported(&tx, &tree.id, frames_before, &ranges)?;
+    leave_to_index(&tx, &tree.id, &ranges)?;
     tx.execute(
         "INSERT INTO store_meta (key, value) VALUES ('current_tree', ?1)
          ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -376,8 +372,8 @@ impl Drop for BulkSettings<'_> {
 /// - The search indexes' insert triggers (`message_search_insert`, `frame_search_insert`): a
 ///   trigger on a table makes SQLite keep a statement journal for each insert, and FTS5 writes
 ///   what it holds to disk at the start of each statement that changes it, so indexing row by
-///   row left a sliver of index per row to merge later. The import indexes its frames in one
-///   statement instead, and leaves its messages to the catch-up (`index_imported`).
+///   row left a sliver of index per row to merge later. The import leaves its frames and
+///   messages to the catch-up instead (`leave_to_index`), which indexes them in bulk.
 /// - The secondary indexes of `frames`, `messages` and `events` (but the partial ones that hold
 ///   none of its rows, `KEPT_INDEXES`), when the import writes at least as many rows as the
 ///   table held: an index written row by row is written in the rows' order,
@@ -486,45 +482,24 @@ fn insert_events_sql(rows: usize) -> String {
     )
 }
 
-/// An import's frames, those past row id `?1` in `frames`, given their search rows: the frame of
-/// row id `r` gets search row `?2 + r - ?1`, past the largest search row before the import
-/// (`?2`). `INDEX_IMPORTED_FRAMES` numbers them alike, so both read `frames` alone, by range in
-/// row id order, where reading the frames' search text (`frame_search_text`) looks each frame
-/// up by its id: at 100k frames the two inserts took 0.3 s, where adding the search rows alone
-/// and indexing from `frame_search_text` took 0.43.
-const ADD_IMPORTED_SEARCH_ROWS: &str = "INSERT INTO frame_search_rows (id, frame_id)
-     SELECT ?2 + rowid - ?1, id FROM frames WHERE rowid > ?1";
-
-/// An import's frames indexed for search under their search rows (`ADD_IMPORTED_SEARCH_ROWS`),
-/// in the order of those rows: FTS5 writes out the terms it holds whenever a row id comes below
-/// the last one, which in another order would be once per row.
-const INDEX_IMPORTED_FRAMES: &str = "INSERT INTO frame_search (rowid, title, results, tree)
-     SELECT ?2 + rowid - ?1, title, results, tree_id FROM frames WHERE rowid > ?1";
-
-/// Adds an imported tree's frames to the search index, in the import's transaction and in one
-/// statement, so FTS5 writes out the terms it holds only when its memory fills (it also does at
-/// the start of each statement that changes it), and leaves its messages to
-/// [`Store::catch_up_search`]: their range of ids goes into `search_pending` (migration 11), and
-/// every search indexes the ranges there before it reads the index. Indexing a million messages
-/// was over half of such an import's time; the frames, a tenth as many rows with a few words
-/// each, cost a few per cent. `frames_before` is the largest row id `frames` held before the
-/// import, and `messages` are the ranges of message ids written.
+/// Leaves an imported tree's frames and messages to be indexed for search by
+/// [`Store::catch_up_search`]: the tree goes into `frame_search_pending` (migration 14) and its
+/// messages' range of ids into `search_pending` (migration 11), and every search indexes what
+/// these name before it reads the index. Indexing a million messages was over half of such an
+/// import's time, and 100k frames' titles and results a fifteenth. `messages` are the ranges of
+/// message ids written.
 ///
 /// FTS5's own settings are kept: its segments of 1 MiB merged four at a time. Larger segments,
 /// or merging more of them at once, made indexing up to a third faster but left large segments
 /// where live writes' segments are merged, and a later message's commit then merged them, once
 /// for most of a second.
-fn index_imported(
+fn leave_to_index(
     tx: &rusqlite::Transaction<'_>,
     tree: &flame_model::TreeId,
-    frames_before: i64,
     messages: &[Option<(i64, i64)>],
 ) -> Result<(), StoreError> {
-    // The import holds the write lock, so the rows past the largest id before it are its own.
-    let rows_before: i64 =
-        tx.query_row("SELECT coalesce(max(id), 0) FROM frame_search_rows", [], |r| r.get(0))?;
-    tx.execute(ADD_IMPORTED_SEARCH_ROWS, [frames_before, rows_before])?;
-    tx.execute(INDEX_IMPORTED_FRAMES, [frames_before, rows_before])?;
+    // A tree of the same id imported before and deleted may still be named.
+    tx.execute("INSERT OR IGNORE INTO frame_search_pending (tree) VALUES (?1)", [tree.as_str()])?;
     // The import holds the write lock, so its messages' ids run without a gap, and no message
     // outside the import has an id in the range.
     let written = messages.iter().flatten();
@@ -780,17 +755,6 @@ mod tests {
         assert_eq!(child.changed, ["src/a.rs"]);
         assert_eq!(child.read.len(), MAX_TRAIL_PATHS - 1);
         assert!(child.read.iter().all(|p| p.len() <= MAX_TRAIL_PATH_BYTES));
-    }
-
-    /// The import reads its frames for search by range, in row id order, without a sort or a
-    /// lookup by id.
-    #[test]
-    fn imported_frames_are_indexed_in_row_id_order() {
-        for sql in [ADD_IMPORTED_SEARCH_ROWS, INDEX_IMPORTED_FRAMES] {
-            let plan = crate::query_plan(sql, [0, 0]);
-            assert!(plan.contains("SEARCH frames USING INTEGER PRIMARY KEY (rowid>?)"), "{plan}");
-            assert!(!plan.contains("TEMP B-TREE") && plan.lines().count() == 1, "{plan}");
-        }
     }
 
     /// Every table, index, view and trigger of the store, with its SQL text.

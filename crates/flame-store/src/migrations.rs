@@ -37,6 +37,7 @@ const MIGRATIONS: &[Migration] = &[
     Migration { version: 11, sql: include_str!("migrations/0011_search_catch_up.sql") },
     Migration { version: 12, sql: include_str!("migrations/0012_startup_indexes.sql") },
     Migration { version: 13, sql: include_str!("migrations/0013_usage_columns.sql") },
+    Migration { version: 14, sql: include_str!("migrations/0014_frame_search_catch_up.sql") },
 ];
 
 /// The version a freshly opened database is at.

@@ -1,7 +1,8 @@
 //! Search over every message and every frame's title and results, through the FTS5 indexes of
 //! migration 8 (`migrations/0008_search.sql`). Triggers keep the indexes current inside the
-//! statement that writes a row, except for the messages a bulk import leaves to be indexed
-//! afterwards (migration 11), which this module indexes before a search reads the index
+//! statement that writes a row, except for the frames and messages a bulk import leaves to be
+//! indexed afterwards (migrations 11 and 14), which this module indexes before a search reads the
+//! index
 //! ([`Store::catch_up_search`]); it turns a person's words into an FTS5 query that cannot be a
 //! syntax error, and the index's answers into typed hits.
 
@@ -99,8 +100,8 @@ impl Store {
         let Some(words) = match_expression(text)? else {
             return Ok(Vec::new());
         };
-        // Whatever an import left to index is indexed first, so every message is found.
-        self.index_pending_messages(None)?;
+        // Whatever an import left to index is indexed first, so every frame and message is found.
+        self.catch_up(None)?;
         let limit = limit.min(MAX_SEARCH_HITS);
         // The tree's id is one word of the `tree` column; quoted, so it cannot be syntax.
         let within = tree.map_or(String::new(), |tree| {
@@ -164,27 +165,31 @@ impl Store {
         Ok(hits)
     }
 
-    /// Indexes for search the messages that bulk imports left to be indexed (the id ranges in
-    /// `search_pending`, migration 11), in one transaction, and returns how many were indexed.
-    /// [`Store::search`] calls this first, so a search always sees every message; a caller may
-    /// call it sooner, after an import, so that the first search does not wait for it. Cheap
-    /// when nothing is pending: one read of an empty table.
+    /// Indexes for search the frames and messages that bulk imports left to be indexed (the trees
+    /// in `frame_search_pending`, migration 14, and the message id ranges in `search_pending`,
+    /// migration 11), in one transaction, and returns how many frames and messages were
+    /// indexed. [`Store::search`] calls this first, so a search always sees every frame and
+    /// message; a caller may call it sooner, after an import, so that the first search does not
+    /// wait for it. Cheap when nothing is pending: one read of two empty tables.
     pub fn catch_up_search(&self) -> Result<u64, StoreError> {
-        Ok(self.index_pending_messages(None)?)
+        Ok(self.catch_up(None)?)
     }
 
-    /// Like [`Store::catch_up_search`], but indexes at most `ids` message ids of the pending
-    /// ranges (the lowest first) in this transaction, so another process or thread waits for the
-    /// write lock a short while each time rather than for the whole catch-up. Returns how many
-    /// ids it covered: 0 when nothing is left.
-    pub fn catch_up_search_step(&self, ids: u64) -> Result<u64, StoreError> {
-        Ok(self.index_pending_messages(Some(ids.max(1)))?)
+    /// Like [`Store::catch_up_search`], but covers at most `rows` frames and message ids in this
+    /// transaction (the frames first, then the lowest message ids), so another process or thread
+    /// waits for the write lock a short while each time rather than for the whole catch-up.
+    /// Returns how many it covered: 0 when nothing is left.
+    pub fn catch_up_search_step(&self, rows: u64) -> Result<u64, StoreError> {
+        Ok(self.catch_up(Some(rows.max(1)))?)
     }
 
-    fn index_pending_messages(&self, ids: Option<u64>) -> rusqlite::Result<u64> {
+    fn catch_up(&self, rows: Option<u64>) -> rusqlite::Result<u64> {
         let pending: bool = self
             .conn
-            .prepare_cached("SELECT EXISTS (SELECT 1 FROM search_pending)")?
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM frame_search_pending)
+                        OR EXISTS (SELECT 1 FROM search_pending)",
+            )?
             .query_row([], |r| r.get(0))?;
         if !pending {
             return Ok(0);
@@ -194,9 +199,9 @@ impl Store {
             rusqlite::TransactionBehavior::Immediate,
         )?;
         // Read again under the write lock: another connection may have caught up meanwhile.
-        let covered = match ids {
+        let covered = match rows {
             None => index_pending(&tx)?,
-            Some(ids) => index_pending_part(&tx, ids)?,
+            Some(rows) => index_pending_part(&tx, rows)?,
         };
         tx.commit()?;
         Ok(covered)
@@ -235,15 +240,66 @@ impl Store {
     }
 }
 
-/// Indexes every range in `search_pending` and empties it, in the caller's transaction, which
-/// holds the write lock; returns how many messages were indexed. The messages' current text and
+/// Indexes the frames of every tree in `frame_search_pending` that have no search row yet and
+/// every message range in `search_pending` (`index_pending_messages`), and empties both, in the
+/// caller's transaction, which holds the write lock; returns how many frames and messages were
+/// indexed.
+pub(crate) fn index_pending(conn: &rusqlite::Connection) -> rusqlite::Result<u64> {
+    Ok(index_pending_frames(conn, None)? + index_pending_messages(conn)?)
+}
+
+/// Gives at most `limit` frames (all when `None`) of the trees in `frame_search_pending` that
+/// have no search row one, the first tree's first, and indexes them with what they hold now;
+/// a tree is taken out once none of its frames is left. Returns how many frames were indexed.
+/// The rows past the largest search row before each tree's are that tree's: the caller holds
+/// the write lock.
+fn index_pending_frames(conn: &rusqlite::Connection, limit: Option<u64>) -> rusqlite::Result<u64> {
+    let trees: Vec<String> = conn
+        .prepare_cached("SELECT tree FROM frame_search_pending ORDER BY tree")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let mut indexed = 0;
+    for tree in trees {
+        let left = limit.map(|limit| limit - indexed);
+        if left == Some(0) {
+            break;
+        }
+        let before: i64 =
+            conn.query_row("SELECT coalesce(max(id), 0) FROM frame_search_rows", [], |r| r.get(0))?;
+        // SQLite reads a negative LIMIT as none.
+        let rows = left.map_or(-1, |left| i64::try_from(left).unwrap_or(i64::MAX));
+        let added = conn.prepare_cached(CATCH_UP_FRAME_ROWS)?.execute(params![tree, rows])? as u64;
+        conn.prepare_cached(CATCH_UP_FRAMES)?.execute([before])?;
+        indexed += added;
+        if left.is_none_or(|left| added < left) {
+            conn.execute("DELETE FROM frame_search_pending WHERE tree = ?1", [&tree])?;
+        }
+    }
+    Ok(indexed)
+}
+
+/// Gives at most `?2` frames of tree `?1` without a search row one (no limit when negative), in
+/// the order the frames were written, through `frames_by_tree` without a sort.
+const CATCH_UP_FRAME_ROWS: &str = "INSERT INTO frame_search_rows (frame_id)
+     SELECT id FROM frames AS f
+     WHERE tree_id = ?1 AND NOT EXISTS (SELECT 1 FROM frame_search_rows AS r WHERE r.frame_id = f.id)
+     ORDER BY rowid LIMIT ?2";
+
+/// Indexes the frames whose search rows are past id `?1`, in the order of those ids, read by
+/// range without a sort: FTS5 writes out the terms it holds whenever a row id comes below the
+/// last one, which in another order would be once per row.
+const CATCH_UP_FRAMES: &str = "INSERT INTO frame_search (rowid, title, results, tree)
+     SELECT id, title, results, tree FROM frame_search_text WHERE id > ?1";
+
+/// Indexes every range in `search_pending` and empties it; returns how many messages were
+/// indexed. The messages' current text and
 /// tree, as the triggers read them (`message_search_text`): the triggers left every message in
 /// these ranges alone, so none is in the index yet, and no two ranges overlap (an import whose
 /// ids could reach into a range indexes it first, `import.rs`). The imported tree's messages
 /// first, in id order, their tree named rather than looked up per message (the tree's frames are
 /// read once into a set); then any other message in the range, which only an id SQLite gave
 /// again after the tree's messages were deleted can be, with its frame looked up.
-pub(crate) fn index_pending(conn: &rusqlite::Connection) -> rusqlite::Result<u64> {
+fn index_pending_messages(conn: &rusqlite::Connection) -> rusqlite::Result<u64> {
     let ranges: Vec<(i64, i64, String)> = conn
         .prepare("SELECT first, last, tree FROM search_pending ORDER BY first")?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
@@ -259,11 +315,17 @@ pub(crate) fn index_pending(conn: &rusqlite::Connection) -> rusqlite::Result<u64
     Ok(indexed)
 }
 
-/// Indexes the first `ids` message ids of the lowest pending range, in the caller's transaction,
-/// and takes them out of the range (the whole range when it is no longer); returns how many ids
-/// that covered. The invariant holds after it as before: the ids taken out are indexed, the rest
-/// are still pending.
-fn index_pending_part(conn: &rusqlite::Connection, ids: u64) -> rusqlite::Result<u64> {
+/// Indexes at most `rows` pending frames (`index_pending_frames`) or, when no frame is left, the
+/// first `rows` message ids of the lowest pending range, in the caller's transaction, and takes
+/// them out of the range (the whole range when it is no longer); returns how many frames or ids
+/// that covered. The invariants hold after it as before: what was taken out is indexed, the rest
+/// is still pending.
+fn index_pending_part(conn: &rusqlite::Connection, rows: u64) -> rusqlite::Result<u64> {
+    let frames = index_pending_frames(conn, Some(rows))?;
+    if frames > 0 {
+        return Ok(frames);
+    }
+    let ids = rows;
     let lowest: Option<(i64, i64, i64, String)> = conn
         .query_row(
             "SELECT rowid, first, last, tree FROM search_pending ORDER BY first LIMIT 1",
@@ -429,6 +491,18 @@ mod tests {
             assert!(plan.contains("SEARCH m USING INTEGER PRIMARY KEY"), "{plan}");
             assert!(!plan.contains("messages_by_frame"), "{plan}");
         }
+    }
+
+    /// The catch-up reads a named tree's frames in the order they were written without a sort,
+    /// and indexes them by range of their search rows, in id order.
+    #[test]
+    fn the_catch_up_reads_frames_in_order_without_a_sort() {
+        let plan = crate::query_plan(CATCH_UP_FRAME_ROWS, params!["t0000000000", 10]);
+        assert!(plan.contains("SEARCH f USING INDEX frames_by_tree (tree_id=?)"), "{plan}");
+        assert!(!plan.contains("TEMP B-TREE"), "{plan}");
+        let plan = crate::query_plan(CATCH_UP_FRAMES, [0]);
+        assert!(plan.contains("SEARCH r USING INTEGER PRIMARY KEY (rowid>?)"), "{plan}");
+        assert!(!plan.contains("TEMP B-TREE"), "{plan}");
     }
 
     #[test]

@@ -452,10 +452,69 @@ fn an_imported_tree_is_indexed_before_the_next_search() {
     assert_eq!(f.store.catch_up_search().unwrap(), 0, "nothing is left");
 
     import_texts(&mut f, 6, &["third laterword", "fourth laterword", "fifth"]);
-    assert_eq!(f.store.catch_up_search().unwrap(), 3);
+    assert_eq!(f.store.catch_up_search().unwrap(), 2 + 3, "two frames and three messages");
     assert_eq!(f.store.catch_up_search().unwrap(), 0);
     assert_eq!(f.find("laterword").len(), 2);
     assert_eq!(f.find("deferredword").len(), 2);
+}
+
+/// An import leaves its frames to be indexed after it too. Whatever happens to them before the
+/// catch-up (a title edited, a frame deleted, a live frame pushed into the tree, steps of one
+/// frame), the index ends up holding each frame once, with what it holds.
+#[test]
+fn imported_frames_are_indexed_once_with_what_they_hold_at_the_catch_up() {
+    let mut f = Fixture::new();
+    let mut ids = IdSource::seeded(12);
+    let (tree_id, root) = (ids.tree_id(), ids.frame_id());
+    let (kept, doomed, other) = (ids.frame_id(), ids.frame_id(), ids.frame_id());
+    let planned = |id: &FrameId, position, title: &str| {
+        Frame::new(
+            id.clone(),
+            tree_id.clone(),
+            Some(root.clone()),
+            position,
+            title,
+            "c",
+            Status::Planned,
+            2,
+        )
+    };
+    let frames = [
+        Frame::new(root.clone(), tree_id.clone(), None, 0, "Rootword", "c", Status::InProgress, 1),
+        planned(&kept, 0, "Plannedword"),
+        planned(&doomed, 1, "Doomedword"),
+        planned(&other, 2, "Otherword"),
+    ];
+    let tree = flame_model::Tree {
+        id: tree_id.clone(),
+        title: "Imported".into(),
+        root: root.clone(),
+        focus: root.clone(),
+        created_at: 1,
+        workspace: None,
+    };
+    let c = f.change();
+    f.store.import_tree(c, &tree, &frames, &[]).unwrap();
+
+    assert_eq!(f.store.catch_up_search_step(1).unwrap(), 1, "one frame a step");
+    let c = f.change();
+    f.store.edit(c, &kept, Some("Renamedword"), None).unwrap();
+    let c = f.change();
+    f.store.delete(c, &doomed).unwrap();
+    f.push(&root, "Liveword");
+    assert_eq!(f.store.catch_up_search().unwrap(), 2, "the renamed frame and the other one");
+    assert_eq!(f.store.catch_up_search().unwrap(), 0);
+
+    for (word, hits) in [
+        ("Rootword", 1),
+        ("Plannedword", 0),
+        ("Renamedword", 1),
+        ("Doomedword", 0),
+        ("Otherword", 1),
+        ("Liveword", 1),
+    ] {
+        assert_eq!(f.find(word).len(), hits, "{word}");
+    }
 }
 
 /// A catch-up in steps indexes the lowest ids first, a few each time, until nothing is left; the
@@ -465,6 +524,7 @@ fn a_catch_up_in_steps_indexes_every_message_once() {
     let mut f = Fixture::new();
     let texts = ["stepword one", "stepword two", "stepword three", "stepword four", "five"];
     import_texts(&mut f, 8, &texts);
+    assert_eq!(f.store.catch_up_search_step(2).unwrap(), 2, "the two frames first");
     assert_eq!(f.store.catch_up_search_step(2).unwrap(), 2);
     assert_eq!(f.store.catch_up_search_step(2).unwrap(), 2);
     assert_eq!(f.store.catch_up_search_step(2).unwrap(), 1, "the range's last id");
@@ -472,6 +532,7 @@ fn a_catch_up_in_steps_indexes_every_message_once() {
     assert_eq!(f.find("stepword").len(), 4);
 
     let (gone, _) = import_texts(&mut f, 9, &["goneword a", "goneword b", "goneword c"]);
+    assert_eq!(f.store.catch_up_search_step(2).unwrap(), 2, "the frames");
     assert_eq!(f.store.catch_up_search_step(1).unwrap(), 1);
     let c = f.change();
     f.store.delete_tree(c, &gone).unwrap();
@@ -525,7 +586,7 @@ fn an_import_reusing_the_ids_of_a_deleted_pending_import_is_indexed_once() {
     let c = f.change();
     f.store.delete_tree(c, &old).unwrap();
     let (_, frame) = import_texts(&mut f, 9, &["newword one", "newword two"]);
-    assert_eq!(f.store.catch_up_search().unwrap(), 2);
+    assert_eq!(f.store.catch_up_search().unwrap(), 2 + 2, "the new tree's frames and messages");
     let hits = f.find("newword");
     assert_eq!(hits.len(), 2);
     assert!(hits.iter().all(|hit| hit.frame == frame));
