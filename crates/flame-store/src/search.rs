@@ -1,10 +1,9 @@
 //! Search over every message and every frame's title and results, through the FTS5 indexes of
 //! migration 8 (`migrations/0008_search.sql`). Triggers keep the indexes current inside the
 //! statement that writes a row, except for the frames and messages a bulk import leaves to be
-//! indexed afterwards (migrations 11 and 14), which this module indexes before a search reads the
-//! index
-//! ([`Store::catch_up_search`]); it turns a person's words into an FTS5 query that cannot be a
-//! syntax error, and the index's answers into typed hits.
+//! indexed afterwards (migrations 11 and 14), which this module indexes before a search reads
+//! the index ([`Store::catch_up_search`]); it turns a person's words into an FTS5 query that
+//! cannot be a syntax error, and the index's answers into typed hits.
 
 use flame_model::{FrameId, MessageId, Role, TreeId};
 use rusqlite::{OptionalExtension, params};
@@ -292,8 +291,7 @@ const CATCH_UP_FRAMES: &str = "INSERT INTO frame_search (rowid, title, results, 
      SELECT id, title, results, tree FROM frame_search_text WHERE id > ?1";
 
 /// Indexes every range in `search_pending` and empties it; returns how many messages were
-/// indexed. The messages' current text and
-/// tree, as the triggers read them (`message_search_text`): the triggers left every message in
+/// indexed. The messages' current text and tree, as the triggers read them (`message_search_text`): the triggers left every message in
 /// these ranges alone, so none is in the index yet, and no two ranges overlap (an import whose
 /// ids could reach into a range indexes it first, `import.rs`). The imported tree's messages
 /// first, in id order, their tree named rather than looked up per message (the tree's frames are

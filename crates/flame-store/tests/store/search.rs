@@ -260,14 +260,7 @@ fn an_imported_tree_is_found_and_a_deleted_tree_is_gone() {
         2,
     );
     done.results = Some("the migration landed".into());
-    let tree = flame_model::Tree {
-        id: tree_id.clone(),
-        title: "Imported session".into(),
-        root: root.id.clone(),
-        focus: root.id.clone(),
-        created_at: 1,
-        workspace: None,
-    };
+    let tree = imported_tree(&tree_id, "Imported session", &root.id);
     let messages = vec![ImportedMessage {
         frame: 1,
         message: NewMessage::text(Role::Assistant, "the importedword arrived"),
@@ -393,6 +386,18 @@ fn generated_searches_never_fail() {
     }
 }
 
+/// A tree to import, `title`d, focused on its root.
+fn imported_tree(id: &TreeId, title: &str, root: &FrameId) -> flame_model::Tree {
+    flame_model::Tree {
+        id: id.clone(),
+        title: title.into(),
+        root: root.clone(),
+        focus: root.clone(),
+        created_at: 1,
+        workspace: None,
+    }
+}
+
 /// A tree of a root and one completed child, imported with one message per text in the child.
 fn import_texts(f: &mut Fixture, seed: u64, texts: &[&str]) -> (TreeId, FrameId) {
     let mut ids = IdSource::seeded(seed);
@@ -417,14 +422,7 @@ fn import_texts(f: &mut Fixture, seed: u64, texts: &[&str]) -> (TreeId, FrameId)
         Status::Completed,
         2,
     );
-    let tree = flame_model::Tree {
-        id: tree_id.clone(),
-        title: "Imported".into(),
-        root: root.id.clone(),
-        focus: root.id.clone(),
-        created_at: 1,
-        workspace: None,
-    };
+    let tree = imported_tree(&tree_id, "Imported", &root.id);
     let messages: Vec<ImportedMessage> = texts
         .iter()
         .map(|text| ImportedMessage {
@@ -485,14 +483,7 @@ fn imported_frames_are_indexed_once_with_what_they_hold_at_the_catch_up() {
         planned(&doomed, 1, "Doomedword"),
         planned(&other, 2, "Otherword"),
     ];
-    let tree = flame_model::Tree {
-        id: tree_id.clone(),
-        title: "Imported".into(),
-        root: root.clone(),
-        focus: root.clone(),
-        created_at: 1,
-        workspace: None,
-    };
+    let tree = imported_tree(&tree_id, "Imported", &root);
     let c = f.change();
     f.store.import_tree(c, &tree, &frames, &[]).unwrap();
 
