@@ -507,20 +507,7 @@ mod tests {
 
     /// A completed frame of an outline, under `parent`.
     fn outline_frame(id_text: &str, parent: Option<&str>) -> FrameOutline {
-        FrameOutline {
-            id: id(id_text),
-            parent: parent.map(id),
-            position: 0,
-            title: "A frame".to_owned(),
-            status: flame_model::Status::Completed,
-            success_criteria_compacted: None,
-            retry_of: None,
-            started_at: None,
-            ended_at: None,
-            message_count: 0,
-            tokens: 0,
-            rolled_back_at: None,
-        }
+        crate::outline::tests::frame(id_text, parent, 0, flame_model::Status::Completed)
     }
 
     fn id(text: &str) -> FrameId {

@@ -222,10 +222,16 @@ impl TimeColumns {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn frame(id: &str, parent: Option<&str>, position: u32, status: Status) -> FrameOutline {
+    /// A frame of an outline, under `parent`; `cost.rs`'s tests build theirs with it too.
+    pub(crate) fn frame(
+        id: &str,
+        parent: Option<&str>,
+        position: u32,
+        status: Status,
+    ) -> FrameOutline {
         FrameOutline {
             id: FrameId::from_trusted(id.to_owned()),
             parent: parent.map(|p| FrameId::from_trusted(p.to_owned())),

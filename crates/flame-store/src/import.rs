@@ -386,6 +386,8 @@ impl Drop for BulkSettings<'_> {
 struct Suspended {
     /// The `CREATE` statements to run again, indexes first.
     sql: Vec<String>,
+    /// Whether any index was taken away, to be made again.
+    indexes: bool,
 }
 
 /// The page cache, in KiB, while an import makes indexes again (`Suspended::put_back`).
@@ -445,7 +447,8 @@ impl Suspended {
         for (kind, name, _) in &taken {
             tx.execute_batch(&format!("DROP {kind} \"{name}\""))?;
         }
-        Ok(Suspended { sql: taken.into_iter().map(|(_, _, sql)| sql).collect() })
+        let indexes = taken.iter().any(|(kind, _, _)| *kind == "INDEX");
+        Ok(Suspended { sql: taken.into_iter().map(|(_, _, sql)| sql).collect(), indexes })
     }
 
     /// Makes the indexes again with a smaller page cache, of `SORT_CHUNK_KIB`: SQLite sorts an
@@ -455,11 +458,16 @@ impl Suspended {
     /// messages' two indexes took 1.0 s rather than 1.4 on two processors. The cache comes back
     /// after, and with `BulkSettings` if this fails.
     fn put_back(self, tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
-        tx.execute_batch(&format!("PRAGMA cache_size = -{SORT_CHUNK_KIB}"))?;
+        // A small import into a large store makes no index again, and keeps the cache it warmed.
+        if self.indexes {
+            tx.execute_batch(&format!("PRAGMA cache_size = -{SORT_CHUNK_KIB}"))?;
+        }
         for sql in &self.sql {
             tx.execute_batch(sql)?;
         }
-        tx.execute_batch(&format!("PRAGMA cache_size = -{}", crate::PAGE_CACHE_KIB))?;
+        if self.indexes {
+            tx.execute_batch(&format!("PRAGMA cache_size = -{}", crate::PAGE_CACHE_KIB))?;
+        }
         Ok(())
     }
 }
@@ -879,6 +887,7 @@ mod tests {
                 Transaction::new_unchecked(&store.conn, TransactionBehavior::Immediate).unwrap();
             let suspended = Suspended::take_away(&tx, frames.len(), messages.len()).unwrap();
             assert_eq!(suspended.sql.len(), all.len());
+            assert!(suspended.indexes);
             let left: i64 = tx
                 .query_row(
                     "SELECT count(*) FROM sqlite_schema WHERE sql IS NOT NULL
@@ -906,6 +915,7 @@ mod tests {
             let suspended =
                 Suspended::take_away(&tx, small_frames.len(), small_messages.len()).unwrap();
             assert_eq!(suspended.sql.len(), INSERT_TRIGGERS.len());
+            assert!(!suspended.indexes, "nothing to sort: the cache is left as it is");
         }
         store.import_tree(change, &small, &small_frames, &small_messages).unwrap();
         assert_eq!(schema(&store), before);
