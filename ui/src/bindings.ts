@@ -404,7 +404,7 @@ export type ContextDoc_Deserialize = {
 	xml: string,
 	/**  When older messages were left out, the line that says so; it comes before `messages`. */
 	omission?: string | null,
-	/**  F's messages that are included, oldest first. */
+	/**  F's messages that are included, oldest first: the input's own where sent as they are. */
 	messages: Message_Deserialize[],
 	report: ContextReport_Deserialize,
 };
@@ -417,7 +417,7 @@ export type ContextDoc_Serialize = {
 	xml: string,
 	/**  When older messages were left out, the line that says so; it comes before `messages`. */
 	omission: string | null,
-	/**  F's messages that are included, oldest first. */
+	/**  F's messages that are included, oldest first: the input's own where sent as they are. */
 	messages: Message_Serialize[],
 	report: ContextReport_Serialize,
 };

@@ -9,7 +9,7 @@
 //! kept, and each assembly reads only the messages after them, in one statement that also says
 //! which are open; a count of the kept ones checks that none has gone.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use flame_model::{FrameId, Message, MessageId};
 use flame_store::{Store, StoreError};
@@ -35,8 +35,9 @@ pub(crate) struct SettledMessages(Mutex<Option<Kept>>);
 #[derive(Debug)]
 struct Kept {
     frame: FrameId,
-    /// The frame's messages up to the last settled one, oldest first, none of them open.
-    messages: Vec<Message>,
+    /// The frame's messages up to the last settled one, oldest first, none of them open;
+    /// shared with the contexts that send them.
+    messages: Vec<Arc<Message>>,
     bytes: usize,
 }
 
@@ -52,7 +53,7 @@ impl SettledMessages {
         store: &Store,
         frame: &FrameId,
         none_gone: bool,
-        with: impl FnOnce(&[Message], Settled) -> T,
+        with: impl FnOnce(&[Arc<Message>], Settled) -> T,
     ) -> Result<T, StoreError> {
         let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let (mut current, fresh) = match kept.take() {
@@ -68,7 +69,7 @@ impl SettledMessages {
                 settled += 1;
                 current.bytes += weight(&message);
             }
-            current.messages.push(message);
+            current.messages.push(Arc::new(message));
         }
         let result = with(&current.messages, Settled { count: settled, fresh });
         current.messages.truncate(settled);

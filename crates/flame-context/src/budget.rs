@@ -99,7 +99,7 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: &Plan<'_>, mut masked: Masked)
     let steps = give_way_order(plan, messages.len());
     let mut next = 0;
     let mut unit_tokens = units_total(&states);
-    let mut kept: u64 = messages.iter().map(message_cost).sum();
+    let mut kept: u64 = messages.iter().map(|m| message_cost(m)).sum();
     let mut total =
         preamble_tokens + unit_tokens + messages_total(first_message, kept, omission_line_kept);
     while total > budget && next < steps.len() {

@@ -25,6 +25,7 @@ mod memo;
 mod render;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use flame_model::{FileTrail, Frame, FrameId, Message};
 use flame_tokens::Encoding;
@@ -74,8 +75,9 @@ pub struct ContextInput<'a> {
     /// The frames on the path from the root to the focus, and every child of each of them.
     /// Other frames may be present and are ignored.
     pub frames: &'a [Frame],
-    /// The focused frame's messages, oldest first.
-    pub messages: &'a [Message],
+    /// The focused frame's messages, oldest first. They are shared so that the document sends
+    /// them without copying them: a long frame's messages are most of an assembly's bytes.
+    pub messages: &'a [Arc<Message>],
     pub encoding: Encoding,
     pub budget: Budget,
     /// Where each frame's log lives, as the model should see the path: frame → path.
@@ -104,8 +106,8 @@ pub struct ContextDoc {
     pub xml: String,
     /// When older messages were left out, the line that says so; it comes before `messages`.
     pub omission: Option<String>,
-    /// F's messages that are included, oldest first.
-    pub messages: Vec<Message>,
+    /// F's messages that are included, oldest first: the input's own where sent as they are.
+    pub messages: Vec<Arc<Message>>,
     pub report: ContextReport,
 }
 

@@ -11,6 +11,7 @@
 //! history always gives the same context.
 
 use std::collections::hash_map::Entry;
+use std::sync::Arc;
 
 use flame_model::cost::group_thousands as grouped;
 use flame_model::{FrameId, Message, MessageId, Role, ToolCall, ToolResult};
@@ -41,7 +42,10 @@ pub const MAX_STUB_ARGUMENTS: usize = 8;
 
 /// The focus's messages as they are sent, and what masking saved.
 pub(crate) struct Masked {
-    pub messages: Vec<Message>,
+    /// A message sent as it is is the caller's own, shared; only stubbed results and messages
+    /// with cut calls are other messages, and a settled one's is kept between assemblies, so an
+    /// assembly copies no message.
+    pub messages: Vec<Arc<Message>>,
     /// For each message, the tokens masking saved on it (0 for one sent as it is).
     pub saved: Vec<u64>,
     /// For each message, how many of its tool calls had long arguments cut.
@@ -51,7 +55,7 @@ pub(crate) struct Masked {
 /// Masks `messages` (the focus's own, oldest first) keeping the newest `keep` tool results in
 /// full; `None` masks nothing.
 pub(crate) fn mask(
-    messages: &[Message],
+    messages: &[Arc<Message>],
     keep: Option<usize>,
     focus: &FrameId,
     encoding: Encoding,
@@ -61,15 +65,16 @@ pub(crate) fn mask(
 
 /// The masked forms of settled messages (their stubs and cut calls), kept between assemblies:
 /// building a stub and weighing a cut call again (JSON written and counted) was most of an
-/// assembly of a long frame. A settled message's content never changes under its id, and the
-/// call a settled result answers is among the settled messages before it, so each form depends
-/// only on the message's id, the focus and the encoding.
+/// assembly of a long frame, and copying the forms (tool-call arguments are JSON maps) the most
+/// of what was left. A settled message's content never changes under its id, and the call a
+/// settled result answers is among the settled messages before it, so each form depends only
+/// on the message's id, the focus and the encoding.
 #[derive(Debug, Default)]
 pub(crate) struct KeptMasks {
     /// The focus and encoding the forms were made for; another of either starts over.
     made_for: Option<(FrameId, Encoding)>,
-    /// Each settled result's stub and its tokens.
-    stubs: HashMap<MessageId, Kept<(String, u64)>>,
+    /// Each settled result as its stub sends it.
+    stubs: HashMap<MessageId, Kept<Arc<Message>>>,
     /// Each settled message whose calls were cut: the cut form.
     calls: HashMap<MessageId, Kept<CutCalls>>,
     /// The number of the masking under way, which marks the forms it used; the others are
@@ -91,12 +96,13 @@ struct Kept<T> {
     used_by: u64,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct CutCalls {
     /// The calls cut, by index in the message, ascending.
     which: Vec<usize>,
-    /// The message's calls with those cut.
-    calls: Vec<ToolCall>,
+    /// The message as sent with those calls cut, costing its tokens less `saved`; `None` when
+    /// none of them had a long argument to cut.
+    sent: Option<Arc<Message>>,
     /// How many of them had long arguments to cut.
     masked: u32,
     /// The tokens the cut saved on the message's calls.
@@ -117,7 +123,7 @@ impl KeptMasks {
 /// caller promises that a message id given as settled names the same message in every call
 /// with the same `kept`.
 pub(crate) fn mask_kept(
-    messages: &[Message],
+    messages: &[Arc<Message>],
     keep: Option<usize>,
     focus: &FrameId,
     encoding: Encoding,
@@ -152,7 +158,7 @@ pub(crate) fn mask_kept(
     let masked_count = results.len().saturating_sub(keep);
     let answered = calls_answered(messages);
     let mut saved = vec![0; messages.len()];
-    let mut stubs: Vec<Option<(String, u64)>> = vec![None; messages.len()];
+    let mut stubs: Vec<Option<Arc<Message>>> = vec![None; messages.len()];
     // The calls the masked results answer, to be cut.
     let mut calls = Vec::new();
     for &i in &results[..masked_count] {
@@ -167,9 +173,9 @@ pub(crate) fn mask_kept(
                 call.and_then(|(m, c)| messages[m].tool_calls.as_ref().map(|calls| &calls[c]));
             let stub = stub(message, call, focus);
             let tokens = memo::count(encoding, &stub);
-            (stub, tokens)
+            Arc::new(stubbed(message, stub, tokens))
         };
-        let (stub, tokens) = match &mut kept {
+        let sent = match &mut kept {
             Some(kept) if i < settled => {
                 let masking = kept.masking;
                 let entry = kept
@@ -177,21 +183,16 @@ pub(crate) fn mask_kept(
                     .entry(message.id)
                     .or_insert_with(|| Kept { form: made(), used_by: masking });
                 entry.used_by = masking;
-                let tokens = entry.form.1;
-                // A result already smaller than its stub is sent as it is, and its stub is
-                // not copied.
-                if tokens >= message.tokens {
-                    continue;
-                }
-                (entry.form.0.clone(), tokens)
+                Arc::clone(&entry.form)
             }
             _ => made(),
         };
-        if tokens >= message.tokens {
+        // A result already smaller than its stub is sent as it is.
+        if sent.tokens >= message.tokens {
             continue;
         }
-        saved[i] = message.tokens - tokens;
-        stubs[i] = Some((stub, tokens));
+        saved[i] = message.tokens - sent.tokens;
+        stubs[i] = Some(sent);
     }
     // A call two results answer is cut once.
     calls.sort_unstable();
@@ -201,12 +202,12 @@ pub(crate) fn mask_kept(
     }
     // Each message's cut calls, found in the kept forms or made now.
     let mut masked_calls = vec![0; messages.len()];
-    let mut cut: Vec<Option<CutCalls>> = Vec::new();
-    cut.resize_with(messages.len(), || None);
+    let mut cut: Vec<Option<Arc<Message>>> = vec![None; messages.len()];
     for group in calls.chunk_by(|a, b| a.0 == b.0) {
         let m = group[0].0;
         let message = &messages[m];
         let which = group.iter().map(|&(_, c)| c);
+        let made;
         let form = match &mut kept {
             Some(kept) if m < settled => {
                 let masking = kept.masking;
@@ -229,66 +230,34 @@ pub(crate) fn mask_kept(
                     }
                 };
                 entry.used_by = masking;
-                // Only a form that cut something is sent, and only then copied.
-                if entry.form.masked == 0 {
-                    continue;
-                }
-                entry.form.clone()
+                &entry.form
             }
-            _ => cut_calls(message, which.collect(), encoding, None),
+            _ => {
+                made = cut_calls(message, which.collect(), encoding, None);
+                &made
+            }
         };
         masked_calls[m] = form.masked;
-        if form.masked > 0 {
+        if let Some(sent) = &form.sent {
             saved[m] = form.saved;
+            cut[m] = Some(Arc::clone(sent));
         }
-        cut[m] = Some(form);
     }
-    // The messages as sent; a stubbed result's text and detail (most of a long frame's bytes)
-    // and a cut call's long arguments are not copied only to be replaced.
+    // The messages as sent.
     let sent = messages
         .iter()
         .zip(stubs)
         .zip(cut)
-        .enumerate()
-        .map(|(m, ((message, stub), cut))| {
-            let cut = cut.filter(|form| form.masked > 0);
-            if stub.is_none() && cut.is_none() {
-                return message.clone();
-            }
-            let tool_calls = match cut {
-                Some(form) => Some(form.calls),
-                None => message.tool_calls.clone(),
-            };
-            let (content, tokens, tool_result) = match stub {
-                None => (message.content.clone(), message.tokens, message.tool_result.clone()),
-                Some((content, tokens)) => (
-                    content,
-                    tokens,
-                    message.tool_result.as_ref().map(|result| ToolResult {
-                        detail: None,
-                        is_error: result.is_error,
-                        name: result.name.clone(),
-                        tool_call_id: result.tool_call_id.clone(),
-                    }),
-                ),
-            };
-            // A call's arguments were counted as the JSON of the message's calls, so a message
-            // with cut calls costs its own tokens less what the cut saved.
-            let tokens =
-                if masked_calls[m] > 0 { message.tokens.saturating_sub(saved[m]) } else { tokens };
-            Message {
-                id: message.id,
-                frame: message.frame.clone(),
-                role: message.role,
-                content,
-                tool_calls,
-                tool_result,
-                tokens,
-                model: message.model.clone(),
-                usage: message.usage,
-                created_at: message.created_at,
-                interrupted: message.interrupted,
-            }
+        .map(|((message, stub), cut)| match (stub, cut) {
+            (None, None) => Arc::clone(message),
+            (Some(sent), None) | (None, Some(sent)) => sent,
+            // A message that is a result and calls too, as odd transcripts have it: its stub
+            // with its calls cut, costing what the cut left (its calls were counted with it).
+            (Some(stub), Some(cut)) => Arc::new(Message {
+                content: stub.content.clone(),
+                tool_result: stub.tool_result.clone(),
+                ..Message::clone(&cut)
+            }),
         })
         .collect();
     if let Some(kept) = kept {
@@ -297,8 +266,30 @@ pub(crate) fn mask_kept(
     Masked { messages: sent, saved, masked_calls }
 }
 
+/// Result `message` as sent in place of its text and detail: `stub`, of `tokens` tokens.
+fn stubbed(message: &Message, stub: String, tokens: u64) -> Message {
+    Message {
+        id: message.id,
+        frame: message.frame.clone(),
+        role: message.role,
+        content: stub,
+        tool_calls: message.tool_calls.clone(),
+        tool_result: message.tool_result.as_ref().map(|result| ToolResult {
+            detail: None,
+            is_error: result.is_error,
+            name: result.name.clone(),
+            tool_call_id: result.tool_call_id.clone(),
+        }),
+        tokens,
+        model: message.model.clone(),
+        usage: message.usage,
+        created_at: message.created_at,
+        interrupted: message.interrupted,
+    }
+}
+
 /// Weighs the calls of each of `settled` not weighed yet that has a long argument.
-fn weigh_settled(kept: &mut KeptMasks, settled: &[Message], encoding: Encoding) {
+fn weigh_settled(kept: &mut KeptMasks, settled: &[Arc<Message>], encoding: Encoding) {
     let weighed = kept.weighed_through;
     let from = settled.iter().rposition(|m| Some(m.id) <= weighed).map_or(0, |i| i + 1);
     for message in &settled[from..] {
@@ -342,14 +333,28 @@ fn cut_calls(
             masked += 1;
         }
     }
-    let saved = if masked > 0 {
-        let before = weight.unwrap_or_else(|| memo::count(encoding, &calls_json(message)));
-        let after = memo::count(encoding, &calls_json_of(&calls));
-        before.saturating_sub(after)
-    } else {
-        0
+    if masked == 0 {
+        return CutCalls { which, sent: None, masked, saved: 0 };
+    }
+    let before = weight.unwrap_or_else(|| memo::count(encoding, &calls_json(message)));
+    let after = memo::count(encoding, &calls_json_of(&calls));
+    let saved = before.saturating_sub(after);
+    // A call's arguments were counted as the JSON of the message's calls, so a message with
+    // cut calls costs its own tokens less what the cut saved.
+    let sent = Message {
+        id: message.id,
+        frame: message.frame.clone(),
+        role: message.role,
+        content: message.content.clone(),
+        tool_calls: Some(calls),
+        tool_result: message.tool_result.clone(),
+        tokens: message.tokens.saturating_sub(saved),
+        model: message.model.clone(),
+        usage: message.usage,
+        created_at: message.created_at,
+        interrupted: message.interrupted,
     };
-    CutCalls { which, calls, masked, saved }
+    CutCalls { which, sent: Some(Arc::new(sent)), masked, saved }
 }
 
 /// For each message, where the call it answers is when it is a tool result: the newest earlier
@@ -357,7 +362,7 @@ fn cut_calls(
 /// other messages and for a result whose call is not among the earlier messages. One pass with
 /// a map from call id to its newest call, so a frame with thousands of results is not searched
 /// again for each of them.
-fn calls_answered(messages: &[Message]) -> Vec<Option<(usize, usize)>> {
+fn calls_answered(messages: &[Arc<Message>]) -> Vec<Option<(usize, usize)>> {
     let mut newest: HashMap<&str, (usize, usize)> = HashMap::default();
     let mut answered = vec![None; messages.len()];
     for (m, message) in messages.iter().enumerate() {
@@ -506,6 +511,21 @@ mod tests {
 
     const ENCODING: Encoding = Encoding::O200kBase;
 
+    /// The messages shared, as the assembler takes them.
+    fn shared(messages: &[Message]) -> Vec<Arc<Message>> {
+        messages.iter().cloned().map(Arc::new).collect()
+    }
+
+    /// [`super::mask`] of messages the test holds.
+    fn mask(
+        messages: &[Message],
+        keep: Option<usize>,
+        focus: &FrameId,
+        encoding: Encoding,
+    ) -> Masked {
+        super::mask(&shared(messages), keep, focus, encoding)
+    }
+
     fn focus() -> FrameId {
         FrameId::parse("f0000000001").unwrap()
     }
@@ -608,7 +628,7 @@ mod tests {
                 };
                 messages.push(message);
             }
-            let answered = calls_answered(&messages);
+            let answered = calls_answered(&shared(&messages));
             for (i, found) in answered.into_iter().enumerate() {
                 proptest::prop_assert_eq!(found, call_by_search(&messages, i), "message {}", i);
             }
@@ -619,7 +639,7 @@ mod tests {
     /// messages before it, and the call cut in the copy as each result is met.
     fn mask_as_first_written(messages: &[Message], keep: Option<usize>) -> Masked {
         let mut out = Masked {
-            messages: messages.to_vec(),
+            messages: shared(messages),
             saved: vec![0; messages.len()],
             masked_calls: vec![0; messages.len()],
         };
@@ -637,7 +657,7 @@ mod tests {
             }
             let found = call_by_search(messages, i);
             if let Some((m, c)) = found {
-                let calls = out.messages[m].tool_calls.as_mut().unwrap();
+                let calls = Arc::make_mut(&mut out.messages[m]).tool_calls.as_mut().unwrap();
                 if let Some(shorter) = masked_arguments(&calls[c].arguments, false) {
                     calls[c].arguments = shorter;
                     out.masked_calls[m] += 1;
@@ -651,7 +671,7 @@ mod tests {
                 continue;
             }
             out.saved[i] = message.tokens - tokens;
-            let sent = &mut out.messages[i];
+            let sent = Arc::make_mut(&mut out.messages[i]);
             sent.content = stub;
             sent.tokens = tokens;
             if let Some(result) = &mut sent.tool_result {
@@ -663,7 +683,7 @@ mod tests {
             let after = memo::count(ENCODING, &calls_json(&out.messages[m]));
             let saved = before.saturating_sub(after);
             out.saved[m] = saved;
-            out.messages[m].tokens = message.tokens.saturating_sub(saved);
+            Arc::make_mut(&mut out.messages[m]).tokens = message.tokens.saturating_sub(saved);
         }
         out
     }
@@ -724,7 +744,7 @@ mod tests {
             for end in 0..=messages.len() {
                 let grown = &messages[..end];
                 let settled = end.saturating_sub(1);
-                let with_kept = mask_kept(grown, keep, &focus(), ENCODING, Some((&mut kept, settled)));
+                let with_kept = mask_kept(&shared(grown), keep, &focus(), ENCODING, Some((&mut kept, settled)));
                 let fresh = mask(grown, keep, &focus(), ENCODING);
                 proptest::prop_assert_eq!(with_kept.messages, fresh.messages, "{} messages", end);
                 proptest::prop_assert_eq!(with_kept.saved, fresh.saved);
@@ -781,8 +801,8 @@ mod tests {
         let masked = mask(&messages, Some(2), &focus(), ENCODING);
         // Results are at 2, 4, 6, 8, 10, 12; the newest two (10 and 12) stay.
         assert_eq!(masked_indexes(&masked), vec![2, 4, 6, 8]);
-        assert_eq!(masked.messages[10], messages[10]);
-        assert_eq!(masked.messages[12], messages[12]);
+        assert_eq!(*masked.messages[10], messages[10]);
+        assert_eq!(*masked.messages[12], messages[12]);
         for i in [2, 4, 6, 8] {
             assert!(masked.messages[i].content.starts_with("[Flame] Result of read_file"));
             assert_eq!(masked.messages[i].tool_result, messages[i].tool_result);
@@ -796,7 +816,7 @@ mod tests {
         let messages = history(3);
         let masked = mask(&messages, Some(0), &focus(), ENCODING);
         assert_eq!(masked_indexes(&masked), vec![2, 4]);
-        assert_eq!(masked.messages[6], messages[6]);
+        assert_eq!(*masked.messages[6], messages[6]);
     }
 
     #[test]
@@ -825,14 +845,14 @@ mod tests {
         let masked = mask(&messages, Some(1), &focus(), ENCODING);
         // All three unanswered results stay although K is 1; the earlier, answered ones go.
         assert_eq!(masked_indexes(&masked), vec![2, 4, 6]);
-        assert_eq!(&masked.messages[9..], &messages[9..]);
+        assert_eq!(masked.messages[9..], shared(&messages[9..]));
     }
 
     #[test]
     fn none_masks_nothing() {
         let messages = history(20);
         let masked = mask(&messages, None, &focus(), ENCODING);
-        assert_eq!(masked.messages, messages);
+        assert_eq!(masked.messages, shared(&messages));
         assert!(masked.saved.iter().all(|&s| s == 0));
     }
 
@@ -925,7 +945,7 @@ mod tests {
         let masked = mask(&messages, Some(1), &focus(), ENCODING);
         // The results at 2 and 4 are masked, so the calls at 1 and 3 are cut; 5 and 6 stay.
         assert_eq!(masked.masked_calls, vec![0, 1, 0, 1, 0, 0, 0, 0]);
-        assert_eq!(masked.messages[5], messages[5]);
+        assert_eq!(*masked.messages[5], messages[5]);
         let arguments = &masked.messages[1].tool_calls.as_ref().unwrap()[0].arguments;
         assert_eq!(
             arguments["file_path"],
@@ -955,7 +975,7 @@ mod tests {
         let masked = mask(&messages, Some(1), &focus(), ENCODING);
         assert!(masked.masked_calls.iter().all(|&n| n == 0));
         for i in [1, 3, 5] {
-            assert_eq!(masked.messages[i], messages[i]);
+            assert_eq!(*masked.messages[i], messages[i]);
             assert_eq!(masked.saved[i], 0);
         }
         // A text just past the limit is not worth its mark.
@@ -988,13 +1008,14 @@ mod tests {
             1,
         );
         let messages = history(5);
+        let sent = shared(&messages);
         let logs = HashMap::new();
         let trails = HashMap::new();
         let frames = [frame];
         let input = |keep| ContextInput {
             focus: &frames[0].id,
             frames: &frames,
-            messages: &messages,
+            messages: &sent,
             encoding: ENCODING,
             budget: Budget::of(1_000_000),
             log_paths: &logs,

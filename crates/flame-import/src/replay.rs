@@ -31,6 +31,7 @@
 //! thus be found within the absolute path the transcript wrote.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use flame_context::{Budget, ContextInput};
 use flame_model::{FileTrail, FrameId, IdSource, Message, MessageId, Status};
@@ -101,11 +102,11 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
     let log_paths: HashMap<FrameId, String> =
         frames.iter().map(|f| (f.id.clone(), f.log_relative_path())).collect();
     // The messages of each frame, as store rows, with their index in the draft.
-    let mut by_frame: Vec<Vec<(usize, Message)>> = vec![Vec::new(); frames.len()];
+    let mut by_frame: Vec<Vec<(usize, Arc<Message>)>> = vec![Vec::new(); frames.len()];
     for (i, m) in draft.messages.iter().enumerate() {
         by_frame[m.frame].push((
             i,
-            Message {
+            Arc::new(Message {
                 id: MessageId(i as i64 + 1),
                 frame: frames[m.frame].id.clone(),
                 role: m.message.role,
@@ -117,7 +118,7 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
                 usage: m.message.usage,
                 created_at: m.at,
                 interrupted: m.message.interrupted,
-            },
+            }),
         ));
     }
     let children: Vec<Vec<usize>> = {
@@ -145,10 +146,10 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
             compaction_linear = call.input_tokens.saturating_add(compaction_linear);
             continue;
         }
-        let before: Vec<Message> = by_frame[call.frame]
+        let before: Vec<Arc<Message>> = by_frame[call.frame]
             .iter()
             .filter(|(i, _)| *i < call.message)
-            .map(|(_, m)| m.clone())
+            .map(|(_, m)| Arc::clone(m))
             .collect();
         let counted = sum(before.iter().map(|m| m.tokens));
         let fixed = *overhead

@@ -11,7 +11,7 @@ use flame_model::{FileTrail, Frame, FrameId, Message, Role, Status, ToolCall, To
 use flame_tokens::Encoding;
 use serde_json::json;
 
-use crate::{log_paths, marked, message};
+use crate::{log_paths, marked, message, shared};
 
 const ROOT: &str = "f000000r00t";
 const A: &str = "f00000000a0";
@@ -88,10 +88,11 @@ impl Case {
     /// Assembles with the kept parts and afresh: the same context, and (unless `same`) not
     /// the one before.
     fn check(&mut self, what: &str, same: bool) -> ContextDoc {
+        let messages = shared(&self.messages);
         let input = ContextInput {
             focus: &self.focus,
             frames: &self.frames,
-            messages: &self.messages,
+            messages: &messages,
             encoding: Encoding::O200kBase,
             budget: Budget::of(self.budget),
             log_paths: &self.logs,
@@ -225,11 +226,11 @@ fn forgetting_messages_lets_an_id_name_another_message() {
     second[1].content = format!("another output: {}", "row\n".repeat(90));
     second[1].tokens = 300;
     let mut kept = KeptParts::default();
-    for (messages, forget) in [(&first, false), (&second, true)] {
+    for (messages, forget) in [(shared(&first), false), (shared(&second), true)] {
         let input = ContextInput {
             focus: &focus,
             frames: &frames,
-            messages,
+            messages: &messages,
             encoding: Encoding::O200kBase,
             budget: Budget::of(1_000_000),
             log_paths: &logs,

@@ -8,6 +8,7 @@ mod spec_tree;
 mod xml;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use flame_context::{Budget, ContextDoc, ContextInput, assemble};
 use flame_model::{FileTrail, Frame, FrameId, Message, MessageId, Role, Status, TreeId};
@@ -60,6 +61,11 @@ pub fn log_paths(frames: &[Frame]) -> HashMap<FrameId, String> {
     frames.iter().map(|f| (f.id.clone(), format!("logs/t0000000000/{}.md", f.id))).collect()
 }
 
+/// The messages shared, as the assembler takes them.
+pub fn shared(messages: &[Message]) -> Vec<Arc<Message>> {
+    messages.iter().cloned().map(Arc::new).collect()
+}
+
 /// Assembles with a budget of `budget` tokens, for a tree without a workspace.
 pub fn context(frames: &[Frame], focus: &FrameId, messages: &[Message], budget: u64) -> ContextDoc {
     context_with_files(frames, focus, messages, budget, None, &HashMap::new())
@@ -75,10 +81,11 @@ pub fn context_with_files(
     trails: &HashMap<FrameId, FileTrail>,
 ) -> ContextDoc {
     let logs = log_paths(frames);
+    let messages = shared(messages);
     let input = ContextInput {
         focus,
         frames,
-        messages,
+        messages: &messages,
         encoding: Encoding::O200kBase,
         budget: Budget::of(budget),
         log_paths: &logs,
