@@ -11,7 +11,8 @@
 //! masking stubs 1,997 of them and the oldest messages give way to the budget.
 //!
 //! The tree's counts can be lowered with FLAME_BENCH_FRAMES and FLAME_BENCH_MESSAGES, and the
-//! unchanged assemblies timed raised with FLAME_BENCH_RUNS (300) for a profiler to attach. Prints
+//! chat's rounds (100) and the unchanged assemblies timed (300) raised with FLAME_BENCH_ROUNDS and
+//! FLAME_BENCH_RUNS for a profiler to see more of them. Prints
 //! `BENCH <name> <value> <unit>` lines.
 
 #![allow(clippy::print_stdout)]
@@ -215,7 +216,7 @@ fn main() {
     // written through the facade as the agent writes them), so each assembly follows new
     // messages and events. The focus goes from about 200 messages to about 400.
     // `None`: the facade's default budget, a 128k-token window.
-    let mut times: Vec<Duration> = (0..100)
+    let mut times: Vec<Duration> = (0..env_count("FLAME_BENCH_ROUNDS", 100))
         .map(|round| {
             let (call, result, trail) = tool_turn(92 + round);
             flame.add_message(Actor::Agent, &focus, &call).unwrap();

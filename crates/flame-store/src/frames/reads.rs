@@ -124,13 +124,12 @@ impl Store {
         before: MessageId,
         limit: u32,
     ) -> Result<Vec<Message>, StoreError> {
-        // The limit is kept here rather than bound, as in `events_since`.
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {} FROM messages WHERE frame_id = ?1 AND id < ?2 ORDER BY id DESC",
+            "SELECT {} FROM messages WHERE frame_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3",
             rows::MESSAGE_COLUMNS
         ))?;
-        let messages = stmt.query_map(params![frame.as_str(), before.0], rows::message)?;
-        let mut messages: Vec<Message> = messages.take(limit as usize).collect::<Result<_, _>>()?;
+        let messages = stmt.query_map(params![frame.as_str(), before.0, limit], rows::message)?;
+        let mut messages: Vec<Message> = messages.collect::<Result<_, _>>()?;
         messages.reverse();
         Ok(messages)
     }
@@ -190,12 +189,8 @@ impl Store {
     /// processes' changes are followed.
     pub fn events_since(&self, after_seq: i64, limit: u32) -> Result<Vec<Event>, StoreError> {
         let mut stmt = self.conn.prepare_cached(&events_since_sql())?;
-        // The limit is kept here, not bound as `LIMIT ?`: SQLite plans with a bound limit's
-        // value, so binding a value again made it prepare the statement again at every run (a
-        // profile of context assembly found 7% of its time there). The rows are read one by
-        // one, so none past the limit is.
-        let events = stmt.query_map([after_seq], rows::event)?;
-        Ok(events.take(limit as usize).collect::<Result<_, _>>()?)
+        let events = stmt.query_map(params![after_seq, limit], rows::event)?;
+        Ok(events.collect::<Result<_, _>>()?)
     }
 
     /// The frames on the path from the root to `id`, and every child of each of them: what
@@ -219,10 +214,7 @@ impl Store {
         frame: &FrameId,
         after: MessageId,
     ) -> Result<Vec<(Message, bool)>, StoreError> {
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {}, open FROM messages WHERE frame_id = ?1 AND id > ?2 ORDER BY id",
-            rows::MESSAGE_COLUMNS
-        ))?;
+        let mut stmt = self.conn.prepare_cached(&messages_after_sql())?;
         let messages = stmt.query_map(params![frame.as_str(), after.0], |row| {
             Ok((rows::message(row)?, row.get::<_, bool>(rows::MESSAGE_COLUMN_COUNT)?))
         })?;
@@ -328,9 +320,17 @@ macro_rules! usage_columns {
     };
 }
 
-/// Events after seq ?1, oldest first.
+/// Frame ?1's messages with ids after ?2, oldest first, each followed by whether it is open.
+fn messages_after_sql() -> String {
+    format!(
+        "SELECT {}, open FROM messages WHERE frame_id = ?1 AND id > ?2 ORDER BY id",
+        rows::MESSAGE_COLUMNS
+    )
+}
+
+/// Events after seq ?1, oldest first, at most ?2 of them.
 fn events_since_sql() -> String {
-    format!("SELECT {} FROM events WHERE seq > ?1 ORDER BY seq", rows::EVENT_COLUMNS)
+    format!("SELECT {} FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2", rows::EVENT_COLUMNS)
 }
 
 /// The outline of tree ?1: the columns of `rows::OUTLINE_COLUMNS`, every one of them in the
@@ -463,7 +463,7 @@ mod tests {
     /// used were dropped, and `events_since`, which each assembly runs once, was prepared again
     /// every time. Run counts are per prepared statement, so a statement prepared again would
     /// count fewer runs than it had; SQLite counts the times it prepared one again itself (a
-    /// bound `LIMIT` made it do so at every run).
+    /// bound `LIMIT`, and a bound range on the messages' ids, made it do so at every run).
     #[test]
     fn statements_stay_prepared_across_a_round_of_a_chat() {
         use flame_model::{Actor, FileTrail, IdSource, NewMessage, Role, ToolResult};
@@ -481,7 +481,7 @@ mod tests {
         for round in 0..rounds {
             store.events_since(round, 100).unwrap();
             store.path_with_children(&root).unwrap();
-            store.messages_after(&root, MessageId(0)).unwrap();
+            store.messages_after(&root, MessageId(round)).unwrap();
             store.tree_message_tokens(&tree).unwrap();
             store.latest_event_seq().unwrap();
             let mut reply = NewMessage::text(Role::Assistant, "reading");
@@ -504,9 +504,12 @@ mod tests {
             store.pending_logs().unwrap();
             store.usage_by_model(&root).unwrap();
         }
-        let stmt = store.conn.prepare_cached(&events_since_sql()).unwrap();
-        assert_eq!(stmt.get_status(StatementStatus::Run), rounds as i32);
-        assert_eq!(stmt.get_status(StatementStatus::RePrepare), 0, "prepared once");
+        let after = messages_after_sql();
+        for sql in [events_since_sql(), after] {
+            let stmt = store.conn.prepare_cached(&sql).unwrap();
+            assert_eq!(stmt.get_status(StatementStatus::Run), rounds as i32, "{sql}");
+            assert_eq!(stmt.get_status(StatementStatus::RePrepare), 0, "prepared once: {sql}");
+        }
     }
 
     /// A tree's outline is read from the `frames_outline` index alone: no frame row, which
