@@ -285,6 +285,26 @@ describe("the chat pane", () => {
     expect(root.querySelector(".interrupted")).not.toBeNull();
   });
 
+  it("names an imported result by the call it answers", async () => {
+    const root = await mount(
+      fakeBackend({
+        frameView: views("in_progress", () => [
+          message(1, "assistant", "", {
+            tool_calls: [{ id: "toolu_1", name: "Read", arguments: { file_path: "src/a.rs" } }],
+          }),
+          message(2, "tool", "1→fn main() {}", {
+            tool_result: { tool_call_id: "toolu_1", is_error: false },
+          }),
+        ]),
+      }),
+    );
+    const result = root.querySelector("[data-testid=message][data-role=tool]");
+    expect(result?.querySelector("summary strong")?.textContent).toBe("Read");
+    expect(root.querySelector("[data-testid=tool-call] .tool-subject")?.textContent).toBe(
+      " src/a.rs",
+    );
+  });
+
   it("sends on Enter, keeps Shift+Enter for a new line, and streams the reply", async () => {
     const sent: string[] = [];
     let listener: ChatListener = () => undefined;

@@ -21,7 +21,7 @@ import { Composer } from "./composer";
 import { ContextInspector } from "./context-inspector";
 import { FrameHeader } from "./frame-header";
 import { useMessageWindow, type MessageRequest } from "./message-window";
-import { MessageView, StreamingReply } from "./messages";
+import { callNames, MessageView, StreamingReply } from "./messages";
 import type { ModelChoice } from "./model-picker";
 import { ReadOnlyBar } from "./read-only-bar";
 import { useConversation } from "./use-conversation";
@@ -88,6 +88,8 @@ export function ChatPane({
   // A new frame in focus starts with a clean slate: no status card from the previous one.
   useEffect(() => setShowStatus(false), [frame.id]);
 
+  // A result that does not name its tool is named by its call, wherever that is among them.
+  const names = useMemo(() => callNames(messages), [messages]);
   // Only a window of the messages is drawn (`message-window.ts`); it follows the end while the
   // view is there, as the reply streams in.
   const ids = useMemo(() => messages.map((m) => m.id), [messages]);
@@ -170,7 +172,11 @@ export function ChatPane({
           </p>
         )}
         {messages.slice(start, end).map((message) => (
-          <MessageView key={message.id} message={message} />
+          <MessageView
+            key={message.id}
+            message={message}
+            callName={names.get(message.tool_result?.tool_call_id ?? "")}
+          />
         ))}
         {end < messages.length && (
           <p class="message-window-edge muted" data-testid="newer-messages">

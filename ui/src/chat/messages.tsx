@@ -1,9 +1,10 @@
 // How messages look: person and assistant as bubbles of escaped Markdown, notes muted, tool
 // calls and tool results as compact cards (a workspace tool's result as its `ToolCard`), and the
-// reply still streaming in. Everything a
-// message holds is untrusted and goes through `Markdown` or into text nodes.
+// reply still streaming in. A call's card names what it is about (its path or command), and a
+// result that does not name its tool (an imported transcript's) is named by its call. Everything
+// a message holds is untrusted and goes through `Markdown` or into text nodes.
 
-import type { Message_Serialize as Message, ToolCall } from "../bindings";
+import type { Message_Serialize as Message, ToolCall, Value } from "../bindings";
 import { Markdown } from "./markdown";
 import { ToolCard } from "./tool-card";
 import type { Streaming, StreamingTool } from "./use-conversation";
@@ -12,6 +13,35 @@ import type { Streaming, StreamingTool } from "./use-conversation";
 export function firstLine(text: string, max = 100): string {
   const line = text.split("\n", 1)[0] ?? "";
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** Which arguments say what a call is about, in the order they are looked for. */
+const SUBJECT_KEYS = [/path/i, /command/i, /pattern/i, /query/i, /url/i, /title/i];
+
+/**
+ * What a call is about, for its card's one line: the first argument, by `SUBJECT_KEYS`, that
+ * is a non-empty text (a path, a command, a pattern…), cut to its first line; `null` when none is.
+ */
+export function callSubject(args: Value): string | null {
+  if (args === null || typeof args !== "object" || Array.isArray(args)) return null;
+  const entries = Object.entries(args);
+  for (const key of SUBJECT_KEYS) {
+    for (const [name, value] of entries) {
+      if (key.test(name) && typeof value === "string" && value.trim() !== "") {
+        return firstLine(value.trim(), 80);
+      }
+    }
+  }
+  return null;
+}
+
+/** The tool each call id names, over `messages`: how a result that does not name its tool is named. */
+export function callNames(messages: readonly Message[]): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const message of messages) {
+    for (const call of message.tool_calls ?? []) names.set(call.id, call.name);
+  }
+  return names;
 }
 
 export function ToolCallCard({
@@ -31,6 +61,7 @@ export function ToolCallCard({
       />
     );
   }
+  const subject = callSubject(call.arguments);
   return (
     <details
       class={`tool-card tool-call${result?.isError === true ? " tool-error" : ""}`}
@@ -42,6 +73,7 @@ export function ToolCallCard({
           ⚙
         </span>{" "}
         <strong>{call.name}</strong>
+        {subject !== null && <span class="tool-subject"> {subject}</span>}
         {result !== undefined && <span class="muted"> — {firstLine(result.content)}</span>}
       </summary>
       {call.arguments !== null && <pre>{JSON.stringify(call.arguments, null, 2)}</pre>}
@@ -50,9 +82,19 @@ export function ToolCallCard({
   );
 }
 
-export function MessageView({ message }: { message: Message }) {
+/**
+ * One stored message. `callName` is the tool of the call a result answers, found among the
+ * messages shown, for a result that does not name it.
+ */
+export function MessageView({
+  message,
+  callName,
+}: {
+  message: Message;
+  callName?: string | undefined;
+}) {
   if (message.role === "tool") {
-    const name = message.tool_result?.name ?? "tool";
+    const name = message.tool_result?.name ?? callName ?? "tool";
     const isError = message.tool_result?.is_error === true;
     const detail = message.tool_result?.detail;
     if (detail) {

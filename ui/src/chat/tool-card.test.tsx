@@ -2,8 +2,12 @@ import { render } from "preact";
 import { act } from "preact/test-utils";
 import { afterEach, describe, expect, it } from "vitest";
 
-import type { Message_Serialize as Message, ToolDetail_Serialize as ToolDetail } from "../bindings";
-import { MessageView } from "./messages";
+import type {
+  Message_Serialize as Message,
+  ToolDetail_Serialize as ToolDetail,
+  Value,
+} from "../bindings";
+import { callNames, callSubject, MessageView } from "./messages";
 import { formatDuration, toolSummary } from "./tool-card";
 
 afterEach(() => {
@@ -37,10 +41,10 @@ function result(
   };
 }
 
-async function show(message: Message): Promise<HTMLElement> {
+async function show(message: Message, callName?: string): Promise<HTMLElement> {
   const root = document.createElement("div");
   document.body.append(root);
-  await act(() => render(<MessageView message={message} />, root));
+  await act(() => render(<MessageView message={message} callName={callName} />, root));
   return root;
 }
 
@@ -199,5 +203,54 @@ describe("a workspace tool's result in the conversation", () => {
     expect(formatDuration(340)).toBe("340 ms");
     expect(formatDuration(1500)).toBe("1.5 s");
     expect(formatDuration(125_000)).toBe("2 min 5 s");
+  });
+});
+
+describe("a tool call and a result that does not name its tool", () => {
+  /** An assistant message with one call of `name` with `args`, as an imported transcript has it. */
+  function call(name: string, args: Value): Message {
+    return {
+      ...result(name, "", null),
+      id: 6,
+      role: "assistant",
+      tool_calls: [{ id: "c1", name, arguments: args }],
+      tool_result: null,
+      model: "claude-opus-4-6",
+    };
+  }
+
+  it("names what a call is about: a path first, then a command, a pattern or a query", () => {
+    expect(callSubject({ old_string: "a", file_path: "src/a.rs", command: "ls" })).toBe("src/a.rs");
+    expect(callSubject({ description: "Run tests", command: "cargo test\n--all" })).toBe(
+      "cargo test",
+    );
+    expect(callSubject({ pattern: "fn main", glob: "*.rs" })).toBe("fn main");
+    // Texts only, and none that is blank; arguments that are not an object name nothing.
+    expect(callSubject({ path: 3, query: "  " })).toBeNull();
+    expect(callSubject(["src/a.rs"])).toBeNull();
+    expect(callSubject(null)).toBeNull();
+    expect(callSubject({ path: "x".repeat(200) })?.length).toBe(80);
+  });
+
+  it("shows a call's subject after its name", async () => {
+    const root = await show(call("Read", { file_path: "/repo/src/main.rs", limit: 40 }));
+    const summary = root.querySelector("[data-testid=tool-call] summary");
+    expect(summary?.textContent).toContain("Read");
+    expect(text(root, ".tool-subject")).toBe(" /repo/src/main.rs");
+  });
+
+  it("names a result by its call when the result does not name its tool", async () => {
+    const stored = { ...result("unused", "1→fn main() {}", null) };
+    stored.tool_result = { tool_call_id: "c1", is_error: false };
+    expect(text(await show(stored), "summary strong")).toBe("tool");
+    document.body.replaceChildren();
+    const names = callNames([call("Read", { file_path: "src/main.rs" }), stored]);
+    expect(names.get("c1")).toBe("Read");
+    expect(text(await show(stored, names.get("c1")), "summary strong")).toBe("Read");
+    // A result that names its tool keeps its own name.
+    document.body.replaceChildren();
+    expect(text(await show(result("read_file", "x", null), "Read"), "summary strong")).toBe(
+      "read_file",
+    );
   });
 });
