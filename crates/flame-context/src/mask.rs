@@ -253,11 +253,13 @@ pub(crate) fn mask_kept(
             (Some(sent), None) | (None, Some(sent)) => sent,
             // A message that is a result and calls too, as odd transcripts have it: its stub
             // with its calls cut, costing what the cut left (its calls were counted with it).
-            (Some(stub), Some(cut)) => Arc::new(Message {
-                content: stub.content.clone(),
-                tool_result: stub.tool_result.clone(),
-                ..Message::clone(&cut)
-            }),
+            (Some(stub), Some(cut)) => Arc::new(resent(
+                message,
+                stub.content.clone(),
+                cut.tool_calls.clone(),
+                stub.tool_result.clone(),
+                cut.tokens,
+            )),
         })
         .collect();
     if let Some(kept) = kept {
@@ -268,18 +270,31 @@ pub(crate) fn mask_kept(
 
 /// Result `message` as sent in place of its text and detail: `stub`, of `tokens` tokens.
 fn stubbed(message: &Message, stub: String, tokens: u64) -> Message {
+    let result = message.tool_result.as_ref().map(|result| ToolResult {
+        detail: None,
+        is_error: result.is_error,
+        name: result.name.clone(),
+        tool_call_id: result.tool_call_id.clone(),
+    });
+    resent(message, stub, message.tool_calls.clone(), result, tokens)
+}
+
+/// `message` with its content, calls, result and tokens replaced. Its other fields are copied;
+/// the replaced ones, which hold its long texts, are not copied only to be dropped.
+fn resent(
+    message: &Message,
+    content: String,
+    tool_calls: Option<Vec<ToolCall>>,
+    tool_result: Option<ToolResult>,
+    tokens: u64,
+) -> Message {
     Message {
         id: message.id,
         frame: message.frame.clone(),
         role: message.role,
-        content: stub,
-        tool_calls: message.tool_calls.clone(),
-        tool_result: message.tool_result.as_ref().map(|result| ToolResult {
-            detail: None,
-            is_error: result.is_error,
-            name: result.name.clone(),
-            tool_call_id: result.tool_call_id.clone(),
-        }),
+        content,
+        tool_calls,
+        tool_result,
         tokens,
         model: message.model.clone(),
         usage: message.usage,
@@ -341,19 +356,9 @@ fn cut_calls(
     let saved = before.saturating_sub(after);
     // A call's arguments were counted as the JSON of the message's calls, so a message with
     // cut calls costs its own tokens less what the cut saved.
-    let sent = Message {
-        id: message.id,
-        frame: message.frame.clone(),
-        role: message.role,
-        content: message.content.clone(),
-        tool_calls: Some(calls),
-        tool_result: message.tool_result.clone(),
-        tokens: message.tokens.saturating_sub(saved),
-        model: message.model.clone(),
-        usage: message.usage,
-        created_at: message.created_at,
-        interrupted: message.interrupted,
-    };
+    let tokens = message.tokens.saturating_sub(saved);
+    let sent =
+        resent(message, message.content.clone(), Some(calls), message.tool_result.clone(), tokens);
     CutCalls { which, sent: Some(Arc::new(sent)), masked, saved }
 }
 
