@@ -527,71 +527,6 @@ fn leave_to_index(
 /// 50 rows bind 700 values, far below SQLite's limit of 32,766.
 const MESSAGES_PER_STATEMENT: usize = 50;
 
-/// The values of one message's row, in `MESSAGE_COLUMNS`' order.
-const MESSAGE_VALUES: usize = 14;
-
-/// The columns an import writes of each message.
-const MESSAGE_COLUMNS: &str = "frame_id, role, content, tool_calls, tool_result, tokens, model,
-    usage, created_at, interrupted, usage_input, usage_output, usage_cache_read, usage_cache_write";
-
-/// An insert of `rows` messages, their values bound in order.
-fn insert_messages_sql(rows: usize) -> String {
-    let values: Vec<String> = (0..rows)
-        .map(|row| {
-            let params: Vec<String> =
-                (1..=MESSAGE_VALUES).map(|k| format!("?{}", row * MESSAGE_VALUES + k)).collect();
-            format!("({})", params.join(", "))
-        })
-        .collect();
-    format!("INSERT INTO messages ({MESSAGE_COLUMNS}) VALUES {}", values.join(", "))
-}
-
-/// One imported message's row: what it binds beyond the message's own fields.
-struct MessageRow<'m> {
-    frame_id: &'m str,
-    imported: &'m ImportedMessage,
-    role: &'static str,
-    tool_calls: Option<String>,
-    tool_result: Option<String>,
-    tokens: i64,
-    usage: rows::UsageColumns,
-}
-
-impl<'m> MessageRow<'m> {
-    fn of(imported: &'m ImportedMessage, frame_id: &'m str) -> MessageRow<'m> {
-        let m = &imported.message;
-        MessageRow {
-            frame_id,
-            imported,
-            role: m.role.as_str(),
-            tool_calls: rows::payload_text(&m.tool_calls),
-            tool_result: rows::payload_text(&m.tool_result),
-            tokens: imported.tokens as i64,
-            usage: rows::UsageColumns::of(&m.usage),
-        }
-    }
-
-    fn values(&self) -> [&dyn rusqlite::ToSql; MESSAGE_VALUES] {
-        let m = &self.imported.message;
-        [
-            &self.frame_id,
-            &self.role,
-            &m.content,
-            &self.tool_calls,
-            &self.tool_result,
-            &self.tokens,
-            &m.model,
-            &self.usage.json,
-            &self.imported.at,
-            &m.interrupted,
-            &self.usage.input,
-            &self.usage.output,
-            &self.usage.cache_read,
-            &self.usage.cache_write,
-        ]
-    }
-}
-
 /// Writes an import's messages, in order, and returns each frame's range of their ids. SQLite
 /// gives a row without an id one more than the largest id its table holds (until that is the
 /// largest possible, when it picks one at random), and the import holds the write lock, so the
@@ -613,17 +548,20 @@ fn insert_messages(
     // Each message's frame id, looked up in a pass of its own (see `PackedIds`).
     let packed = PackedIds::of(frames);
     let frame_ids: Vec<&str> = messages.iter().map(|m| packed.get(m.frame)).collect();
-    let mut full = tx.prepare(&insert_messages_sql(MESSAGES_PER_STATEMENT))?;
+    let mut full = tx.prepare(&rows::insert_messages_sql(MESSAGES_PER_STATEMENT))?;
     for (chunk, frame_ids) in
         messages.chunks(MESSAGES_PER_STATEMENT).zip(frame_ids.chunks(MESSAGES_PER_STATEMENT))
     {
-        let rows: Vec<MessageRow<'_>> =
-            chunk.iter().zip(frame_ids).map(|(m, frame_id)| MessageRow::of(m, frame_id)).collect();
-        let values = rusqlite::params_from_iter(rows.iter().flat_map(MessageRow::values));
+        let written: Vec<rows::MessageRow<'_>> = chunk
+            .iter()
+            .zip(frame_ids)
+            .map(|(m, frame_id)| rows::MessageRow::of(frame_id, &m.message, m.tokens, m.at))
+            .collect();
+        let values = rusqlite::params_from_iter(written.iter().flat_map(rows::MessageRow::values));
         if chunk.len() == MESSAGES_PER_STATEMENT {
             full.execute(values)?;
         } else {
-            tx.prepare(&insert_messages_sql(chunk.len()))?.execute(values)?;
+            tx.prepare(&rows::insert_messages_sql(chunk.len()))?.execute(values)?;
         }
     }
     let mut ranges: Vec<Option<(i64, i64)>> = vec![None; frames.len()];

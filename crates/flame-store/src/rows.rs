@@ -2,8 +2,8 @@
 
 use flame_model::stored;
 use flame_model::{
-    Actor, Event, EventDetail, EventKind, Frame, FrameId, FrameOutline, Message, MessageId, Role,
-    Status, Tree, TreeId, Usage,
+    Actor, Event, EventDetail, EventKind, Frame, FrameId, FrameOutline, Message, MessageId,
+    NewMessage, Role, Status, Timestamp, Tree, TreeId, Usage,
 };
 use rusqlite::Row;
 use rusqlite::types::{FromSqlError, Type};
@@ -26,6 +26,80 @@ pub(crate) const MESSAGE_COLUMNS: &str = "id, frame_id, role, content, tool_call
 
 /// How many columns [`MESSAGE_COLUMNS`] names: a query selecting more reads them from here on.
 pub(crate) const MESSAGE_COLUMN_COUNT: usize = 15;
+
+/// The columns a message's row is written with, by a live write and an import alike, in the
+/// order [`MessageRow::values`] binds them.
+pub(crate) const MESSAGE_WRITTEN_COLUMNS: &str = "frame_id, role, content, tool_calls, \
+    tool_result, tokens, model, usage, created_at, interrupted, usage_input, usage_output, \
+    usage_cache_read, usage_cache_write";
+
+/// How many columns [`MESSAGE_WRITTEN_COLUMNS`] names.
+pub(crate) const MESSAGE_VALUES: usize = 14;
+
+/// An insert of `rows` messages, their values bound in order ([`MessageRow::values`]).
+pub(crate) fn insert_messages_sql(rows: usize) -> String {
+    let values: Vec<String> = (0..rows)
+        .map(|row| {
+            let params: Vec<String> =
+                (1..=MESSAGE_VALUES).map(|k| format!("?{}", row * MESSAGE_VALUES + k)).collect();
+            format!("({})", params.join(", "))
+        })
+        .collect();
+    format!("INSERT INTO messages ({MESSAGE_WRITTEN_COLUMNS}) VALUES {}", values.join(", "))
+}
+
+/// One message's row as it is written: its values, in [`MESSAGE_WRITTEN_COLUMNS`]' order, with
+/// the texts the message's own fields do not hold made once.
+pub(crate) struct MessageRow<'m> {
+    frame_id: &'m str,
+    message: &'m NewMessage,
+    role: &'static str,
+    tool_calls: Option<String>,
+    tool_result: Option<String>,
+    tokens: i64,
+    at: Timestamp,
+    usage: UsageColumns,
+}
+
+impl<'m> MessageRow<'m> {
+    pub(crate) fn of(
+        frame_id: &'m str,
+        message: &'m NewMessage,
+        tokens: u64,
+        at: Timestamp,
+    ) -> MessageRow<'m> {
+        MessageRow {
+            frame_id,
+            message,
+            role: message.role.as_str(),
+            tool_calls: payload_text(&message.tool_calls),
+            tool_result: payload_text(&message.tool_result),
+            tokens: tokens as i64,
+            at,
+            usage: UsageColumns::of(&message.usage),
+        }
+    }
+
+    pub(crate) fn values(&self) -> [&dyn rusqlite::ToSql; MESSAGE_VALUES] {
+        let m = self.message;
+        [
+            &self.frame_id,
+            &self.role,
+            &m.content,
+            &self.tool_calls,
+            &self.tool_result,
+            &self.tokens,
+            &m.model,
+            &self.usage.json,
+            &self.at,
+            &m.interrupted,
+            &self.usage.input,
+            &self.usage.output,
+            &self.usage.cache_read,
+            &self.usage.cache_write,
+        ]
+    }
+}
 
 pub(crate) const EVENT_COLUMNS: &str = "seq, tree_id, frame_id, kind, actor, at, detail";
 

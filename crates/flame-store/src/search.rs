@@ -291,12 +291,13 @@ const CATCH_UP_FRAMES: &str = "INSERT INTO frame_search (rowid, title, results, 
      SELECT id, title, results, tree FROM frame_search_text WHERE id > ?1";
 
 /// Indexes every range in `search_pending` and empties it; returns how many messages were
-/// indexed. The messages' current text and tree, as the triggers read them (`message_search_text`): the triggers left every message in
-/// these ranges alone, so none is in the index yet, and no two ranges overlap (an import whose
-/// ids could reach into a range indexes it first, `import.rs`). The imported tree's messages
-/// first, in id order, their tree named rather than looked up per message (the tree's frames are
-/// read once into a set); then any other message in the range, which only an id SQLite gave
-/// again after the tree's messages were deleted can be, with its frame looked up.
+/// indexed. The messages' current text and tree, as the triggers read them
+/// (`message_search_text`): the triggers left every message in these ranges alone, so none is
+/// in the index yet, and no two ranges overlap (an import whose ids could reach into a range
+/// indexes it first, `import.rs`). The imported tree's messages first, in id order, their tree
+/// named rather than looked up per message (the tree's frames are read once into a set); then
+/// any other message in the range, which only an id SQLite gave again after the tree's messages
+/// were deleted can be, with its frame looked up.
 fn index_pending_messages(conn: &rusqlite::Connection) -> rusqlite::Result<u64> {
     let ranges: Vec<(i64, i64, String)> = conn
         .prepare("SELECT first, last, tree FROM search_pending ORDER BY first")?

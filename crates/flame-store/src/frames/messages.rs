@@ -9,7 +9,7 @@ use flame_model::{
 };
 use rusqlite::{OptionalExtension, params};
 
-use crate::rows::{UsageColumns, payload_text};
+use crate::rows::{MessageRow, UsageColumns, insert_messages_sql, payload_text};
 use crate::{Store, StoreError};
 
 use super::Change;
@@ -206,29 +206,8 @@ impl Writer<'_> {
     ) -> Result<Message, StoreError> {
         let target = self.frame(frame)?;
         lifecycle::check(Operation::AddMessage, &target.id, &target.title, target.status)?;
-        let usage = UsageColumns::of(&message.usage);
-        self.tx
-            .prepare_cached(
-                "INSERT INTO messages (frame_id, role, content, tool_calls, tool_result, tokens, model, usage, created_at, interrupted,
-                     usage_input, usage_output, usage_cache_read, usage_cache_write)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-            )?
-            .execute(params![
-                frame.as_str(),
-                message.role.as_str(),
-                message.content,
-                payload_text(&message.tool_calls),
-                payload_text(&message.tool_result),
-                tokens as i64,
-                message.model,
-                usage.json,
-                self.change.at,
-                message.interrupted,
-                usage.input,
-                usage.output,
-                usage.cache_read,
-                usage.cache_write,
-            ])?;
+        let row = MessageRow::of(frame.as_str(), message, tokens, self.change.at);
+        self.tx.prepare_cached(&insert_messages_sql(1))?.execute(&row.values()[..])?;
         let id = MessageId(self.tx.last_insert_rowid());
         self.count_message(&target, tokens)?;
         self.event(

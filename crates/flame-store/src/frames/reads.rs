@@ -504,8 +504,7 @@ mod tests {
             store.pending_logs().unwrap();
             store.usage_by_model(&root).unwrap();
         }
-        let after = messages_after_sql();
-        for sql in [events_since_sql(), after] {
+        for sql in [events_since_sql(), messages_after_sql()] {
             let stmt = store.conn.prepare_cached(&sql).unwrap();
             assert_eq!(stmt.get_status(StatementStatus::Run), rounds as i32, "{sql}");
             assert_eq!(stmt.get_status(StatementStatus::RePrepare), 0, "prepared once: {sql}");
