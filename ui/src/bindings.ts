@@ -398,27 +398,45 @@ export type ContextDoc = ContextDoc_Serialize | ContextDoc_Deserialize;
 
 /**  The assembled context. */
 export type ContextDoc_Deserialize = {
-	/**  The preamble followed by the `<stack-context>` document: the system prompt. */
+	/**  The system prompt: the preamble, the same for every frame of the tree. */
 	system: string,
-	/**  The `<stack-context>` document alone. */
+	/**  The `<stack-context>` document: the frame's opening, the conversation's first message. */
 	xml: string,
-	/**  When older messages were left out, the line that says so; it comes before `messages`. */
+	/**
+	 *  When older messages were left out, the line that says so; it comes after the opening
+	 *  and before `messages`.
+	 */
 	omission?: string | null,
 	/**  F's messages that are included, oldest first: the input's own where sent as they are. */
 	messages: Message_Deserialize[],
+	/**
+	 *  The newest of `messages` that the frame's previous request ended with, when this
+	 *  request starts with that one (the same opening, nothing masked since): where the cached
+	 *  prefix ends.
+	 */
+	previous_end?: MessageId | null,
 	report: ContextReport_Deserialize,
 };
 
 /**  The assembled context. */
 export type ContextDoc_Serialize = {
-	/**  The preamble followed by the `<stack-context>` document: the system prompt. */
+	/**  The system prompt: the preamble, the same for every frame of the tree. */
 	system: string,
-	/**  The `<stack-context>` document alone. */
+	/**  The `<stack-context>` document: the frame's opening, the conversation's first message. */
 	xml: string,
-	/**  When older messages were left out, the line that says so; it comes before `messages`. */
+	/**
+	 *  When older messages were left out, the line that says so; it comes after the opening
+	 *  and before `messages`.
+	 */
 	omission: string | null,
 	/**  F's messages that are included, oldest first: the input's own where sent as they are. */
 	messages: Message_Serialize[],
+	/**
+	 *  The newest of `messages` that the frame's previous request ended with, when this
+	 *  request starts with that one (the same opening, nothing masked since): where the cached
+	 *  prefix ends.
+	 */
+	previous_end: MessageId | null,
 	report: ContextReport_Serialize,
 };
 
@@ -452,6 +470,14 @@ export type ContextReport_Deserialize = {
 	masked_calls: number,
 	/**  The tokens those stubs saved against the results in full. */
 	masked_tokens_saved: number,
+	/**  The opening this context sends, and what this call appends to what came before. */
+	opening: OpeningReport,
+	/**
+	 *  Of the input the frame's replies so far recorded, the thousandths the provider read from
+	 *  its cache; `None` until a reply recorded usage, and in a context made for a call (the
+	 *  caller fills it in for the inspector).
+	 */
+	cache_hit_per_mille?: number | null,
 };
 
 /**  How the context was built: the data of the context inspector. */
@@ -481,6 +507,14 @@ export type ContextReport_Serialize = {
 	masked_calls: number,
 	/**  The tokens those stubs saved against the results in full. */
 	masked_tokens_saved: number,
+	/**  The opening this context sends, and what this call appends to what came before. */
+	opening: OpeningReport,
+	/**
+	 *  Of the input the frame's replies so far recorded, the thousandths the provider read from
+	 *  its cache; `None` until a reply recorded usage, and in a context made for a call (the
+	 *  caller fills it in for the inspector).
+	 */
+	cache_hit_per_mille: number | null,
 };
 
 /**
@@ -1256,7 +1290,13 @@ export type ModelList_Serialize = {
  *  A model's price, with when it was taken from the provider's price list: an entry of the
  *  built-in table ([`built_in_prices`]) or of the settings' `prices`.
  */
-export type ModelPrice = {
+export type ModelPrice = ModelPrice_Serialize | ModelPrice_Deserialize;
+
+/**
+ *  A model's price, with when it was taken from the provider's price list: an entry of the
+ *  built-in table ([`built_in_prices`]) or of the settings' `prices`.
+ */
+export type ModelPrice_Deserialize = {
 	/**
 	 *  The model's name as its provider reports it in replies (`claude-sonnet-4-5`); a dated
 	 *  snapshot (`claude-sonnet-4-5-20250929`) takes its base name's price unless it has its own.
@@ -1268,8 +1308,40 @@ export type ModelPrice = {
 	output: number,
 	/**  Micro-dollars per million input tokens read from the cache. */
 	cache_read: number,
-	/**  Micro-dollars per million input tokens written to the cache. */
+	/**  Micro-dollars per million input tokens written to the cache (for its short lifetime). */
 	cache_write: number,
+	/**
+	 *  Micro-dollars per million input tokens written to the cache for an hour; `None` prices
+	 *  them as [`ModelPrice::cache_write`] (a price the settings held before Flame knew of them).
+	 */
+	cache_write_long?: number | null,
+	/**  When the price was read from the provider's list, for example `2026-11`. */
+	as_of: string,
+};
+
+/**
+ *  A model's price, with when it was taken from the provider's price list: an entry of the
+ *  built-in table ([`built_in_prices`]) or of the settings' `prices`.
+ */
+export type ModelPrice_Serialize = {
+	/**
+	 *  The model's name as its provider reports it in replies (`claude-sonnet-4-5`); a dated
+	 *  snapshot (`claude-sonnet-4-5-20250929`) takes its base name's price unless it has its own.
+	 */
+	model: string,
+	/**  Micro-dollars per million input tokens not read from the cache. */
+	input: number,
+	/**  Micro-dollars per million output tokens. */
+	output: number,
+	/**  Micro-dollars per million input tokens read from the cache. */
+	cache_read: number,
+	/**  Micro-dollars per million input tokens written to the cache (for its short lifetime). */
+	cache_write: number,
+	/**
+	 *  Micro-dollars per million input tokens written to the cache for an hour; `None` prices
+	 *  them as [`ModelPrice::cache_write`] (a price the settings held before Flame knew of them).
+	 */
+	cache_write_long: number | null,
 	/**  When the price was read from the provider's list, for example `2026-11`. */
 	as_of: string,
 };
@@ -1291,6 +1363,50 @@ export type ModelSource =
 { kind: "provider"; provider: ProviderKind } | 
 /**  A model server on this computer serves it. */
 { kind: "local"; address: string; server: ServerKind };
+
+/**  Why a frame's opening was made (again). */
+export type OpeningReason = 
+/**  The conversation entered the frame: its first call. */
+"entered" | 
+/**  The context no longer fitted the budget, even with every older tool result masked. */
+"budget" | 
+/**  The frame's cached prefix had expired, so rewriting it cost nothing more. */
+"cold" | 
+/**  The person asked for it. */
+"asked";
+
+/**
+ *  A context's opening and what the call does to the frame's cached prefix: the context
+ *  inspector's account of the cache.
+ */
+export type OpeningReport = {
+	/**
+	 *  1 for the opening made when the conversation entered the frame, one more each time it
+	 *  was made again.
+	 */
+	generation: number,
+	reason: OpeningReason,
+	/**  The reason in words, as the inspector and the command line say it. */
+	reason_text: string,
+	made_at: number,
+	/**  Whether this call makes the opening (for the first time, or again for `reason`). */
+	made_now: boolean,
+	tokens: number,
+	/**
+	 *  How many frames this call tells of in a note after the newest message, since they
+	 *  changed after the model was last told of them.
+	 */
+	noted_frames: number,
+	/**  How many tool results this call masks that the frame's earlier calls sent whole. */
+	newly_masked: number,
+	/**
+	 *  What the call should read from the provider's cache, in tokens: the tool schemas, the
+	 *  preamble and, while the frame's previous request is still cached, what it started with.
+	 */
+	cache_read_tokens: number,
+	/**  What the call sends that is not in the cache: the rest. */
+	cache_written_tokens: number,
+};
 
 /**
  *  A tree's outline by columns: frame `i` is `id[i]`, its title `title[i]`, and so on. Fields
@@ -1682,7 +1798,7 @@ export type Settings_Deserialize = {
 	 *  Prices of model calls, replacing or adding to the built-in ones by model name (see
 	 *  [`flame_model::cost`]); written only when there are some.
 	 */
-	prices?: ModelPrice[],
+	prices?: ModelPrice_Deserialize[],
 	anthropic?: ProviderSettings_Deserialize,
 	openai?: ProviderSettings_Deserialize,
 	/**  Models besides the built-in ones, or overriding them. */
@@ -1713,12 +1829,12 @@ export type Settings_Serialize = {
 	 *  Prices of model calls, replacing or adding to the built-in ones by model name (see
 	 *  [`flame_model::cost`]); written only when there are some.
 	 */
-	prices?: ModelPrice[],
+	prices?: ModelPrice_Serialize[],
 	/**
 	 *  The built-in prices, for the window to show beside the person's: filled in by
 	 *  [`Settings::redacted`], never read from the UI or the file, never written.
 	 */
-	built_in_prices?: ModelPrice[],
+	built_in_prices?: ModelPrice_Serialize[],
 	anthropic: ProviderSettings_Serialize,
 	openai: ProviderSettings_Serialize,
 	/**  Models besides the built-in ones, or overriding them. */
@@ -2016,10 +2132,24 @@ export type Tree_Serialize = {
 	workspace: string | null,
 };
 
-/**  Tokens a provider reports for one call. */
+/**
+ *  Tokens a provider reports for one call. Input is counted in three parts that do not overlap:
+ *  what was read from the provider's prompt cache, what was written to it, and the rest.
+ */
 export type Usage = {
+	/**  Input read from the provider's cache. */
 	cache_read_tokens: number,
+	/**
+	 *  Input written to the cache for an hour (Anthropic's one-hour lifetime). Usage stored
+	 *  before Flame knew of it is read by `stored::usage`, as none.
+	 */
+	cache_write_long_tokens: number,
+	/**
+	 *  Input written to the cache for its short lifetime (Anthropic's five minutes; providers
+	 *  that cache without being asked write nothing here).
+	 */
 	cache_write_tokens: number,
+	/**  Input neither read from nor written to the cache. */
 	input_tokens: number,
 	output_tokens: number,
 };

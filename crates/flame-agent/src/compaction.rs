@@ -5,7 +5,7 @@
 
 use flame_api::{ApiError, ErrorCode};
 use flame_model::FrameId;
-use flame_models::{CancellationToken, ChatMessage, ChatRequest};
+use flame_models::{CancellationToken, ChatMessage, ChatRequest, PromptCache};
 use serde::{Deserialize, Serialize};
 
 use crate::Agent;
@@ -48,6 +48,7 @@ pub(crate) async fn compact_criteria(
         messages: vec![ChatMessage::User(entry.frame.success_criteria.clone())],
         tools: Vec::new(),
         max_tokens: 200,
+        cache: PromptCache::default(),
     };
     let turn = client
         .stream(&model.provider, &request, &CancellationToken::new(), |_| {})
@@ -103,6 +104,7 @@ pub(crate) async fn generate_results(
             messages: messages.clone(),
             tools: Vec::new(),
             max_tokens: model.model.max_output_tokens,
+            cache: PromptCache::default(),
         };
         let turn = agent
             .client

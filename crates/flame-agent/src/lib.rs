@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use flame_api::{ApiError, ContextDoc, ErrorCode, Flame};
+use flame_api::{ApiError, CachePolicy, ErrorCode, Flame};
 use flame_frame_tools as tools;
 use flame_model::lifecycle::{self, Operation};
 use flame_model::{
@@ -32,7 +32,7 @@ use flame_model::{
     ToolResult, TreeId,
 };
 use flame_models::{
-    CancellationToken, ChatMessage, ChatRequest, Client, ModelError, ProviderKind, RetryPolicy,
+    CancellationToken, ChatRequest, Client, ModelError, PromptCache, ProviderKind, RetryPolicy,
     StreamEvent, ToolCall, ToolSpec, Usage,
 };
 use serde::Serialize;
@@ -297,18 +297,29 @@ impl Agent {
             &serde_json::to_string(&tools).unwrap_or_default(),
         );
         let mut budget = model.budget(schema_tokens);
+        let policy = self.cache_policy(model);
         let mut usage = Usage::default();
         let mut shrunk = false;
         let mut round = 0;
         while round < self.settings.max_tool_rounds.max(1) {
             round += 1;
-            let doc = self.flame.context(Some(&frame), Some(budget))?;
+            let doc = self.flame.prepare_call(&frame, budget, policy)?;
+            let prompt = flame_context::request::prompt(
+                &doc,
+                flame_api::DEFAULT_ENCODING,
+                policy.conversation,
+            );
             let request = ChatRequest {
                 model: model.model.name.clone(),
-                system: doc.system.clone(),
-                messages: conversation(&doc),
+                system: prompt.system,
+                messages: prompt.messages,
                 tools: tools.clone(),
                 max_tokens: model.model.max_output_tokens,
+                cache: PromptCache {
+                    system: Some(prompt.system_lifetime),
+                    marks: prompt.marks,
+                    key: Some(frame.to_string()),
+                },
             };
             let turn = match self.stream_into_store(&frame, model, &request, cancel, on_event).await
             {
@@ -328,7 +339,11 @@ impl Agent {
                 }
                 Err(err) => return Err(model_error(&err)),
             };
-            add_usage(&mut usage, &turn.usage);
+            usage.add(&turn.usage);
+            for text in &turn.notices {
+                tracing::warn!("{text}");
+                on_event(ChatEvent::Notice { text: text.clone() });
+            }
             if turn.tool_calls.is_empty() {
                 for suggestion in
                     suggest::suggestions(&self.flame.messages(&frame)?, budget.available())
@@ -411,6 +426,22 @@ impl Agent {
             self.flame.finish_reply(Actor::Agent, reply, &message).map_err(to_model_error)?;
         on_event(ChatEvent::Saved { frame: frame.clone(), message: saved.id });
         outcome
+    }
+
+    /// What `model`'s provider caches and charges, for the frame's context: Anthropic keeps
+    /// what it is asked to, OpenAI keeps a prefix for minutes on its own, and a server on this
+    /// computer keeps what it last processed, which costs nothing to read. A model Flame knows
+    /// a price for is taken to be its provider's, wherever its base URL points (a proxy on this
+    /// computer forwards to the provider); an unpriced model on this computer is a local server.
+    fn cache_policy(&self, model: &ResolvedModel) -> CachePolicy {
+        let price = self.settings.price_table().get(&model.model.name).map(|p| p.price());
+        let local = model.local_server.is_some()
+            || (price.is_none() && settings::is_on_this_computer(&model.provider.base_url));
+        match model.provider.kind {
+            _ if local => CachePolicy::local(),
+            ProviderKind::Anthropic => CachePolicy::anthropic(price.as_ref()),
+            ProviderKind::Openai => CachePolicy::automatic(price.as_ref()),
+        }
     }
 
     /// The tools offered in `frame`: the frame tools, and the workspace tools when its tree has
@@ -740,77 +771,6 @@ fn pending_calls(messages: &[flame_model::Message]) -> Vec<ToolCall> {
         .filter_map(|m| Some(m.tool_result.as_ref()?.tool_call_id.as_str()))
         .collect();
     calls.into_iter().filter(|c| !answered.contains(&c.id.as_str())).collect()
-}
-
-/// Whether the agent ran the tool a result answers: it records the tool's name with every
-/// result. Results imported from other tools' transcripts do not name it, and answer calls to
-/// tools the model here does not have, so they are sent as text.
-fn ran_here(result: &ToolResult) -> bool {
-    result.name.is_some()
-}
-
-/// The conversation to send: the frame's included messages as the provider-neutral kind.
-/// Notes go as the user's (they are context a person or Flame added); tool calls that never got
-/// a result are dropped, and results whose call was left out become plain text.
-fn conversation(doc: &ContextDoc) -> Vec<ChatMessage> {
-    let mut out = Vec::new();
-    if let Some(omission) = &doc.omission {
-        out.push(ChatMessage::User(omission.clone()));
-    }
-    let answered: Vec<&str> = doc
-        .messages
-        .iter()
-        .filter_map(|m| m.tool_result.as_ref().filter(|r| ran_here(r)))
-        .map(|r| r.tool_call_id.as_str())
-        .collect();
-    let mut called: Vec<String> = Vec::new();
-    for m in &doc.messages {
-        match m.role {
-            Role::User => out.push(ChatMessage::User(m.content.clone())),
-            Role::Note => out.push(ChatMessage::User(format!("[note] {}", m.content))),
-            Role::Assistant => {
-                let calls: Vec<ToolCall> = m
-                    .tool_calls
-                    .iter()
-                    .flatten()
-                    .filter(|c| answered.contains(&c.id.as_str()))
-                    .cloned()
-                    .collect();
-                called.extend(calls.iter().map(|c| c.id.clone()));
-                if !m.content.is_empty() || !calls.is_empty() {
-                    out.push(ChatMessage::Assistant { text: m.content.clone(), tool_calls: calls });
-                }
-            }
-            Role::Tool => {
-                let result = m.tool_result.as_ref().filter(|r| called.contains(&r.tool_call_id));
-                if let Some(result) = result {
-                    out.push(ChatMessage::ToolResult {
-                        call_id: result.tool_call_id.clone(),
-                        content: m.content.clone(),
-                        is_error: result.is_error,
-                    });
-                } else {
-                    out.push(ChatMessage::User(format!("[tool result] {}", m.content)));
-                }
-            }
-        }
-    }
-    if !matches!(out.first(), Some(ChatMessage::User(_))) {
-        out.insert(
-            0,
-            ChatMessage::User("[Flame] This frame's conversation so far follows.".to_owned()),
-        );
-    }
-    out
-}
-
-fn add_usage(total: &mut Usage, more: &Usage) {
-    // Each count from a provider is bounded (flame_models::MAX_USAGE_TOKENS), but a long loop of
-    // rounds adds them up: a total saturates rather than overflowing.
-    total.input_tokens = total.input_tokens.saturating_add(more.input_tokens);
-    total.output_tokens = total.output_tokens.saturating_add(more.output_tokens);
-    total.cache_read_tokens = total.cache_read_tokens.saturating_add(more.cache_read_tokens);
-    total.cache_write_tokens = total.cache_write_tokens.saturating_add(more.cache_write_tokens);
 }
 
 /// A model failure as the boundary's error: the message says what to do.

@@ -305,6 +305,11 @@ fn origin(url: &str) -> Option<url::Origin> {
 }
 
 /// Whether `host` is this computer: `localhost`, 127.0.0.0/8 or ::1.
+/// Whether `base_url` names a server on this computer.
+pub(crate) fn is_on_this_computer(base_url: &str) -> bool {
+    url::Url::parse(base_url).ok().is_some_and(|url| url.host().is_some_and(|h| is_loopback(&h)))
+}
+
 fn is_loopback(host: &url::Host<&str>) -> bool {
     match host {
         url::Host::Domain(name) => name.eq_ignore_ascii_case("localhost"),
@@ -938,6 +943,7 @@ mod tests {
             output: 200_000,
             cache_read: 0,
             cache_write: 0,
+            cache_write_long: None,
             as_of: "2026-11".into(),
         };
         assert_eq!(

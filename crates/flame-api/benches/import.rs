@@ -84,8 +84,42 @@ fn main() {
         }
         println!("BENCH import.{name} {:.1} ms", best * 1e3);
         let started = Instant::now();
-        let replay = flame_api::replay_file(&path, None, None).unwrap();
+        let replay = flame_api::replay_file(&path, None, None, &Default::default()).unwrap();
         println!("BENCH import.replay_{name} {:.1} ms", started.elapsed().as_secs_f64() * 1e3);
+        // Issue 29's goals, in dollars under Anthropic's cache at Claude Sonnet's list prices:
+        // Flame's input against what the linear session paid as recorded, against the floor,
+        // and for the part Flame controls (everything but the agent's fixed prompt).
+        let usd = |micro: u64| micro as f64 / 1e6;
+        let ratio = |a: u64, b: u64| a as f64 / b.max(1) as f64;
+        let controlled = |total: u64| total.saturating_sub(replay.fixed_micro_usd);
+        println!("BENCH import.replay_{name}_linear_usd {:.2} usd", usd(replay.linear_micro_usd));
+        println!("BENCH import.replay_{name}_flame_usd {:.2} usd", usd(replay.flame_micro_usd));
+        println!("BENCH import.replay_{name}_floor_usd {:.2} usd", usd(replay.floor_micro_usd));
+        println!(
+            "BENCH import.replay_{name}_usd_ratio {:.3} ratio",
+            ratio(replay.flame_micro_usd, replay.linear_micro_usd)
+        );
+        println!(
+            "BENCH import.replay_{name}_floor_ratio {:.3} ratio",
+            ratio(replay.flame_micro_usd, replay.floor_micro_usd)
+        );
+        println!(
+            "BENCH import.replay_{name}_controlled_usd_ratio {:.3} ratio",
+            ratio(controlled(replay.flame_micro_usd), controlled(replay.linear_micro_usd))
+        );
+        println!(
+            "BENCH import.replay_{name}_cache_read_share {:.1} %",
+            100.0 * ratio(replay.flame_cache.read, replay.flame_tokens)
+        );
+        let openai = flame_api::ReplayOptions {
+            provider: flame_api::ReplayProvider::Openai,
+            ..Default::default()
+        };
+        let openai = flame_api::replay_file(&path, None, None, &openai).unwrap();
+        println!(
+            "BENCH import.replay_{name}_openai_usd_ratio {:.3} ratio",
+            ratio(openai.flame_micro_usd, openai.linear_micro_usd)
+        );
         println!("BENCH import.replay_{name}_calls {} calls", replay.calls);
         // What issue 17's goal is stated in: Flame's tokens as a share of the linear chat's,
         // first-touch recall, and the largest call Flame would send.

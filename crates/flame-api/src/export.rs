@@ -418,9 +418,10 @@ fn markdown(export: &Export) -> String {
     out
 }
 
-/// The assembled context of the frame titled `title` as Markdown: its totals, a table of the
-/// sections with what became of each under the budget, then the system prompt and the messages
-/// verbatim, each in a fence so nothing in them is read as Markdown.
+/// The assembled context of the frame titled `title` as Markdown: its totals, its opening and
+/// what the call does to the cached prefix, a table of the sections with what became of each
+/// under the budget, then the system prompt, the opening and the messages (context notes among
+/// them) verbatim, each in a fence so nothing in them is read as Markdown.
 fn context_markdown(title: &str, doc: &ContextDoc) -> String {
     let report = &doc.report;
     let mut out = String::new();
@@ -437,6 +438,20 @@ fn context_markdown(title: &str, doc: &ContextDoc) -> String {
     if report.omitted_messages > 0 {
         let _ = writeln!(out, "- {} older messages left out", report.omitted_messages);
     }
+    let opening = &report.opening;
+    let _ = writeln!(
+        out,
+        "- opening {} ({} tokens), {}{}",
+        opening.generation,
+        opening.tokens,
+        if opening.made_now { "made at this call: " } else { "" },
+        opening.reason_text
+    );
+    let _ = writeln!(
+        out,
+        "- the call reads about {} tokens from the provider's cache and writes {}",
+        opening.cache_read_tokens, opening.cache_written_tokens
+    );
     let _ = writeln!(out, "\n## Sections\n\n| section | tokens | state |\n|---|---:|---|");
     for s in &report.sections {
         let state = match s.state {
@@ -454,6 +469,7 @@ fn context_markdown(title: &str, doc: &ContextDoc) -> String {
         );
     }
     let _ = writeln!(out, "\n## System prompt\n\n{}", fence(&doc.system));
+    let _ = writeln!(out, "\n## Opening\n\n{}", fence(&doc.xml));
     let _ = writeln!(out, "\n## Messages");
     if let Some(omission) = &doc.omission {
         let _ = writeln!(out, "\n{}", fence(omission));

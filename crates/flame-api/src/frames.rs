@@ -12,10 +12,9 @@ use serde::{Deserialize, Serialize};
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
 
-use flame_context::{Budget, ContextDoc, ContextInput};
+use flame_context::Budget;
 use flame_tokens::Encoding;
 
 use crate::outline::OutlineColumns;
@@ -643,57 +642,6 @@ impl Flame {
         self.keep_tool_results.store(keep, Ordering::Relaxed);
     }
 
-    /// Exactly what the model receives for frame `id` (default: the focused frame of the
-    /// current tree) under `budget` (default: [`DEFAULT_BUDGET`]), with the inspector's account.
-    pub fn context(
-        &self,
-        id: Option<&FrameId>,
-        budget: Option<Budget>,
-    ) -> Result<ContextDoc, ApiError> {
-        let store = self.store();
-        let focus = default_to_focus(&store, id)?;
-        // What the context shows of the tree, the focus's settled messages, the subtrees'
-        // trails and the parts assembled from them are kept between assemblies
-        // (`path_frames.rs`, `settled_messages.rs`, `subtree_trails.rs`,
-        // `flame_context::KeptParts`): a chat assembles before every model call, and reading
-        // the trails walks most of a large tree.
-        let (data_dir, budget) = (self.data_dir.path(), budget.unwrap_or(DEFAULT_BUDGET));
-        let keep_tool_results = Some(self.keep_tool_results.load(Ordering::Relaxed));
-        let assembled =
-            self.path_frames.with(&store, data_dir, &focus, |shown, followed| {
-                let linear_message_tokens = store.tree_message_tokens(&shown.tree)?;
-                let (tree, finished) = (&shown.tree, &shown.finished);
-                let none_gone = followed.is_some();
-                self.settled_messages.with(&store, &focus, none_gone, |messages, settled| {
-                    self.subtree_trails.with(&store, tree, finished, followed, |trails| {
-                        let input = ContextInput {
-                            focus: &focus,
-                            frames: &shown.frames,
-                            messages,
-                            encoding: DEFAULT_ENCODING,
-                            budget,
-                            log_paths: &shown.log_paths,
-                            linear_message_tokens,
-                            workspace: shown.workspace.as_deref(),
-                            trails,
-                            keep_tool_results,
-                        };
-                        let mut kept =
-                            self.kept_parts.lock().unwrap_or_else(PoisonError::into_inner);
-                        if settled.fresh {
-                            kept.parts.forget_messages();
-                        }
-                        kept.trust_unchanged(followed, shown);
-                        let doc =
-                            flame_context::assemble_kept(&input, &mut kept.parts, settled.count);
-                        kept.assembled_at = doc.is_ok().then_some(shown.seq);
-                        doc
-                    })
-                })
-            })???;
-        assembled.map_err(|e| ApiError::internal("assemble the context", e))
-    }
-
     /// A frame's messages, oldest first.
     pub fn messages(&self, id: &FrameId) -> Result<Vec<Message>, ApiError> {
         let store = self.store();
@@ -791,7 +739,7 @@ pub(crate) fn resolve_tree(store: &Store, tree: Option<&TreeId>) -> Result<TreeI
 }
 
 /// `id`, or the focused frame of the current tree.
-fn default_to_focus(store: &Store, id: Option<&FrameId>) -> Result<FrameId, StoreError> {
+pub(crate) fn default_to_focus(store: &Store, id: Option<&FrameId>) -> Result<FrameId, StoreError> {
     match id {
         Some(id) => Ok(id.clone()),
         None => Ok(store.tree(&resolve_tree(store, None)?)?.focus),

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use flame_import::replay::Replay;
+use flame_import::replay::{Replay, ReplayOptions};
 use flame_import::{Draft, Format, ImportError, ImportOptions, opencode};
 use flame_model::{Actor, FrameError, Tree};
 use flame_store::ImportedMessage;
@@ -157,10 +157,12 @@ pub fn replay_file(
     path: &Path,
     format: Option<ImportFormat>,
     session: Option<&str>,
+    replay: &ReplayOptions,
 ) -> Result<Replay, ApiError> {
     let options = ImportOptions { segment: true, session: session.map(str::to_owned) };
     let draft = read_draft(path, format, &options, &mut |_| {})?;
-    flame_import::replay::replay(&draft).map_err(|e| ApiError::internal("replay the session", e))
+    flame_import::replay::replay(&draft, replay)
+        .map_err(|e| ApiError::internal("replay the session", e))
 }
 
 impl Flame {

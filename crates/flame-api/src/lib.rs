@@ -5,6 +5,7 @@
 //! [`ApiError`]. The types here are the transport types: they derive `serde` and `specta::Type`
 //! so that the desktop shell can generate their TypeScript twins.
 
+mod calls;
 mod checkpoints;
 mod clock;
 mod cost;
@@ -41,9 +42,11 @@ pub use error::{ApiError, ErrorCode};
 pub use export::{
     ExportFormat, ExportProgress, ExportScope, ExportSummary, expand_home, resolve_export_path,
 };
-pub use flame_context::{Budget, ContextDoc, ContextReport};
+pub use flame_context::{
+    Budget, CacheEconomics, CachePolicy, ContextDoc, ContextReport, OpeningReport,
+};
 pub use flame_import::flame_json::Export;
-pub use flame_import::replay::{CallRow, Replay};
+pub use flame_import::replay::{CacheTokens, CallRow, Replay, ReplayOptions, ReplayProvider};
 pub use flame_store::ReplyOwner;
 pub use frames::{
     DEFAULT_BUDGET, DEFAULT_ENCODING, DeletedTree, EarlierMessages, FrameDetail, FrameEntry,
@@ -96,6 +99,8 @@ pub struct Flame {
     /// How many of the focus's newest tool results the context sends in full
     /// (`set_keep_tool_results`).
     keep_tool_results: AtomicUsize,
+    /// The cache policy of the last call prepared, which the context's preview assumes.
+    last_policy: calls::LastPolicy,
 }
 
 /// What the front ends show about the running Flame.
@@ -156,6 +161,7 @@ impl Flame {
             kept_parts: Mutex::default(),
             keep_tool_results: AtomicUsize::new(flame_context::DEFAULT_KEEP_TOOL_RESULTS),
             outline_ahead: outline::OutlineAhead::default(),
+            last_policy: calls::LastPolicy::default(),
         })
     }
 

@@ -184,10 +184,15 @@ pub enum Command {
         /// The tokens the context may use (default: a 128k window less an 8k reply reserve).
         #[arg(long, value_name = "N")]
         budget: Option<u64>,
-        /// `xml`: the system prompt (preamble and stack-context) and the messages, as sent;
-        /// `json`: the same with the inspector's account of every section.
+        /// `xml`: the system prompt, the frame's opening (its stack-context) and the messages,
+        /// as the next call sends them; `json`: the same with the inspector's account of every
+        /// section and of the cache.
         #[arg(long, value_name = "xml|json", default_value = "xml")]
         format: ContextFormat,
+        /// Have the frame's opening made again at its next call, showing the tree as it is
+        /// then (its notes and masked results folded in), and print that context.
+        #[arg(long)]
+        rebuild: bool,
     },
     /// Import an agent session (Claude Code JSONL with its subagents folder, an OpenCode data
     /// directory, storage/ folder, session file or opencode.db) or a Flame export
@@ -216,7 +221,8 @@ pub enum Command {
         scope: ExportScopeArg,
     },
     /// Compare, for every model call of a recorded session, the context the agent sent with the
-    /// context Flame would send for the same frame at that moment. Reads the file only.
+    /// context Flame would send for the same frame at that moment, in tokens and in dollars
+    /// under the provider's prompt cache. Reads the file only.
     Replay {
         path: PathBuf,
         #[arg(long, value_name = "claude-code|opencode|flame")]
@@ -227,7 +233,23 @@ pub enum Command {
         /// List every call, not only the totals and the distribution.
         #[arg(long)]
         calls: bool,
+        /// Whose prompt cache and list prices both sides are priced under: Anthropic's (Claude
+        /// Sonnet 4.5) or OpenAI's (GPT-4.1).
+        #[arg(long, value_name = "anthropic|openai", default_value = "anthropic")]
+        provider: ProviderArg,
+        /// How long Flame asks Anthropic to keep a frame's conversation (default: what the agent
+        /// asks).
+        #[arg(long, value_name = "5m|1h")]
+        cache_lifetime: Option<LifetimeArg>,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LifetimeArg {
+    #[value(name = "5m")]
+    FiveMinutes,
+    #[value(name = "1h")]
+    OneHour,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -48,8 +48,16 @@ fn main() -> ExitCode {
 
     // A replay reads a file and nothing else, so it needs no data directory.
     let result = match &cli.command {
-        Command::Replay { path, format, session, calls } => {
-            replay::run(path, format.map(source_format), session.as_deref(), *calls, cli.json)
+        Command::Replay { path, format, session, calls, provider, cache_lifetime } => {
+            let options = replay::options(*provider, *cache_lifetime);
+            replay::run(
+                path,
+                format.map(source_format),
+                session.as_deref(),
+                &options,
+                *calls,
+                cli.json,
+            )
         }
         // The models come from the settings, the providers and local servers, not the data.
         Command::Models { refresh } => list_models(*refresh, cli.json),
@@ -206,9 +214,12 @@ fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
                 .block_on(flame_mcp::serve_stdio(server))
                 .map_err(|e| ApiError::internal("serve MCP", e))
         }
-        Command::Context { id, budget, format } => {
-            let doc =
-                flame.context(Some(&FrameId::parse(id)?), budget.map(flame_api::Budget::of))?;
+        Command::Context { id, budget, format, rebuild } => {
+            let id = FrameId::parse(id)?;
+            if *rebuild {
+                flame.rebuild_context(ACTOR, &id)?;
+            }
+            let doc = flame.context(Some(&id), budget.map(flame_api::Budget::of))?;
             let json = cli.json || *format == ContextFormat::Json;
             Output { json }.print(&doc, || render::context(&doc))
         }

@@ -138,10 +138,16 @@ pub fn status(status: &TreeStatus, costs: &HashMap<FrameId, FrameCost>) -> Strin
     out.trim_end().to_owned()
 }
 
-/// A context as the model receives it: the system prompt, then the messages, with a closing
-/// line of totals.
+/// A context as the model receives it: the system prompt, the frame's opening, then the
+/// messages, with closing lines on the opening and the cache and of totals.
 pub fn context(doc: &flame_api::ContextDoc) -> String {
     let mut out = format!("{}\n", doc.system.trim_end());
+    let _ = write!(
+        out,
+        "\n--- opening · {} tokens ---\n{}\n",
+        doc.report.opening.tokens,
+        doc.xml.trim()
+    );
     if let Some(omission) = &doc.omission {
         let _ = write!(out, "\n--- note ---\n{omission}\n");
     }
@@ -155,6 +161,30 @@ pub fn context(doc: &flame_api::ContextDoc) -> String {
         );
     }
     let report = &doc.report;
+    let opening = &report.opening;
+    let _ = write!(
+        out,
+        "\n# opening {}, {}{}",
+        opening.generation,
+        if opening.made_now { "made at the next call: " } else { "" },
+        opening.reason_text
+    );
+    if opening.noted_frames > 0 {
+        let _ = write!(
+            out,
+            "\n# the next call appends a note on {} frame{} that changed",
+            opening.noted_frames,
+            if opening.noted_frames == 1 { "" } else { "s" }
+        );
+    }
+    if opening.newly_masked > 0 {
+        let _ = write!(out, "\n# the next call masks {} older tool results", opening.newly_masked);
+    }
+    let _ = write!(
+        out,
+        "\n# the next call reads about {} tokens from the provider's cache and writes {}",
+        opening.cache_read_tokens, opening.cache_written_tokens
+    );
     let _ = write!(
         out,
         "\n# {} of {} tokens{}; a linear chat would send {}",

@@ -3,17 +3,37 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use flame_api::{ApiError, ImportFormat, Replay};
+use flame_api::{ApiError, ImportFormat, Replay, ReplayOptions, ReplayProvider};
+use flame_model::CacheLifetime;
+use flame_model::cost::format_usd;
+
+use crate::args::{LifetimeArg, ProviderArg};
+
+/// The replay's options from the command line's.
+pub fn options(provider: ProviderArg, lifetime: Option<LifetimeArg>) -> ReplayOptions {
+    ReplayOptions {
+        provider: match provider {
+            ProviderArg::Anthropic => ReplayProvider::Anthropic,
+            ProviderArg::Openai => ReplayProvider::Openai,
+        },
+        conversation: lifetime.map(|l| match l {
+            LifetimeArg::FiveMinutes => CacheLifetime::Short,
+            LifetimeArg::OneHour => CacheLifetime::Long,
+        }),
+        keep_tool_results: None,
+    }
+}
 
 /// Runs the replay of `path` and prints it.
 pub fn run(
     path: &Path,
     format: Option<ImportFormat>,
     session: Option<&str>,
+    options: &ReplayOptions,
     calls: bool,
     json: bool,
 ) -> Result<(), ApiError> {
-    let replay = flame_api::replay_file(path, format, session)?;
+    let replay = flame_api::replay_file(path, format, session, options)?;
     if json {
         let text = serde_json::to_string_pretty(&replay)
             .map_err(|e| ApiError::internal("write JSON", e))?;
@@ -35,8 +55,16 @@ fn table(r: &Replay, calls: bool) -> String {
     if calls {
         let _ = writeln!(
             out,
-            "{:>5}  {:<44} {:>10} {:>10} {:>6} {:>8}",
-            "call", "frame", "linear", "flame", "share", "recalled"
+            "{:>5}  {:<44} {:>10} {:>10} {:>6} {:>8} {:>9} {:>9} {:>6}",
+            "call",
+            "frame",
+            "linear",
+            "flame",
+            "share",
+            "recalled",
+            "linear $",
+            "flame $",
+            "cached"
         );
         for (i, c) in r.per_call.iter().enumerate() {
             let title: String = c.frame_title.chars().take(44).collect();
@@ -47,18 +75,77 @@ fn table(r: &Replay, calls: bool) -> String {
             };
             let _ = writeln!(
                 out,
-                "{:>5}  {:<44} {:>10} {:>10} {:>6} {:>8}",
+                "{:>5}  {:<44} {:>10} {:>10} {:>6} {:>8} {:>9} {:>9} {:>6}",
                 i + 1,
                 title,
                 c.linear_tokens,
                 c.flame_tokens,
                 share(c.flame_tokens, c.linear_tokens),
-                recalled
+                recalled,
+                format_usd(c.linear_micro_usd),
+                format_usd(c.flame_micro_usd),
+                share(c.flame_cache.read, c.flame_tokens),
             );
         }
         out.push('\n');
     }
+    let _ = writeln!(
+        out,
+        "input dollars under {}'s prompt cache at {} list prices (Flame's conversation cached for {})",
+        match r.provider {
+            ReplayProvider::Anthropic => "Anthropic",
+            ReplayProvider::Openai => "OpenAI",
+        },
+        r.reference_model,
+        match r.conversation {
+            CacheLifetime::Short => "5 minutes",
+            CacheLifetime::Long => "an hour",
+        }
+    );
     let _ = writeln!(out, "{:<28} {:>12} {:>12} {:>6}", "", "linear", "flame", "share");
+    let money = |flame: u64, linear: u64| {
+        if linear == 0 { "-".to_owned() } else { format!("{:.2}x", flame as f64 / linear as f64) }
+    };
+    let _ = writeln!(
+        out,
+        "{:<28} {:>12} {:>12} {:>6}",
+        "input dollars",
+        format_usd(r.linear_micro_usd),
+        format_usd(r.flame_micro_usd),
+        money(r.flame_micro_usd, r.linear_micro_usd)
+    );
+    let controlled = |total: u64| total.saturating_sub(r.fixed_micro_usd);
+    let _ = writeln!(
+        out,
+        "{:<28} {:>12} {:>12} {:>6}",
+        "without the fixed prompt",
+        format_usd(controlled(r.linear_micro_usd)),
+        format_usd(controlled(r.flame_micro_usd)),
+        money(controlled(r.flame_micro_usd), controlled(r.linear_micro_usd))
+    );
+    let _ = writeln!(
+        out,
+        "{:<28} {:>12} {:>12} {:>6}",
+        "floor (a cache that never forgets)",
+        "",
+        format_usd(r.floor_micro_usd),
+        money(r.flame_micro_usd, r.floor_micro_usd)
+    );
+    let linear_read = r.linear_usage.cache_read_tokens;
+    let _ = writeln!(
+        out,
+        "{:<28} {:>12} {:>12}",
+        "read from the cache",
+        share(linear_read, r.linear_usage.prompt_tokens()),
+        share(r.flame_cache.read, r.flame_tokens)
+    );
+    let _ = writeln!(
+        out,
+        "openings made: {} ({} made again by the rules); a frame's request starts with {} of its previous one, on average",
+        r.openings,
+        r.openings_rebuilt,
+        r.prefix_share.map_or_else(|| "-".to_owned(), |s| format!("{:.1}%", s * 100.0))
+    );
     let _ = writeln!(
         out,
         "{:<28} {:>12} {:>12} {:>6}",

@@ -8,6 +8,8 @@ use serde_json::Value;
 
 #[path = "cli/cost.rs"]
 mod cost;
+#[path = "cli/llama_peer.rs"]
+mod llama_peer;
 #[path = "cli/llama_server.rs"]
 mod llama_server;
 #[path = "cli/models.rs"]
@@ -501,7 +503,12 @@ async fn chat_streams_the_reply_and_stores_both_sides() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "Hello!\n");
     let sent = server.requests()[0].json();
     assert_eq!(sent["model"], "claude-sonnet-4-5");
-    assert!(sent["system"].as_str().unwrap().contains("current=\"true\""));
+    // The frame's opening is the conversation's first message, after a system prompt that is
+    // the same for every frame of the tree.
+    assert!(
+        sent["messages"][0]["content"][0]["text"].as_str().unwrap().contains("current=\"true\"")
+    );
+    assert!(!sent["system"][0]["text"].as_str().unwrap().contains("<stack-context id="));
     let log = home.ok(&["log", home.json(&["status"])["focus"].as_str().unwrap()]);
     assert!(log.contains("Start with GET /items") && log.contains("Hello!"), "{log}");
 }

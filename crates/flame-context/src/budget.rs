@@ -24,10 +24,13 @@
 
 use serde::{Deserialize, Serialize};
 
+use flame_model::OpeningReason;
+
 use crate::mask::Masked;
 use crate::render::Plan;
 use crate::{
-    ContextDoc, ContextInput, ContextReport, MESSAGE_OVERHEAD, Section, SectionKind, SectionState,
+    ContextDoc, ContextInput, ContextReport, MESSAGE_OVERHEAD, OpeningReport, Section, SectionKind,
+    SectionState,
 };
 
 /// The tokens a context may use.
@@ -165,11 +168,12 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: &Plan<'_>, mut masked: Masked)
         .filter(|&i| messages[i].tool_result.is_some() && masked.saved[i] > 0)
         .count() as u32;
     ContextDoc {
-        system: [preamble.as_str(), "\n", xml.as_str()].concat(),
+        system: preamble,
         xml,
         omission,
         // The masked copy is the assembly's own: the messages sent are moved out of it.
         messages: masked.messages.split_off(first_message),
+        previous_end: None,
         report: ContextReport {
             focus: input.focus.clone(),
             budget,
@@ -181,12 +185,26 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: &Plan<'_>, mut masked: Masked)
             masked_results,
             masked_calls: masked.masked_calls[first_message..].iter().sum(),
             masked_tokens_saved: masked.saved[first_message..].iter().sum(),
+            // A fresh opening; `next_call` says what it is to the frame.
+            opening: OpeningReport {
+                generation: 1,
+                reason: OpeningReason::Entered,
+                reason_text: OpeningReason::Entered.describe().to_owned(),
+                made_at: 0,
+                made_now: true,
+                tokens: unit_tokens,
+                noted_frames: 0,
+                newly_masked: 0,
+                cache_read_tokens: 0,
+                cache_written_tokens: total,
+            },
+            cache_hit_per_mille: None,
         },
     }
 }
 
 /// Units in the order they appear in the document.
-fn document_order(plan: &Plan<'_>) -> Vec<usize> {
+pub(crate) fn document_order(plan: &Plan<'_>) -> Vec<usize> {
     fn walk(plan: &Plan<'_>, u: usize, out: &mut Vec<usize>) {
         out.push(u);
         for &child in &plan.units[u].children {

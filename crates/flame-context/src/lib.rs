@@ -1,8 +1,8 @@
 //! Context assembly: exactly what the model receives for a focused frame, and an account of how
 //! it was built (DESIGN.md §3).
 //!
-//! For the focused frame F the model gets a short preamble, a `<stack-context>` XML document,
-//! and F's own messages. The document holds the path from the root to F and, for every frame on
+//! For the focused frame F the model gets a short preamble, a `<stack-context>` XML document
+//! (F's *opening*), and F's own messages. The document holds the path from the root to F and, for every frame on
 //! it, its children: finished ones with their (compacted) results, artifacts, decisions, the files
 //! their own tool calls read and changed, and log path; planned ones with their compacted criteria; other in-progress branches with title and
 //! status; invalidated ones not at all. F's own children report with their full results. Nothing
@@ -13,6 +13,12 @@
 //! budget and the encoding. When everything does not fit, parts give way in the fixed order of
 //! [`budget`]; the [`ContextReport`] says what each section cost and what was left out.
 //!
+//! Providers cache the prefix of a request, so a frame's requests are kept append-only
+//! ([`next_call`], `opening.rs`): the opening is written once, when the conversation enters the
+//! frame, and kept by the caller ([`FrameContext`]); what changes around F later is appended as
+//! a note, and the opening is made again only by the rules of `opening.rs`. [`request`] puts the
+//! result in the order a request sends it, with the marks that ask a provider to cache it.
+//!
 //! Before fitting, F's tool results older than the newest [`ContextInput::keep_tool_results`]
 //! are sent as one-line stubs (observation masking): the tool, its arguments, the result's size,
 //! and how to read it back with `read_frame_log`. The newest result and any result the model has
@@ -22,29 +28,38 @@
 pub mod budget;
 mod mask;
 mod memo;
+mod opening;
 mod render;
+pub mod request;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use flame_model::{FileTrail, Frame, FrameId, Message};
+use flame_model::{FileTrail, Frame, FrameId, Message, MessageId, OpeningReason, Timestamp};
 use flame_tokens::Encoding;
 use serde::Serialize;
 
 pub use budget::Budget;
+pub use flame_model::{FrameContext, Section, SectionKind, SectionState};
 pub use mask::{
     DEFAULT_KEEP_TOOL_RESULTS, MAX_STUB_ARGUMENTS, MAX_STUB_PATH_BYTES, MAX_STUB_VALUE_BYTES,
 };
+pub use opening::{
+    CacheEconomics, CachePolicy, CallRules, ContextUpdate, MASKING_HORIZON,
+    MAX_REWRITTEN_PER_MILLE, NextCall, UNSTORED_NOTE, next_call,
+};
 
-/// The preamble that opens every context.
+/// The preamble that opens every context. It is the same for every frame of a tree, so that a
+/// provider caches it once for all of them; what is particular to a frame follows it.
 pub const PREAMBLE: &str = "You are working inside Flame, which organises work as a call stack of frames \
 instead of one long chat. Each frame is a subtask with a title, success criteria and a status. The \
-<stack-context> document below shows the path from the root goal to your current frame (marked \
-current=\"true\"), what finished frames handed back (results, artifacts, decisions), what is planned, \
-and where each frame's full log is. You see only your current frame's own conversation; other frames \
-appear only as these summaries, and their logs can be read when the detail matters. Push a child \
-frame for a distinct subtask, pop the current frame when its success criteria are met, and plan \
-frames to sketch the work ahead.";
+<stack-context> document that opens the conversation shows the path from the root goal to your current \
+frame (marked current=\"true\"), what finished frames handed back (results, artifacts, decisions), what \
+is planned, and where each frame's full log is; later changes to those frames arrive as notes from Flame, \
+which replace what was said of them before. You see only your current frame's own conversation; other \
+frames appear only as these summaries, and their logs can be read when the detail matters. Push a child \
+frame for a distinct subtask, pop the current frame when its success criteria are met, and plan frames \
+to sketch the work ahead.";
 
 /// The sentence after [`PREAMBLE`] for a tree without a workspace folder.
 const NO_WORKSPACE_SENTENCE: &str = "This tree has no workspace folder, so you have no tools to read \
@@ -91,23 +106,29 @@ pub struct ContextInput<'a> {
     /// without an entry touched none. Finished frames shown with their results list them.
     /// Each list is sorted without repeats, as `FileTrail::new` and the store make them.
     pub trails: &'a HashMap<FrameId, FileTrail>,
-    /// How many of the focus's newest tool results are sent in full; older ones are sent as a
-    /// one-line stub naming the tool, its arguments, the result's size and where
-    /// to read it back. `None` sends every result in full.
+    /// How many of the focus's newest tool results stay whole when older ones are masked:
+    /// masked results are sent as a one-line stub naming the tool, its arguments, the result's
+    /// size and where to read it back. Masking happens when an opening is made and in batches
+    /// between ([`next_call`]). `None` sends every result in full.
     pub keep_tool_results: Option<usize>,
 }
 
 /// The assembled context.
 #[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
 pub struct ContextDoc {
-    /// The preamble followed by the `<stack-context>` document: the system prompt.
+    /// The system prompt: the preamble, the same for every frame of the tree.
     pub system: String,
-    /// The `<stack-context>` document alone.
+    /// The `<stack-context>` document: the frame's opening, the conversation's first message.
     pub xml: String,
-    /// When older messages were left out, the line that says so; it comes before `messages`.
+    /// When older messages were left out, the line that says so; it comes after the opening
+    /// and before `messages`.
     pub omission: Option<String>,
     /// F's messages that are included, oldest first: the input's own where sent as they are.
     pub messages: Vec<Arc<Message>>,
+    /// The newest of `messages` that the frame's previous request ended with, when this
+    /// request starts with that one (the same opening, nothing masked since): where the cached
+    /// prefix ends.
+    pub previous_end: Option<MessageId>,
     pub report: ContextReport,
 }
 
@@ -135,49 +156,38 @@ pub struct ContextReport {
     pub masked_calls: u32,
     /// The tokens those stubs saved against the results in full.
     pub masked_tokens_saved: u64,
+    /// The opening this context sends, and what this call appends to what came before.
+    pub opening: OpeningReport,
+    /// Of the input the frame's replies so far recorded, the thousandths the provider read from
+    /// its cache; `None` until a reply recorded usage, and in a context made for a call (the
+    /// caller fills it in for the inspector).
+    pub cache_hit_per_mille: Option<u32>,
 }
 
-/// One part of the context.
-#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
-pub struct Section {
-    pub kind: SectionKind,
-    /// The frame the section is about, if any.
-    pub frame: Option<FrameId>,
-    pub label: String,
+/// A context's opening and what the call does to the frame's cached prefix: the context
+/// inspector's account of the cache.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+pub struct OpeningReport {
+    /// 1 for the opening made when the conversation entered the frame, one more each time it
+    /// was made again.
+    pub generation: u32,
+    pub reason: OpeningReason,
+    /// The reason in words, as the inspector and the command line say it.
+    pub reason_text: String,
+    pub made_at: Timestamp,
+    /// Whether this call makes the opening (for the first time, or again for `reason`).
+    pub made_now: bool,
     pub tokens: u64,
-    pub state: SectionState,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, specta::Type)]
-#[serde(rename_all = "snake_case")]
-pub enum SectionKind {
-    Preamble,
-    /// A frame on the path from the root to F, F included.
-    Ancestor,
-    /// A child of an ancestor above F's parent: an uncle, great-uncle and so on.
-    Relative,
-    /// Another child of F's parent.
-    Sibling,
-    /// A child of F.
-    Child,
-    /// F's own messages.
-    History,
-}
-
-/// What became of a section under the budget.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, specta::Type)]
-#[serde(rename_all = "snake_case")]
-pub enum SectionState {
-    /// Included as it is.
-    Full,
-    /// A child of F whose full results gave way to its compacted results.
-    Compacted,
-    /// Shrunk to its title.
-    TitleOnly,
-    /// An ancestor kept only as the element that holds the path (id and status).
-    Bare,
-    /// Left out.
-    Dropped,
+    /// How many frames this call tells of in a note after the newest message, since they
+    /// changed after the model was last told of them.
+    pub noted_frames: u32,
+    /// How many tool results this call masks that the frame's earlier calls sent whole.
+    pub newly_masked: u32,
+    /// What the call should read from the provider's cache, in tokens: the tool schemas, the
+    /// preamble and, while the frame's previous request is still cached, what it started with.
+    pub cache_read_tokens: u64,
+    /// What the call sends that is not in the cache: the rest.
+    pub cache_written_tokens: u64,
 }
 
 /// Why the context could not be assembled at all.
@@ -189,14 +199,15 @@ pub enum ContextError {
     BrokenPath(FrameId, FrameId),
 }
 
-/// Assembles the context for `input.focus`.
+/// Assembles the context of a fresh opening for `input.focus`: what the first call in the
+/// frame sends (see [`next_call`] for the calls after it).
 pub fn assemble(input: &ContextInput<'_>) -> Result<ContextDoc, ContextError> {
     let plan = render::Plan::new(input, None)?;
     let masked = mask::mask(input.messages, input.keep_tool_results, input.focus, input.encoding);
     Ok(budget::fit(input, &plan, masked))
 }
 
-/// Parts of one caller's assemblies kept for its next ones ([`assemble_kept`]): each frame's
+/// Parts of one caller's assemblies kept for its next ones ([`next_call`]): each frame's
 /// XML with its token count, and the masked forms of the focus's settled messages. A chat
 /// assembles before every model call, and between two calls few of these change. Bounded by
 /// what the last assembly used: the parts of frames and messages it did not show are dropped.
@@ -223,30 +234,4 @@ impl KeptParts {
             units.trust();
         }
     }
-}
-
-/// [`assemble`], taking from `kept` what earlier assemblies made and is still what this one
-/// would make, and keeping what this one made for the next. The result is always the one
-/// [`assemble`] gives. A frame's text is taken again only when everything it is made from is
-/// unchanged (checked here, byte for byte). A message's masked form is taken by the message's
-/// id, so the caller promises that each of `input.messages[..settled]` is a *settled* message:
-/// the same id names the same message in every call with this `kept` (since the last
-/// [`KeptParts::forget_messages`]), and after [`KeptParts::trust_frames_unchanged`] that the
-/// frames are unchanged.
-pub fn assemble_kept(
-    input: &ContextInput<'_>,
-    kept: &mut KeptParts,
-    settled: usize,
-) -> Result<ContextDoc, ContextError> {
-    let plan = render::Plan::new(input, Some(kept.units.take().unwrap_or_default()))?;
-    let masked = mask::mask_kept(
-        input.messages,
-        input.keep_tool_results,
-        input.focus,
-        input.encoding,
-        Some((&mut kept.masks, settled)),
-    );
-    let doc = budget::fit(input, &plan, masked);
-    kept.units = plan.into_kept();
-    Ok(doc)
 }

@@ -21,13 +21,14 @@ use serde_json::Value;
 
 use crate::memo;
 
-/// The default number of newest tool results sent in full, chosen by replaying the two shared
-/// sessions (`cargo bench -p flame-api --bench import`), with their calls' long arguments cut
-/// and finished frames listing their subtree's files: the largest K that sends at most 0.45× of
-/// the linear chat's tokens on both. K = 2, 3, 4, 6, 8 sent 0.437, 0.447, 0.458, 0.482, 0.510×
-/// (session 4d5611e5) and 0.368, 0.374, 0.380, 0.393, 0.408× (fa812bfe); first-touch recall was
-/// 100% at every K, since stubs and cut calls keep their paths.
-pub const DEFAULT_KEEP_TOOL_RESULTS: usize = 3;
+/// The default number of newest tool results kept whole when a batch masks the older ones
+/// (`opening.rs`), chosen by replaying the two shared sessions in dollars under Anthropic's
+/// cache (`flame replay`; `cargo bench -p flame-api --bench import`). Results are masked in
+/// batches, so between two batches more than this many are whole. K = 1, 2, 3 cost 0.550,
+/// 0.592, 0.614 of the linear session's input dollars (4d5611e5) and 0.540, 0.550, 0.573
+/// (fa812bfe), and sent 0.449, 0.456, 0.465 and 0.376, 0.379, 0.382 of its tokens; first-touch
+/// recall was 100% at every K, since stubs and cut calls keep their paths.
+pub const DEFAULT_KEEP_TOOL_RESULTS: usize = 1;
 
 /// The most bytes of one argument value (other than a path) a stub shows; longer values are
 /// cut and end in "…". Arguments come from the model or an imported transcript.
@@ -60,7 +61,20 @@ pub(crate) fn mask(
     focus: &FrameId,
     encoding: Encoding,
 ) -> Masked {
-    mask_kept(messages, keep, focus, encoding, None)
+    mask_kept(messages, boundary(messages, keep), focus, encoding, None)
+}
+
+/// The newest tool result that masking keeping the newest `keep` results in full would mask:
+/// every result up to it (by id) is masked. The newest result is always kept whatever `keep`
+/// says, and so is every result after the last assistant message, which the model has not
+/// answered yet. `None` when nothing would be masked.
+pub(crate) fn boundary(messages: &[Arc<Message>], keep: Option<usize>) -> Option<MessageId> {
+    let keep = keep?.max(1);
+    let last_assistant = messages.iter().rposition(|m| m.role == Role::Assistant)?;
+    let results: Vec<usize> =
+        (0..messages.len()).filter(|&i| is_tool_result(&messages[i])).collect();
+    let masked = results.len().saturating_sub(keep);
+    results[..masked].iter().rev().find(|&&i| i <= last_assistant).map(|&i| messages[i].id)
 }
 
 /// The masked forms of settled messages (their stubs and cut calls), kept between assemblies:
@@ -119,12 +133,13 @@ impl KeptMasks {
     }
 }
 
-/// [`mask`], with the forms of `messages[..settled]` taken from (and kept in) `kept`. The
-/// caller promises that a message id given as settled names the same message in every call
-/// with the same `kept`.
+/// Masks the tool results of `messages` up to `through` (by id), the newest result and those the
+/// model has not answered excepted; with the forms of `messages[..settled]` taken from (and kept
+/// in) `kept`. The caller promises that a message id given as settled names the same message in
+/// every call with the same `kept`.
 pub(crate) fn mask_kept(
     messages: &[Arc<Message>],
-    keep: Option<usize>,
+    through: Option<MessageId>,
     focus: &FrameId,
     encoding: Encoding,
     kept: Option<(&mut KeptMasks, usize)>,
@@ -134,9 +149,7 @@ pub(crate) fn mask_kept(
         saved: vec![0; messages.len()],
         masked_calls: vec![0; messages.len()],
     };
-    let Some(keep) = keep else { return unchanged() };
-    // The newest result is always kept, whatever K says.
-    let keep = keep.max(1);
+    let Some(through) = through else { return unchanged() };
     let Some(last_assistant) = messages.iter().rposition(|m| m.role == Role::Assistant) else {
         return unchanged();
     };
@@ -155,7 +168,9 @@ pub(crate) fn mask_kept(
     };
     let results: Vec<usize> =
         (0..messages.len()).filter(|&i| is_tool_result(&messages[i])).collect();
-    let masked_count = results.len().saturating_sub(keep);
+    // The newest result is always sent whole.
+    let masked_count =
+        results[..results.len().saturating_sub(1)].partition_point(|&i| messages[i].id <= through);
     let answered = calls_answered(messages);
     let mut saved = vec![0; messages.len()];
     let mut stubs: Vec<Option<Arc<Message>>> = vec![None; messages.len()];
@@ -749,7 +764,8 @@ mod tests {
             for end in 0..=messages.len() {
                 let grown = &messages[..end];
                 let settled = end.saturating_sub(1);
-                let with_kept = mask_kept(&shared(grown), keep, &focus(), ENCODING, Some((&mut kept, settled)));
+                let grown_shared = shared(grown);
+                let with_kept = mask_kept(&grown_shared, boundary(&grown_shared, keep), &focus(), ENCODING, Some((&mut kept, settled)));
                 let fresh = mask(grown, keep, &focus(), ENCODING);
                 proptest::prop_assert_eq!(with_kept.messages, fresh.messages, "{} messages", end);
                 proptest::prop_assert_eq!(with_kept.saved, fresh.saved);

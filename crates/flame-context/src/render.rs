@@ -59,6 +59,22 @@ pub(crate) struct Rendered {
     open: String,
     close: String,
     tokens: u64,
+    /// [`digest`] of the text, which tells whether a frame changed since the model was told of
+    /// it.
+    digest: u64,
+}
+
+/// FNV-1a (64 bits) of `parts` one after the other: stable across processes and versions, since
+/// digests are stored with a frame's context.
+pub(crate) fn digest(parts: &[&str]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for &byte in part.as_bytes() {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    hash
 }
 
 /// The units' texts of the last assembly, each with everything its text was made from, kept for
@@ -255,7 +271,20 @@ impl<'a> Plan<'a> {
         let (open, close) = self.render_unit(u, state);
         let tokens =
             memo::count(self.input.encoding, &open) + memo::count(self.input.encoding, &close);
-        Rendered { open, close, tokens }
+        let digest = digest(&[&open, &close]);
+        Rendered { open, close, tokens, digest }
+    }
+
+    /// The digest of unit `u`'s text in full: what the model is told of its frame.
+    pub fn digest(&self, u: usize) -> u64 {
+        self.with_rendered(u, SectionState::Full, |rendered| rendered.digest)
+    }
+
+    /// Unit `u` in full as an element of a note (`<frame …>`, at the note's first level): how a
+    /// frame that changed since the model was told of it is told again.
+    pub fn note_element(&self, u: usize) -> String {
+        let (open, close) = self.render_unit_as(u, SectionState::Full, 1, "frame");
+        [open, close].concat()
     }
 
     /// Unit `u`'s text in `state`: the kept one when it was made from what it would be made
@@ -389,13 +418,24 @@ impl<'a> Plan<'a> {
     /// The unit's own text in `state`: the opening part and (for a frame on the path) the
     /// closing part.
     fn render_unit(&self, u: usize, state: SectionState) -> (String, String) {
+        let depth = self.units[u].depth;
+        self.render_unit_as(u, state, depth, if depth == 0 { "stack-context" } else { "child" })
+    }
+
+    /// [`Plan::render_unit`] at `depth`, as an element named `name`.
+    fn render_unit_as(
+        &self,
+        u: usize,
+        state: SectionState,
+        depth: usize,
+        name: &str,
+    ) -> (String, String) {
         let unit = &self.units[u];
         let frame = unit.frame;
         if state == SectionState::Dropped {
             return (String::new(), String::new());
         }
-        let mut xml = Xml::new(unit.depth);
-        let name = if unit.depth == 0 { "stack-context" } else { "child" };
+        let mut xml = Xml::new(depth);
         let mut attrs: Vec<(&str, &str)> =
             vec![("id", frame.id.as_str()), ("status", frame.status.as_str())];
         let is_focus = u == self.focus();
@@ -423,7 +463,7 @@ impl<'a> Plan<'a> {
         }
         if unit.on_path {
             let open = xml.finish();
-            let mut close = Xml::new(unit.depth);
+            let mut close = Xml::new(depth);
             close.close(name);
             (open, close.finish())
         } else {
@@ -485,6 +525,22 @@ impl<'a> Plan<'a> {
             Status::InProgress | Status::Invalidated => {}
         }
     }
+}
+
+/// How a note tells of a frame the model was told of that is no longer shown: its element with
+/// its status and title when it is still in the tree (invalidated), else marked removed (a
+/// planned frame deleted).
+pub(crate) fn gone_element(id: &FrameId, frame: Option<&Frame>) -> String {
+    let mut xml = Xml::new(1);
+    match frame {
+        Some(frame) => {
+            xml.open("frame", &[("id", id.as_str()), ("status", frame.status.as_str())]);
+            xml.field(1, "title", &frame.title);
+        }
+        None => xml.open("frame", &[("id", id.as_str()), ("removed", "true")]),
+    }
+    xml.close("frame");
+    xml.finish()
 }
 
 /// A finished frame's files (its subtree's, as [`ContextInput::trails`] holds them):

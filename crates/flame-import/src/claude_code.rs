@@ -581,12 +581,17 @@ pub(crate) fn tool_call(item: &Value, id: &str, name: &str, arguments: &str) -> 
 
 /// The token counts of an Anthropic usage report, or none when it is not an object. A count
 /// that is not a whole number (a broken file) is taken as zero; what else Anthropic reports
-/// (its service tier, server tool use) Flame does not use.
-fn usage(report: &Value) -> Option<Usage> {
+/// (its service tier, server tool use) Flame does not use. Its cache writes are split by
+/// lifetime (`cache_creation`), since an hour's cost more than five minutes'.
+pub(crate) fn usage(report: &Value) -> Option<Usage> {
     let field = |k: &str| report[k].as_u64().unwrap_or(0);
+    let written = field("cache_creation_input_tokens");
+    let long = report["cache_creation"]["ephemeral_1h_input_tokens"].as_u64().unwrap_or(0);
+    let long = long.min(written);
     report.is_object().then(|| Usage {
         cache_read_tokens: field("cache_read_input_tokens"),
-        cache_write_tokens: field("cache_creation_input_tokens"),
+        cache_write_long_tokens: long,
+        cache_write_tokens: written - long,
         input_tokens: field("input_tokens"),
         output_tokens: field("output_tokens"),
     })

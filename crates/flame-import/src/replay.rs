@@ -29,16 +29,105 @@
 //! path is named where it appears whole: not preceded by a letter, digit, `.`, `-` or `_`, nor
 //! followed by a letter, digit, `-`, `_` or `/`; a path relative to the session's folder may
 //! thus be found within the absolute path the transcript wrote.
+//!
+//! *Dollars.* Flame's requests are made as the live agent makes them
+//! (`flame_context::next_call`): each frame's opening is kept, and notes and batches of masking
+//! are appended as the calls go, with the recorded calls' times deciding when a frame's cache
+//! has gone cold. Each request is put in the shape Flame sends (`flame_context::request`) —
+//! the thread's fixed prompt and Flame's preamble, then the opening and the messages, with
+//! Flame's cache marks — and run through the provider's prompt cache
+//! (`flame_model::prompt_cache`) at the recorded call's time, so entries expire as they would
+//! have. Both sides are priced at one reference model's list prices (input only: both sides
+//! write the same answers): the linear session at the usage it recorded (its own cache reads
+//! and writes), Flame's at the simulated cache's. The *floor* is Flame's requests through a
+//! cache that never forgets and marks every block: each block written once, the first time its
+//! prefix is sent, and read ever after. The part Flame controls is everything but the thread's
+//! fixed prompt, which both sides are taken to read from the cache at every call.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use flame_context::{Budget, ContextInput};
-use flame_model::{FileTrail, FrameId, IdSource, Message, MessageId, Status};
+use flame_context::{Budget, CachePolicy, CallRules, ContextInput, FrameContext};
+use flame_model::cost::{PriceTable, cost_picodollars, round_to_micro_usd};
+use flame_model::prompt_cache::{self, Block, CacheRules, CacheUse, PromptCache};
+use flame_model::{
+    CacheLifetime, FileTrail, FrameId, IdSource, Message, MessageId, Role, Status, Usage,
+};
 use flame_tokens::Encoding;
 use serde::Serialize;
 
 use crate::draft::{Draft, DraftFile, FrameKind, ModelCall};
+
+/// Whose prompt cache and list prices a replay prices both sides under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplayProvider {
+    /// Anthropic's cache (marks, lifetimes, lookback, minimum) at Claude Sonnet 4.5's prices.
+    Anthropic,
+    /// OpenAI's automatic prefix cache at GPT-4.1's prices.
+    Openai,
+}
+
+impl ReplayProvider {
+    /// The model whose list prices price both sides.
+    pub fn reference_model(self) -> &'static str {
+        match self {
+            ReplayProvider::Anthropic => "claude-sonnet-4-5",
+            ReplayProvider::Openai => "gpt-4.1",
+        }
+    }
+
+    fn rules(self) -> CacheRules {
+        match self {
+            ReplayProvider::Anthropic => CacheRules::ANTHROPIC,
+            ReplayProvider::Openai => CacheRules::OPENAI,
+        }
+    }
+}
+
+/// How a replay runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplayOptions {
+    pub provider: ReplayProvider,
+    /// How long Flame asks Anthropic to keep a frame's conversation; `None`: what the live
+    /// agent asks ([`CachePolicy::ANTHROPIC_CONVERSATION`]).
+    pub conversation: Option<CacheLifetime>,
+    /// How many of a frame's newest tool results stay whole when masking; `None`: Flame's
+    /// default.
+    pub keep_tool_results: Option<usize>,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> ReplayOptions {
+        ReplayOptions {
+            provider: ReplayProvider::Anthropic,
+            conversation: None,
+            keep_tool_results: None,
+        }
+    }
+}
+
+/// What requests did with a prompt cache, in tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct CacheTokens {
+    pub read: u64,
+    /// Written for the provider's short lifetime (five minutes), or once (the floor).
+    pub written: u64,
+    /// Written for an hour.
+    pub written_long: u64,
+    pub uncached: u64,
+}
+
+impl From<CacheUse> for CacheTokens {
+    fn from(u: CacheUse) -> CacheTokens {
+        CacheTokens {
+            read: u.read,
+            written: u.written,
+            written_long: u.written_long,
+            uncached: u.uncached,
+        }
+    }
+}
 
 /// One model call compared.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -58,13 +147,53 @@ pub struct CallRow {
     pub returning_paths: u64,
     /// How many of those the assembled context names (see the module's comment).
     pub recalled_paths: u64,
+    /// What the linear call's input cost as recorded, in micro-dollars.
+    pub linear_micro_usd: u64,
+    /// What Flame's request would have cost under the provider's cache, in micro-dollars.
+    pub flame_micro_usd: u64,
+    /// Flame's request through the cache that never forgets.
+    pub floor_micro_usd: u64,
+    /// What Flame's request did with the provider's cache.
+    pub flame_cache: CacheTokens,
+    /// Whether the call made its frame's opening (for the first time or again).
+    pub opening_made: bool,
+    /// How many frames the call told of in a note, and how many tool results it masked that
+    /// the frame's earlier calls sent whole.
+    pub noted_frames: u32,
+    pub newly_masked: u32,
 }
 
 /// The whole comparison.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Replay {
+    /// The provider whose cache and prices the dollars are under.
+    pub provider: ReplayProvider,
+    /// The model whose list prices they are.
+    pub reference_model: String,
+    /// How long Flame asked the provider to keep a frame's conversation.
+    pub conversation: CacheLifetime,
     /// How many calls are compared (compaction calls excluded).
     pub calls: u64,
+    /// What the linear session's input cost as recorded (its own cache reads and writes), in
+    /// micro-dollars.
+    pub linear_micro_usd: u64,
+    /// What Flame's requests would have cost under the provider's cache.
+    pub flame_micro_usd: u64,
+    /// What they would have cost through a cache that never forgets (the module's comment).
+    pub floor_micro_usd: u64,
+    /// The threads' fixed prompts, read from the cache at every call: the part of each side
+    /// that neither controls.
+    pub fixed_micro_usd: u64,
+    /// The linear session's recorded input usage, added up.
+    pub linear_usage: Usage,
+    /// What Flame's requests did with the provider's cache, added up.
+    pub flame_cache: CacheTokens,
+    /// On average over the calls after a frame's first, the share of the frame's previous
+    /// request (in tokens) that the call's request starts with, block for block.
+    pub prefix_share: Option<f64>,
+    /// How many calls made a frame's opening, and how many of those made it again.
+    pub openings: u64,
+    pub openings_rebuilt: u64,
     pub linear_tokens: u64,
     pub flame_tokens: u64,
     pub peak_linear: u64,
@@ -90,8 +219,8 @@ pub struct Replay {
     pub per_call: Vec<CallRow>,
 }
 
-/// Compares every recorded call of `draft`.
-pub fn replay(draft: &Draft) -> Result<Replay, String> {
+/// Compares every recorded call of `draft`, priced as `options` says.
+pub fn replay(draft: &Draft, options: &ReplayOptions) -> Result<Replay, String> {
     let tree = draft.materialise(&mut IdSource::seeded(0))?;
     let frames = &tree.frames;
     let encoding = draft
@@ -101,26 +230,25 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
         .map_or(Encoding::ClaudeEstimate, Encoding::for_model);
     let log_paths: HashMap<FrameId, String> =
         frames.iter().map(|f| (f.id.clone(), f.log_relative_path())).collect();
-    // The messages of each frame, as store rows, with their index in the draft.
-    let mut by_frame: Vec<Vec<(usize, Arc<Message>)>> = vec![Vec::new(); frames.len()];
+    // The messages of each frame as store rows, ids in draft order (`message_id`), with the
+    // notes Flame appends as the calls go.
+    let mut by_frame: Vec<Vec<Arc<Message>>> = vec![Vec::new(); frames.len()];
     for (i, m) in draft.messages.iter().enumerate() {
-        by_frame[m.frame].push((
-            i,
-            Arc::new(Message {
-                id: MessageId(i as i64 + 1),
-                frame: frames[m.frame].id.clone(),
-                role: m.message.role,
-                content: m.message.content.clone(),
-                tool_calls: m.message.tool_calls.clone(),
-                tool_result: m.message.tool_result.clone(),
-                tokens: m.tokens,
-                model: m.message.model.clone(),
-                usage: m.message.usage,
-                created_at: m.at,
-                interrupted: m.message.interrupted,
-            }),
-        ));
+        by_frame[m.frame].push(Arc::new(Message {
+            id: message_id(i),
+            frame: frames[m.frame].id.clone(),
+            role: m.message.role,
+            content: m.message.content.clone(),
+            tool_calls: m.message.tool_calls.clone(),
+            tool_result: m.message.tool_result.clone(),
+            tokens: m.tokens,
+            model: m.message.model.clone(),
+            usage: m.message.usage,
+            created_at: m.at,
+            interrupted: m.message.interrupted,
+        }));
     }
+    let mut contexts: Vec<Option<FrameContext>> = vec![None; frames.len()];
     let children: Vec<Vec<usize>> = {
         let mut c = vec![Vec::new(); frames.len()];
         for (i, d) in draft.frames.iter().enumerate() {
@@ -135,26 +263,52 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
         FrameKind::Segment | FrameKind::Session => 0,
         _ => frame,
     };
+    let price = PriceTable::default()
+        .get(options.provider.reference_model())
+        .map(|p| p.price())
+        .ok_or("the reference model has no built-in price")?;
+    let input_price =
+        |usage: &Usage| cost_picodollars(&Usage { output_tokens: 0, ..*usage }, &price);
+    let policy = match options.provider {
+        ReplayProvider::Anthropic => {
+            let mut policy = CachePolicy::anthropic(Some(&price));
+            if let Some(conversation) = options.conversation {
+                policy.conversation = conversation;
+                policy.economics = flame_context::CacheEconomics::of_price(&price, conversation);
+            }
+            policy
+        }
+        ReplayProvider::Openai => CachePolicy::automatic(Some(&price)),
+    };
+    let keep = options.keep_tool_results.unwrap_or(flame_context::DEFAULT_KEEP_TOOL_RESULTS);
+    let mut cache = PromptCache::new(options.provider.rules());
+    let mut floor = PromptCache::new(CacheRules::Floor);
     let mut overhead: HashMap<usize, u64> = HashMap::new();
-    let budget = Budget { context_window: u64::MAX / 4, reply_reserve: 0, tool_schemas: 0 };
+    let budget =
+        |fixed: u64| Budget { context_window: u64::MAX / 4, reply_reserve: 0, tool_schemas: fixed };
     let linear_message_tokens = sum(draft.messages.iter().map(|m| m.tokens));
     let mut rows = Vec::new();
     let (mut compaction_calls, mut compaction_linear) = (0, 0);
+    let (mut linear_pico, mut flame_pico, mut floor_pico, mut fixed_pico) =
+        (0u128, 0u128, 0u128, 0u128);
+    let mut linear_usage = Usage::default();
+    let mut flame_cache = CacheUse::default();
+    let (mut openings, mut rebuilt) = (0, 0);
+    let mut last_blocks: HashMap<usize, Vec<Block>> = HashMap::new();
+    let mut prefix_shares: Vec<f64> = Vec::new();
     for call in &draft.calls {
         if draft.frames[call.frame].kind == FrameKind::Compaction {
             compaction_calls += 1;
             compaction_linear = call.input_tokens.saturating_add(compaction_linear);
             continue;
         }
-        let before: Vec<Arc<Message>> = by_frame[call.frame]
-            .iter()
-            .filter(|(i, _)| *i < call.message)
-            .map(|(_, m)| Arc::clone(m))
-            .collect();
-        let counted = sum(before.iter().map(|m| m.tokens));
-        let fixed = *overhead
-            .entry(thread_of(call.frame))
-            .or_insert_with(|| call.input_tokens.saturating_sub(counted));
+        let upto = message_id(call.message);
+        let before: Vec<Arc<Message>> =
+            by_frame[call.frame].iter().filter(|m| m.id < upto).cloned().collect();
+        let counted = sum(before.iter().filter(|m| m.id.0 % 2 == 0).map(|m| m.tokens));
+        let thread = thread_of(call.frame);
+        let fixed =
+            *overhead.entry(thread).or_insert_with(|| call.input_tokens.saturating_sub(counted));
         // The path to the focus and every child of each frame on it, as they stood at the call.
         let mut path = vec![call.frame];
         while let Some(p) = draft.frames[*path.last().expect("non-empty")].parent {
@@ -193,14 +347,93 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
             frames: &snapshot,
             messages: &before,
             encoding,
-            budget,
+            // The thread's fixed prompt stands where Flame's tool schemas would.
+            budget: budget(fixed),
             log_paths: &log_paths,
             linear_message_tokens,
             workspace: None,
             trails: &trails,
-            keep_tool_results: Some(flame_context::DEFAULT_KEEP_TOOL_RESULTS),
+            keep_tool_results: Some(keep),
         };
-        let doc = flame_context::assemble(&input).map_err(|e| e.to_string())?;
+        let rules = CallRules { now: call.at, policy };
+        let next = flame_context::next_call(&input, contexts[call.frame].as_ref(), &rules, None)
+            .map_err(|e| e.to_string())?;
+        let doc = next.doc;
+        if doc.report.opening.made_now {
+            openings += 1;
+            if contexts[call.frame].is_some() {
+                rebuilt += 1;
+            }
+        }
+        if let Some(update) = next.update {
+            let mut context = update.context;
+            if let Some(text) = update.note {
+                // Stored, as the live agent stores it, between the messages before the call
+                // and the call's own.
+                let note = Arc::new(Message {
+                    id: MessageId(upto.0 - 1),
+                    frame: frames[call.frame].id.clone(),
+                    role: Role::Note,
+                    tokens: flame_tokens::count(encoding, &text),
+                    content: text,
+                    tool_calls: None,
+                    tool_result: None,
+                    model: None,
+                    usage: None,
+                    created_at: call.at,
+                    interrupted: false,
+                });
+                context.notes.push(note.id);
+                let list = &mut by_frame[call.frame];
+                let at = list.partition_point(|m| m.id < note.id);
+                list.insert(at, note);
+            }
+            contexts[call.frame] = Some(context);
+        }
+        let prompt = flame_context::request::prompt(&doc, encoding, policy.conversation);
+        let mut blocks = vec![
+            Block {
+                hash: prompt_cache::text_hash("fixed prompt", &thread.to_string()),
+                tokens: fixed,
+                mark: None,
+            },
+            Block {
+                hash: prompt_cache::text_hash("system", &prompt.system),
+                tokens: prompt.system_tokens,
+                mark: Some(prompt.system_lifetime),
+            },
+        ];
+        blocks.extend(prompt.messages.iter().enumerate().map(|(i, m)| Block {
+            hash: prompt_cache::message_hash(m),
+            tokens: prompt.tokens[i],
+            mark: prompt.marks.iter().find(|mark| mark.message == i).map(|mark| mark.lifetime),
+        }));
+        if let Some(previous) = last_blocks.get(&call.frame) {
+            let common: u64 = previous
+                .iter()
+                .zip(&blocks)
+                .take_while(|(a, b)| a.hash == b.hash)
+                .map(|(a, _)| a.tokens)
+                .sum();
+            let whole: u64 = previous.iter().map(|b| b.tokens).sum();
+            prefix_shares.push(common as f64 / whole.max(1) as f64);
+        }
+        last_blocks.insert(call.frame, blocks.clone());
+        let used = cache.send(call.at, &blocks);
+        let ideal = floor.send(call.at, &blocks);
+        let recorded = draft.messages[call.message]
+            .message
+            .usage
+            .filter(|u| u.prompt_tokens() > 0)
+            .unwrap_or(Usage { input_tokens: call.input_tokens, ..Usage::default() });
+        let (linear, flame, floor_cost) =
+            (input_price(&recorded), input_price(&used.usage()), input_price(&ideal.usage()));
+        linear_pico += linear;
+        flame_pico += flame;
+        floor_pico += floor_cost;
+        fixed_pico += input_price(&Usage { cache_read_tokens: fixed, ..Usage::default() });
+        linear_usage.add(&Usage { output_tokens: 0, ..recorded });
+        flame_cache.add(&used);
         let returning = returning_paths(draft, call, &came_before);
         let recalled = if returning.is_empty() {
             0
@@ -214,10 +447,17 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
             kind: draft.frames[call.frame].kind,
             at: call.at,
             linear_tokens: call.input_tokens,
-            flame_tokens: doc.report.total_tokens.saturating_add(fixed),
+            flame_tokens: used.total(),
             overhead_tokens: fixed,
             returning_paths: returning.len() as u64,
             recalled_paths: recalled,
+            linear_micro_usd: round_to_micro_usd(linear),
+            flame_micro_usd: round_to_micro_usd(flame),
+            floor_micro_usd: round_to_micro_usd(floor_cost),
+            flame_cache: used.into(),
+            opening_made: doc.report.opening.made_now,
+            noted_frames: doc.report.opening.noted_frames,
+            newly_masked: doc.report.opening.newly_masked,
         });
     }
     let mut ratios: Vec<f64> = rows
@@ -236,7 +476,8 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
     let subagents = draft.frames.iter().enumerate().filter(|(_, f)| f.kind == FrameKind::Subagent);
     let (mut transcript, mut results) = (0, 0);
     for (i, f) in subagents {
-        transcript = sum(by_frame[i].iter().map(|(_, m)| m.tokens)).saturating_add(transcript);
+        transcript = sum(by_frame[i].iter().filter(|m| m.id.0 % 2 == 0).map(|m| m.tokens))
+            .saturating_add(transcript);
         results = f
             .results
             .as_deref()
@@ -246,8 +487,25 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
     let (recorded_growth, counted_growth) = growth(draft, &thread_of);
     let returning = sum(rows.iter().map(|r| r.returning_paths));
     let recalled = sum(rows.iter().map(|r| r.recalled_paths));
+    let prefix_share = if prefix_shares.is_empty() {
+        None
+    } else {
+        Some(prefix_shares.iter().sum::<f64>() / prefix_shares.len() as f64)
+    };
     Ok(Replay {
+        prefix_share,
+        provider: options.provider,
+        reference_model: options.provider.reference_model().to_owned(),
+        conversation: policy.conversation,
         calls: rows.len() as u64,
+        linear_micro_usd: round_to_micro_usd(linear_pico),
+        flame_micro_usd: round_to_micro_usd(flame_pico),
+        floor_micro_usd: round_to_micro_usd(floor_pico),
+        fixed_micro_usd: round_to_micro_usd(fixed_pico),
+        linear_usage,
+        flame_cache: flame_cache.into(),
+        openings,
+        openings_rebuilt: rebuilt,
         returning_paths: returning,
         recalled_paths: recalled,
         first_touch_recall: (returning > 0).then(|| recalled as f64 / returning as f64),
@@ -267,6 +525,12 @@ pub fn replay(draft: &Draft) -> Result<Replay, String> {
         counted_growth,
         per_call: rows,
     })
+}
+
+/// The id a draft message has in a replay: even, so that a note Flame appends before the
+/// message `i` of a call takes the odd id just below it.
+fn message_id(i: usize) -> MessageId {
+    MessageId(2 * (i as i64 + 1))
 }
 
 /// The recorded and the counted growth of every thread's input between its consecutive calls

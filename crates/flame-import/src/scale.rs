@@ -376,6 +376,7 @@ fn message(
             cache_write_tokens: if rng.below(4) == 0 { message.tokens } else { 0 },
             input_tokens: input - cached,
             output_tokens: message.tokens,
+            ..Usage::default()
         });
     }
     *context += message.tokens;

@@ -50,6 +50,8 @@ pub struct Price {
     /// Input written to the provider's cache (Anthropic's five-minute writes; providers that do
     /// not charge writes separately bill them as input).
     pub cache_write: u64,
+    /// Input written to the cache for an hour (Anthropic: twice the input price).
+    pub cache_write_long: u64,
 }
 
 /// A model's price, with when it was taken from the provider's price list: an entry of the
@@ -65,8 +67,12 @@ pub struct ModelPrice {
     pub output: u64,
     /// Micro-dollars per million input tokens read from the cache.
     pub cache_read: u64,
-    /// Micro-dollars per million input tokens written to the cache.
+    /// Micro-dollars per million input tokens written to the cache (for its short lifetime).
     pub cache_write: u64,
+    /// Micro-dollars per million input tokens written to the cache for an hour; `None` prices
+    /// them as [`ModelPrice::cache_write`] (a price the settings held before Flame knew of them).
+    #[serde(default)]
+    pub cache_write_long: Option<u64>,
     /// When the price was read from the provider's list, for example `2026-11`.
     pub as_of: String,
 }
@@ -78,6 +84,7 @@ impl ModelPrice {
             output: self.output,
             cache_read: self.cache_read,
             cache_write: self.cache_write,
+            cache_write_long: self.cache_write_long.unwrap_or(self.cache_write),
         }
     }
 }
@@ -182,6 +189,7 @@ pub fn check_prices(prices: &[ModelPrice]) -> Result<(), String> {
             ("output", p.output),
             ("cache read", p.cache_read),
             ("cache write", p.cache_write),
+            ("one-hour cache write", p.cache_write_long.unwrap_or_default()),
         ] {
             if rate > MAX_PRICE_MICRO_USD {
                 return Err(format!(
@@ -207,6 +215,7 @@ pub fn cost_picodollars(usage: &Usage, price: &Price) -> u128 {
         + part(usage.output_tokens, price.output)
         + part(usage.cache_read_tokens, price.cache_read)
         + part(usage.cache_write_tokens, price.cache_write)
+        + part(usage.cache_write_long_tokens, price.cache_write_long)
 }
 
 /// Pico-dollars rounded half up to whole micro-dollars (saturating at `u64::MAX`).
@@ -304,11 +313,7 @@ impl CostSummary {
 
 /// Every token a usage counts: input, output, and cache reads and writes.
 pub fn total_tokens(usage: &Usage) -> u64 {
-    usage
-        .input_tokens
-        .saturating_add(usage.output_tokens)
-        .saturating_add(usage.cache_read_tokens)
-        .saturating_add(usage.cache_write_tokens)
+    usage.prompt_tokens().saturating_add(usage.output_tokens)
 }
 
 /// `1234567` as `1,234,567`: how Flame writes a count of tokens or bytes for a person or a
@@ -360,13 +365,6 @@ pub struct CostTotal {
     unpriced_models: BTreeSet<String>,
 }
 
-fn add_usage(total: &mut Usage, more: &Usage) {
-    total.input_tokens = total.input_tokens.saturating_add(more.input_tokens);
-    total.output_tokens = total.output_tokens.saturating_add(more.output_tokens);
-    total.cache_read_tokens = total.cache_read_tokens.saturating_add(more.cache_read_tokens);
-    total.cache_write_tokens = total.cache_write_tokens.saturating_add(more.cache_write_tokens);
-}
-
 fn is_empty(usage: &Usage) -> bool {
     *usage == Usage::default()
 }
@@ -378,14 +376,14 @@ impl CostTotal {
         if is_empty(&usage.usage) {
             return;
         }
-        add_usage(&mut self.usage, &usage.usage);
+        self.usage.add(&usage.usage);
         match price {
             Some(price) => {
                 self.pico = self.pico.saturating_add(cost_picodollars(&usage.usage, price));
                 self.priced_tokens = true;
             }
             None => {
-                add_usage(&mut self.unpriced_usage, &usage.usage);
+                self.unpriced_usage.add(&usage.usage);
                 let name = usage.model.as_deref().unwrap_or(NO_MODEL);
                 // Checked first: most rows name a model already listed, and cost no allocation.
                 if !self.unpriced_models.contains(name) {
@@ -399,8 +397,8 @@ impl CostTotal {
     pub fn merge(&mut self, other: &CostTotal) {
         self.pico = self.pico.saturating_add(other.pico);
         self.priced_tokens |= other.priced_tokens;
-        add_usage(&mut self.usage, &other.usage);
-        add_usage(&mut self.unpriced_usage, &other.unpriced_usage);
+        self.usage.add(&other.usage);
+        self.unpriced_usage.add(&other.unpriced_usage);
         for name in &other.unpriced_models {
             if !self.unpriced_models.contains(name) {
                 self.unpriced_models.insert(name.clone());
@@ -522,7 +520,8 @@ pub fn frame_costs<'a>(
 }
 
 /// The prices Flame knows without being told, as listed by the providers on the date each
-/// carries (standard requests, US dollars; Anthropic's cache writes at the five-minute rate).
+/// carries (standard requests, US dollars; Anthropic's cache writes at the five-minute rate,
+/// and its one-hour writes at twice the input price, as its pricing page states for every model).
 ///
 /// Sources: Anthropic's pricing page (`platform.claude.com/docs/en/about-claude/pricing`) and
 /// model pages; OpenAI's model pages (`developers.openai.com/api/docs/models/<model>`). OpenAI
@@ -573,6 +572,8 @@ pub fn built_in_prices() -> Vec<ModelPrice> {
             output,
             cache_read,
             cache_write,
+            // Only Anthropic's models are cached on request, and so charge for writes.
+            cache_write_long: model.starts_with("claude-").then_some(2 * input),
             as_of: BUILT_IN_AS_OF.to_owned(),
         })
         .collect()
@@ -591,6 +592,7 @@ mod tests {
             output_tokens: output,
             cache_read_tokens: cache_read,
             cache_write_tokens: cache_write,
+            ..Usage::default()
         }
     }
 
@@ -598,8 +600,13 @@ mod tests {
         ModelUsage { model: Some(name.to_owned()), usage: u }
     }
 
-    const SONNET: Price =
-        Price { input: 3_000_000, output: 15_000_000, cache_read: 300_000, cache_write: 3_750_000 };
+    const SONNET: Price = Price {
+        input: 3_000_000,
+        output: 15_000_000,
+        cache_read: 300_000,
+        cache_write: 3_750_000,
+        cache_write_long: 6_000_000,
+    };
 
     #[test]
     fn every_kind_of_token_is_priced_at_its_own_rate() {
@@ -615,6 +622,15 @@ mod tests {
         let reply = usage(3, 9, 17_842, 8_216);
         assert_eq!(cost_picodollars(&reply, &SONNET), 36_306_600_000);
         assert_eq!(cost_micro_usd(&reply, &SONNET), 36_307);
+        // An hour's writes at twice the input price.
+        let long = Usage { cache_write_long_tokens: m, ..Usage::default() };
+        assert_eq!(cost_micro_usd(&long, &SONNET), 6_000_000);
+        let built_in = PriceTable::default();
+        let sonnet = built_in.get("claude-sonnet-4-5").unwrap().price();
+        assert_eq!(sonnet, SONNET);
+        // OpenAI charges no writes: any it reported would be input.
+        let gpt = built_in.get("gpt-4.1").unwrap().price();
+        assert_eq!((gpt.cache_write, gpt.cache_write_long), (gpt.input, gpt.input));
     }
 
     #[test]
@@ -639,7 +655,9 @@ mod tests {
             output: MAX_PRICE_MICRO_USD,
             cache_read: MAX_PRICE_MICRO_USD,
             cache_write: MAX_PRICE_MICRO_USD,
+            cache_write_long: MAX_PRICE_MICRO_USD,
         };
+        let most = Usage { cache_write_long_tokens: u64::MAX, ..most };
         assert_eq!(cost_micro_usd(&most, &dear), u64::MAX);
     }
 
@@ -696,6 +714,7 @@ mod tests {
             output: 0,
             cache_read: 0,
             cache_write: 0,
+            cache_write_long: None,
             as_of: "2027-01".to_owned(),
         };
         let table = PriceTable::with_overrides(&[mine("gpt-4o", 1), mine("llama3.1:8b", 2)]);
@@ -713,6 +732,7 @@ mod tests {
             output: 2,
             cache_read: 0,
             cache_write: 0,
+            cache_write_long: None,
             as_of: "2026-11".into(),
         };
         check_prices(std::slice::from_ref(&ok)).unwrap();
@@ -722,6 +742,10 @@ mod tests {
             (ModelPrice { model: "x".repeat(201), ..ok.clone() }, "longer than 200"),
             (ModelPrice { output: MAX_PRICE_MICRO_USD + 1, ..ok.clone() }, "output price of m"),
             (ModelPrice { as_of: "x".repeat(33), ..ok.clone() }, "as of"),
+            (
+                ModelPrice { cache_write_long: Some(MAX_PRICE_MICRO_USD + 1), ..ok.clone() },
+                "one-hour cache write price of m",
+            ),
         ];
         for (price, why) in cases {
             let err = check_prices(&[price]).unwrap_err();

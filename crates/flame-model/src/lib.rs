@@ -6,6 +6,7 @@
 //! functions ([`lifecycle`]); `flame-store` applies them inside its transactions, and
 //! [`FrameTree::check_invariants`] states what must hold after every operation.
 
+mod chat;
 pub mod cost;
 mod error;
 mod event_detail;
@@ -13,10 +14,15 @@ mod frame;
 mod ids;
 pub mod lifecycle;
 mod message;
+pub mod prompt_cache;
 pub mod stored;
 mod tree;
 mod workspace;
 
+pub use chat::{
+    CacheLifetime, CacheMark, ChatMessage, FrameContext, OpeningReason, Section, SectionKind,
+    SectionState, ToldFrame,
+};
 pub use error::FrameError;
 pub use event_detail::{EventDetail, RollbackRecord};
 pub use frame::{

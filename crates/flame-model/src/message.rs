@@ -96,15 +96,49 @@ pub struct ToolResult {
     pub tool_call_id: String,
 }
 
-/// Tokens a provider reports for one call.
+/// Tokens a provider reports for one call. Input is counted in three parts that do not overlap:
+/// what was read from the provider's prompt cache, what was written to it, and the rest.
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type,
 )]
 pub struct Usage {
+    /// Input read from the provider's cache.
     pub cache_read_tokens: u64,
+    /// Input written to the cache for an hour (Anthropic's one-hour lifetime). Usage stored
+    /// before Flame knew of it is read by `stored::usage`, as none.
+    pub cache_write_long_tokens: u64,
+    /// Input written to the cache for its short lifetime (Anthropic's five minutes; providers
+    /// that cache without being asked write nothing here).
     pub cache_write_tokens: u64,
+    /// Input neither read from nor written to the cache.
     pub input_tokens: u64,
     pub output_tokens: u64,
+}
+
+impl Usage {
+    /// Every input token the call sent, however the cache treated it.
+    pub fn prompt_tokens(&self) -> u64 {
+        self.input_tokens
+            .saturating_add(self.cache_read_tokens)
+            .saturating_add(self.cache_write_tokens)
+            .saturating_add(self.cache_write_long_tokens)
+    }
+
+    /// Adds `more`, each count saturating: counts come from providers and transcripts, and a
+    /// long run of calls adds them up.
+    pub fn add(&mut self, more: &Usage) {
+        self.input_tokens = self.input_tokens.saturating_add(more.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(more.output_tokens);
+        self.cache_read_tokens = self.cache_read_tokens.saturating_add(more.cache_read_tokens);
+        self.cache_write_tokens = self.cache_write_tokens.saturating_add(more.cache_write_tokens);
+        self.cache_write_long_tokens =
+            self.cache_write_long_tokens.saturating_add(more.cache_write_long_tokens);
+    }
+
+    /// Both lifetimes' cache writes.
+    pub fn cache_written_tokens(&self) -> u64 {
+        self.cache_write_tokens.saturating_add(self.cache_write_long_tokens)
+    }
 }
 
 /// A tool a model may call: what a request offers a provider, and what an MCP server lists.

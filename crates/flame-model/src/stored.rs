@@ -35,12 +35,24 @@ struct StoredResult {
 struct StoredUsage {
     #[serde(alias = "cache_read_input_tokens", default)]
     cache_read_tokens: u64,
+    #[serde(default)]
+    cache_write_long_tokens: u64,
+    /// In Anthropic's report, every write of either lifetime; `cache_creation` splits it.
     #[serde(alias = "cache_creation_input_tokens", default)]
     cache_write_tokens: u64,
+    /// Anthropic's writes by lifetime, which Claude Code records whole.
+    #[serde(default)]
+    cache_creation: Option<CacheCreation>,
     #[serde(default)]
     input_tokens: u64,
     #[serde(default)]
     output_tokens: u64,
+}
+
+#[derive(Deserialize)]
+struct CacheCreation {
+    #[serde(default)]
+    ephemeral_1h_input_tokens: u64,
 }
 
 impl From<StoredCall> for ToolCall {
@@ -62,9 +74,19 @@ impl From<StoredResult> for ToolResult {
 
 impl From<StoredUsage> for Usage {
     fn from(u: StoredUsage) -> Usage {
+        // Anthropic's one-hour writes are part of its `cache_creation_input_tokens`; Flame keeps
+        // the two lifetimes apart, since they are priced apart.
+        let (long, short) = match &u.cache_creation {
+            Some(split) if u.cache_write_long_tokens == 0 => {
+                let long = split.ephemeral_1h_input_tokens.min(u.cache_write_tokens);
+                (long, u.cache_write_tokens - long)
+            }
+            _ => (u.cache_write_long_tokens, u.cache_write_tokens),
+        };
         Usage {
             cache_read_tokens: u.cache_read_tokens,
-            cache_write_tokens: u.cache_write_tokens,
+            cache_write_long_tokens: long,
+            cache_write_tokens: short,
             input_tokens: u.input_tokens,
             output_tokens: u.output_tokens,
         }
@@ -135,11 +157,18 @@ mod tests {
         assert_eq!(tool_result(&serde_json::to_string(&result).unwrap()).unwrap(), result);
         let u = Usage {
             cache_read_tokens: 1,
+            cache_write_long_tokens: 0,
             cache_write_tokens: 2,
             input_tokens: 3,
             output_tokens: 4,
         };
-        assert_eq!(usage(&serde_json::to_string(&u).unwrap()).unwrap(), u);
+        let text = serde_json::to_string(&u).unwrap();
+        assert_eq!(usage(&text).unwrap(), u);
+        let before =
+            r#"{"cache_read_tokens":1,"cache_write_tokens":2,"input_tokens":3,"output_tokens":4}"#;
+        assert_eq!(usage(before).unwrap(), u, "usage written before the hour's writes were kept");
+        let long = Usage { cache_write_long_tokens: 5, ..u };
+        assert_eq!(usage(&serde_json::to_string(&long).unwrap()).unwrap(), long);
     }
 
     #[test]
@@ -158,7 +187,22 @@ mod tests {
             u.unwrap(),
             Usage {
                 cache_read_tokens: 4,
+                cache_write_long_tokens: 0,
                 cache_write_tokens: 9,
+                input_tokens: 3,
+                output_tokens: 2
+            }
+        );
+        // Claude Code's report with its writes by lifetime: the hour's are kept apart.
+        let u = usage(
+            r#"{"cache_creation":{"ephemeral_1h_input_tokens":6,"ephemeral_5m_input_tokens":3},"cache_creation_input_tokens":9,"cache_read_input_tokens":4,"input_tokens":3,"output_tokens":2}"#,
+        );
+        assert_eq!(
+            u.unwrap(),
+            Usage {
+                cache_read_tokens: 4,
+                cache_write_long_tokens: 6,
+                cache_write_tokens: 3,
                 input_tokens: 3,
                 output_tokens: 2
             }

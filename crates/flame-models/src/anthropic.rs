@@ -1,12 +1,16 @@
 //! The Anthropic Messages API: the request body, and the streamed events decoded into a turn.
 
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use std::collections::BTreeMap;
 
 use crate::decode::{Stop, TurnBytes, name, tokens};
 use crate::sse::SseEvent;
-use crate::{ChatMessage, ChatRequest, MAX_TOOL_CALLS, StopReason, StreamEvent, ToolCall, Turn};
+use crate::{
+    CacheLifetime, ChatMessage, ChatRequest, MAX_TOOL_CALLS, StopReason, StreamEvent, ToolCall,
+    Turn,
+};
 
 /// The API version Flame speaks (sent as `anthropic-version`).
 pub(crate) const VERSION: &str = "2023-06-01";
@@ -15,52 +19,144 @@ pub(crate) fn url(base_url: &str) -> String {
     format!("{base_url}/v1/messages")
 }
 
-/// The request body. Consecutive messages of one role are merged, since the API wants roles to
-/// alternate; tool results travel in a user message.
-pub(crate) fn body(request: &ChatRequest) -> Value {
-    let mut messages: Vec<(&str, Vec<Value>)> = Vec::new();
-    for message in &request.messages {
-        let (role, blocks) = match message {
-            ChatMessage::User(text) => ("user", vec![json!({"type": "text", "text": text})]),
+/// The request body, written in the order Anthropic caches a prompt: the tools, the system
+/// prompt, the messages. Consecutive messages of one role are merged, since the API wants roles
+/// to alternate; tool results travel in a user message. A cache mark becomes `cache_control`
+/// on the last block of its message (on the system prompt's block for the system's mark).
+pub(crate) fn body(request: &ChatRequest) -> String {
+    let mut messages: Vec<WireMessage<'_>> = Vec::new();
+    for (i, message) in request.messages.iter().enumerate() {
+        let (role, mut blocks) = match message {
+            ChatMessage::User(text) => {
+                ("user", vec![WireBlock::Text { text, cache_control: None }])
+            }
             ChatMessage::Assistant { text, tool_calls } => {
                 let mut blocks = Vec::new();
                 if !text.is_empty() {
-                    blocks.push(json!({"type": "text", "text": text}));
+                    blocks.push(WireBlock::Text { text, cache_control: None });
                 }
                 for call in tool_calls {
-                    blocks.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}));
+                    blocks.push(WireBlock::ToolUse {
+                        id: &call.id,
+                        name: &call.name,
+                        input: &call.arguments,
+                        cache_control: None,
+                    });
                 }
                 ("assistant", blocks)
             }
             ChatMessage::ToolResult { call_id, content, is_error } => (
                 "user",
-                vec![
-                    json!({"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": is_error}),
-                ],
+                vec![WireBlock::ToolResult {
+                    tool_use_id: call_id,
+                    content,
+                    is_error: *is_error,
+                    cache_control: None,
+                }],
             ),
         };
+        if let Some(mark) = request.cache.marks.iter().find(|m| m.message == i)
+            && let Some(last) = blocks.last_mut()
+        {
+            last.mark(mark.lifetime);
+        }
         match messages.last_mut() {
-            Some((last, existing)) if *last == role => existing.extend(blocks),
-            _ => messages.push((role, blocks)),
+            Some(last) if last.role == role => last.content.extend(blocks),
+            _ => messages.push(WireMessage { role, content: blocks }),
         }
     }
-    let mut body = json!({
-        "model": request.model,
-        "max_tokens": request.max_tokens,
-        "system": request.system,
-        "stream": true,
-        "messages": messages.into_iter().map(|(role, content)| json!({"role": role, "content": content})).collect::<Vec<_>>(),
-    });
-    if !request.tools.is_empty() {
-        body["tools"] = request
+    let body = Body {
+        model: &request.model,
+        max_tokens: request.max_tokens,
+        stream: true,
+        tools: request
             .tools
             .iter()
-            .map(
-                |t| json!({"name": t.name, "description": t.description, "input_schema": t.schema}),
-            )
-            .collect();
+            .map(|t| Tool { name: &t.name, description: &t.description, input_schema: &t.schema })
+            .collect(),
+        system: vec![WireBlock::Text {
+            text: &request.system,
+            cache_control: request.cache.system.map(CacheControl::of),
+        }],
+        messages,
+    };
+    serde_json::to_string(&body).expect("a request body serialises")
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    stream: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Tool<'a>>,
+    system: Vec<WireBlock<'a>>,
+    messages: Vec<WireMessage<'a>>,
+}
+
+#[derive(Serialize)]
+struct Tool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+}
+
+#[derive(Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    content: Vec<WireBlock<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WireBlock<'a> {
+    Text {
+        text: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: &'a Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: &'a str,
+        is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+}
+
+impl WireBlock<'_> {
+    fn mark(&mut self, lifetime: CacheLifetime) {
+        let (WireBlock::Text { cache_control, .. }
+        | WireBlock::ToolUse { cache_control, .. }
+        | WireBlock::ToolResult { cache_control, .. }) = self;
+        *cache_control = Some(CacheControl::of(lifetime));
     }
-    body
+}
+
+/// Anthropic's `cache_control`: `ephemeral`, for five minutes unless `ttl` says an hour.
+#[derive(Serialize)]
+struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ttl: Option<&'static str>,
+}
+
+impl CacheControl {
+    fn of(lifetime: CacheLifetime) -> CacheControl {
+        let ttl = match lifetime {
+            CacheLifetime::Short => None,
+            CacheLifetime::Long => Some("1h"),
+        };
+        CacheControl { kind: "ephemeral", ttl }
+    }
 }
 
 /// Whether an error response says the prompt is longer than the model's window.
@@ -211,17 +307,31 @@ impl Decoder {
         Ok(out)
     }
 
+    /// Takes a usage report (`message_start` carries the input's, `message_delta` the output's;
+    /// a later count replaces an earlier one). The cache writes are split by lifetime: Anthropic
+    /// counts every write in `cache_creation_input_tokens` and the hour's again in
+    /// `cache_creation.ephemeral_1h_input_tokens`.
     fn usage(&mut self, usage: &Value) -> Result<(), Stop> {
         let u = &mut self.turn.usage;
         for (key, count) in [
             ("input_tokens", &mut u.input_tokens),
             ("output_tokens", &mut u.output_tokens),
             ("cache_read_input_tokens", &mut u.cache_read_tokens),
-            ("cache_creation_input_tokens", &mut u.cache_write_tokens),
         ] {
             if let Some(n) = tokens(usage, key)? {
                 *count = n;
             }
+        }
+        if let Some(written) = tokens(usage, "cache_creation_input_tokens")? {
+            let long = tokens(&usage["cache_creation"], "ephemeral_1h_input_tokens")?.unwrap_or(0);
+            if long > written {
+                self.turn.notices.push(format!(
+                    "Anthropic reported {long} tokens written to the cache for an hour, more than the {written} it wrote in all; counted as {written}"
+                ));
+            }
+            let long = long.min(written);
+            u.cache_write_long_tokens = long;
+            u.cache_write_tokens = written - long;
         }
         Ok(())
     }

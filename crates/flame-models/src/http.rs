@@ -100,7 +100,13 @@ impl Client {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let sent = self.http.post(&url).headers(headers.clone()).json(&body).send();
+            let sent = self
+                .http
+                .post(&url)
+                .headers(headers.clone())
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body.clone())
+                .send();
             let result = tokio::select! {
                 () = cancel.cancelled() => return Err(ModelError::Cancelled { partial: Box::default() }),
                 result = sent => result,
@@ -171,17 +177,28 @@ impl Client {
     }
 }
 
-/// The URL, body and headers of a request.
+/// The JSON body [`Client::stream`] sends for `request` to `provider`, byte for byte: what a
+/// prompt cache sees of it.
+pub fn request_body(provider: &Provider, request: &ChatRequest) -> String {
+    let base = provider.base_url.trim_end_matches('/');
+    match provider.kind {
+        ProviderKind::Anthropic => anthropic::body(request),
+        ProviderKind::Openai => openai::body(request, base),
+    }
+}
+
+/// The URL, body (JSON text) and headers of a request.
 fn prepare(
     provider: &Provider,
     request: &ChatRequest,
-) -> Result<(String, serde_json::Value, HeaderMap), ModelError> {
+) -> Result<(String, String, HeaderMap), ModelError> {
     let headers = auth_headers(provider)?;
     let base = provider.base_url.trim_end_matches('/');
-    match provider.kind {
-        ProviderKind::Anthropic => Ok((anthropic::url(base), anthropic::body(request), headers)),
-        ProviderKind::Openai => Ok((openai::url(base), openai::body(request), headers)),
-    }
+    let url = match provider.kind {
+        ProviderKind::Anthropic => anthropic::url(base),
+        ProviderKind::Openai => openai::url(base),
+    };
+    Ok((url, request_body(provider, request), headers))
 }
 
 /// The headers every request to `provider` carries: its key (refused as missing where the

@@ -27,10 +27,11 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use decode::decode_stream;
-/// The tool calls and usage a turn brings are the same types a stored message holds, and the
-/// tools a request offers are described as everywhere else in Flame.
-pub use flame_model::{ToolCall, ToolSpec, Usage};
-pub use http::{Client, RetryPolicy};
+/// The tool calls and usage a turn brings are the same types a stored message holds, the tools
+/// a request offers are described as everywhere else in Flame, and a request's messages and
+/// cache marks are what `flame-context` shapes.
+pub use flame_model::{CacheLifetime, CacheMark, ChatMessage, ToolCall, ToolSpec, Usage};
+pub use http::{Client, RetryPolicy, request_body};
 pub use provider_models::{MAX_PROVIDER_LIST_PAGES, PROVIDER_LIST_TIMEOUT, ProviderModels};
 pub use tokio_util::sync::CancellationToken;
 
@@ -115,15 +116,9 @@ pub struct Provider {
     pub key_source: String,
 }
 
-/// One message of the conversation sent to the model.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ChatMessage {
-    User(String),
-    Assistant { text: String, tool_calls: Vec<ToolCall> },
-    ToolResult { call_id: String, content: String, is_error: bool },
-}
-
-/// A request to stream one turn.
+/// A request to stream one turn. It is written to the wire in the order providers cache a
+/// prompt — the tools, the system prompt, the messages — so that two requests that share a
+/// prefix share the bytes that start them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChatRequest {
     pub model: String,
@@ -131,6 +126,21 @@ pub struct ChatRequest {
     pub messages: Vec<ChatMessage>,
     pub tools: Vec<ToolSpec>,
     pub max_tokens: u32,
+    pub cache: PromptCache,
+}
+
+/// What a request asks of the provider's prompt cache.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PromptCache {
+    /// Keep the tools and the system prompt for this long (Anthropic's `cache_control` on the
+    /// system prompt's end); `None` asks nothing.
+    pub system: Option<CacheLifetime>,
+    /// Keep the prefix up to these messages (Anthropic's `cache_control` on a message's last
+    /// block), in message order; lifetimes never grow along a request.
+    pub marks: Vec<CacheMark>,
+    /// A key that sends requests sharing a prefix to the same cache: OpenAI's
+    /// `prompt_cache_key`, sent to OpenAI's own API only. Flame uses the frame's id.
+    pub key: Option<String>,
 }
 
 /// What arrives while a turn streams.
@@ -163,6 +173,9 @@ pub struct Turn {
     pub usage: Usage,
     pub stop: StopReason,
     pub model: String,
+    /// What was odd about the reply but did not stop it, for the person: a usage count that
+    /// could not be true, clamped.
+    pub notices: Vec<String>,
 }
 
 /// Why a call failed. Every message is fit to show a person and holds no key.

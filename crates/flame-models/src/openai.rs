@@ -1,6 +1,9 @@
 //! OpenAI Chat Completions (and compatible servers): the request body, and the streamed chunks
 //! decoded into a turn.
 
+use std::borrow::Cow;
+
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use std::collections::BTreeMap;
@@ -16,46 +19,145 @@ pub(crate) fn url(base_url: &str) -> String {
     format!("{base_url}/chat/completions")
 }
 
-/// The request body. The reply is capped with `max_completion_tokens`, the field OpenAI's newer
-/// models require (they refuse the older `max_tokens`) and llama.cpp and vLLM read; a server that
-/// does not know it ignores it. Without a cap a local server writes until its context is full: a
-/// small model caught in a loop did so against llama-server for minutes.
-pub(crate) fn body(request: &ChatRequest) -> Value {
-    let mut messages = vec![json!({"role": "system", "content": request.system})];
+/// The request body, written in the order a prompt is processed: the tools, then the messages
+/// (the system prompt first). The reply is capped with `max_completion_tokens`, the field
+/// OpenAI's newer models require (they refuse the older `max_tokens`) and llama.cpp and vLLM
+/// read; a server that does not know it ignores it. Without a cap a local server writes until
+/// its context is full: a small model caught in a loop did so against llama-server for minutes.
+///
+/// OpenAI caches a prompt's prefix on its own; `prompt_cache_key` (the request's cache key)
+/// sends requests sharing a prefix to the same cache, and goes to OpenAI's own API only, which
+/// knows it. Other servers get `cache_prompt: true`, llama.cpp's switch for reusing the prefix
+/// it still holds; servers that do not know it ignore it.
+pub(crate) fn body(request: &ChatRequest, base_url: &str) -> String {
+    let official = is_openai(base_url);
+    let mut messages = vec![Message::text("system", &request.system)];
     for message in &request.messages {
         messages.push(match message {
-            ChatMessage::User(text) => json!({"role": "user", "content": text}),
-            ChatMessage::Assistant { text, tool_calls } => {
-                let mut m = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) }});
-                if !tool_calls.is_empty() {
-                    m["tool_calls"] = tool_calls
-                        .iter()
-                        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments.to_string()}}))
-                        .collect();
-                }
-                m
-            }
-            ChatMessage::ToolResult { call_id, content, is_error } => {
-                let content = if *is_error { format!("Error: {content}") } else { content.clone() };
-                json!({"role": "tool", "tool_call_id": call_id, "content": content})
-            }
+            ChatMessage::User(text) => Message::text("user", text),
+            ChatMessage::Assistant { text, tool_calls } => Message {
+                role: "assistant",
+                content: (!text.is_empty()).then_some(Cow::Borrowed(text.as_str())),
+                tool_calls: tool_calls
+                    .iter()
+                    .map(|c| Call {
+                        id: &c.id,
+                        kind: "function",
+                        function: Function { name: &c.name, arguments: c.arguments.to_string() },
+                    })
+                    .collect(),
+                tool_call_id: None,
+            },
+            ChatMessage::ToolResult { call_id, content, is_error } => Message {
+                role: "tool",
+                content: Some(if *is_error {
+                    Cow::Owned(format!("Error: {content}"))
+                } else {
+                    Cow::Borrowed(content.as_str())
+                }),
+                tool_calls: Vec::new(),
+                tool_call_id: Some(call_id),
+            },
         });
     }
-    let mut body = json!({
-        "model": request.model,
-        "messages": messages,
-        "stream": true,
-        "stream_options": {"include_usage": true},
-        "max_completion_tokens": request.max_tokens,
-    });
-    if !request.tools.is_empty() {
-        body["tools"] = request
+    let body = Body {
+        model: &request.model,
+        stream: true,
+        stream_options: StreamOptions { include_usage: true },
+        max_completion_tokens: request.max_tokens,
+        prompt_cache_key: request.cache.key.as_deref().filter(|_| official),
+        cache_prompt: (!official).then_some(true),
+        tools: request
             .tools
             .iter()
-            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.schema}}))
-            .collect();
+            .map(|t| Tool {
+                kind: "function",
+                function: ToolFunction {
+                    name: &t.name,
+                    description: &t.description,
+                    parameters: &t.schema,
+                },
+            })
+            .collect(),
+        messages,
+    };
+    serde_json::to_string(&body).expect("a request body serialises")
+}
+
+/// Whether `base_url` is OpenAI's own API rather than a server compatible with it.
+fn is_openai(base_url: &str) -> bool {
+    let rest = base_url.split_once("://").map_or(base_url, |(_, rest)| rest);
+    rest.split(['/', ':']).next() == Some("api.openai.com")
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    stream: bool,
+    stream_options: StreamOptions,
+    max_completion_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_prompt: Option<bool>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Tool<'a>>,
+    messages: Vec<Message<'a>>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+struct Tool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: ToolFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct ToolFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+#[derive(Serialize)]
+struct Message<'a> {
+    role: &'static str,
+    /// `null` for an assistant message that only calls tools.
+    content: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<Call<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+}
+
+impl<'a> Message<'a> {
+    fn text(role: &'static str, text: &'a str) -> Message<'a> {
+        Message {
+            role,
+            content: Some(Cow::Borrowed(text)),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
     }
-    body
+}
+
+#[derive(Serialize)]
+struct Call<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: Function<'a>,
+}
+
+#[derive(Serialize)]
+struct Function<'a> {
+    name: &'a str,
+    arguments: String,
 }
 
 pub(crate) fn is_context_too_long(status: u16, body: &str) -> bool {
@@ -124,10 +226,18 @@ impl Decoder {
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
             let prompt = tokens(usage, "prompt_tokens")?.unwrap_or_default();
-            let cached =
+            let mut cached =
                 tokens(&usage["prompt_tokens_details"], "cached_tokens")?.unwrap_or_default();
+            if cached > prompt {
+                // A cache miss or an odd count is never an error: the count is clamped, and
+                // the person is told.
+                self.turn.notices.push(format!(
+                    "the server reported {cached} cached tokens of a {prompt}-token prompt; counted as {prompt}"
+                ));
+                cached = prompt;
+            }
             // Like Anthropic's, `input_tokens` counts the input that was not read from the cache.
-            self.turn.usage.input_tokens = prompt.saturating_sub(cached);
+            self.turn.usage.input_tokens = prompt - cached;
             self.turn.usage.cache_read_tokens = cached;
             self.turn.usage.output_tokens = tokens(usage, "completion_tokens")?.unwrap_or_default();
         }
@@ -202,8 +312,10 @@ mod tests {
             messages: vec![ChatMessage::User("hi".to_owned())],
             tools: Vec::new(),
             max_tokens: 192,
+            cache: crate::PromptCache::default(),
         };
-        let body = body(&request);
+        let body: Value =
+            serde_json::from_str(&body(&request, "http://127.0.0.1:8080/v1")).unwrap();
         assert_eq!(body["max_completion_tokens"], 192);
         assert!(body.get("max_tokens").is_none(), "{body}");
     }

@@ -6,6 +6,7 @@
 //! transaction with the steps every operation shares (`writer`).
 
 mod checkpoints;
+mod contexts;
 mod lifecycle_ops;
 mod messages;
 mod planning;

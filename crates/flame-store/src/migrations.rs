@@ -38,6 +38,7 @@ const MIGRATIONS: &[Migration] = &[
     Migration { version: 12, sql: include_str!("migrations/0012_startup_indexes.sql") },
     Migration { version: 13, sql: include_str!("migrations/0013_usage_columns.sql") },
     Migration { version: 14, sql: include_str!("migrations/0014_frame_search_catch_up.sql") },
+    Migration { version: 15, sql: include_str!("migrations/0015_cache_true_context.sql") },
 ];
 
 /// The version a freshly opened database is at.
@@ -205,6 +206,45 @@ mod tests {
         );
     }
 
+    /// A database at version 14 opens with the hour's cache writes that Claude Code recorded by
+    /// lifetime (and an earlier import stored in its usage JSON) apart from the five minutes',
+    /// in the sums and in each message read back.
+    #[test]
+    fn a_version_14_database_keeps_the_hours_cache_writes_apart() {
+        use flame_model::cost::ModelUsage;
+        use flame_model::{FrameId, Usage};
+
+        let (_dir, path) = database_at(
+            14,
+            r#"INSERT INTO trees (id, title, root_id, focus_id, created_at)
+                       VALUES ('t0000000001', 'Old', 'f0000000001', 'f0000000001', 1);
+                   INSERT INTO frames (id, tree_id, parent_id, position, title, success_criteria, status, created_at)
+                       VALUES ('f0000000001', 't0000000001', NULL, 0, 'Old tree', 'c', 'in_progress', 1);
+                   INSERT INTO messages (id, frame_id, role, content, tokens, model, usage, created_at,
+                           usage_input, usage_output, usage_cache_read, usage_cache_write)
+                       VALUES (1, 'f0000000001', 'assistant', 'a', 1, 'claude-opus-4-6', '{"input_tokens":3,"cache_creation_input_tokens":10,"cache_read_input_tokens":5,"cache_creation":{"ephemeral_5m_input_tokens":4,"ephemeral_1h_input_tokens":6},"output_tokens":2}', 2, 3, 2, 5, 10),
+                              (2, 'f0000000001', 'assistant', 'b', 1, 'claude-opus-4-6', NULL, 3, 1, 1, 1, 1);"#,
+        );
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.schema_version().unwrap(), LATEST_SCHEMA_VERSION);
+        let rows = store.usage_by_frame_and_model(&TreeId::from_trusted("t0000000001".into()));
+        let sum = Usage {
+            input_tokens: 4,
+            output_tokens: 3,
+            cache_read_tokens: 6,
+            cache_write_tokens: 5,
+            cache_write_long_tokens: 6,
+        };
+        assert_eq!(
+            rows.unwrap().into_iter().map(|(_, u)| u).collect::<Vec<_>>(),
+            [ModelUsage { model: Some("claude-opus-4-6".into()), usage: sum }]
+        );
+        let messages = store.messages(&FrameId::from_trusted("f0000000001".into())).unwrap();
+        assert_eq!(messages[0].usage.unwrap().cache_write_long_tokens, 6);
+        assert_eq!(messages[0].usage.unwrap().cache_write_tokens, 4);
+        assert_eq!(messages[1].usage.unwrap().cache_write_long_tokens, 0);
+    }
+
     /// A database at version 12 (usage in JSON alone) opens with its replies' counts in the
     /// usage columns, read from every shape earlier versions and broken files left (Anthropic's
     /// names for the cache counts, a count that is not a number, a negative one, one past 2^32,
@@ -239,6 +279,7 @@ mod tests {
             output_tokens,
             cache_read_tokens,
             cache_write_tokens,
+            ..Usage::default()
         };
         let sums = |store: &Store| {
             let mut rows: Vec<ModelUsage> = store

@@ -22,19 +22,19 @@ pub(crate) const TREE_COLUMNS: &str = "id, title, root_id, focus_id, created_at,
 
 pub(crate) const MESSAGE_COLUMNS: &str = "id, frame_id, role, content, tool_calls, tool_result, \
     tokens, model, usage, created_at, interrupted, usage_input, usage_output, usage_cache_read, \
-    usage_cache_write";
+    usage_cache_write, usage_cache_write_long";
 
 /// How many columns [`MESSAGE_COLUMNS`] names: a query selecting more reads them from here on.
-pub(crate) const MESSAGE_COLUMN_COUNT: usize = 15;
+pub(crate) const MESSAGE_COLUMN_COUNT: usize = 16;
 
 /// The columns a message's row is written with, by a live write and an import alike, in the
 /// order [`MessageRow::values`] binds them.
 pub(crate) const MESSAGE_WRITTEN_COLUMNS: &str = "frame_id, role, content, tool_calls, \
     tool_result, tokens, model, usage, created_at, interrupted, usage_input, usage_output, \
-    usage_cache_read, usage_cache_write";
+    usage_cache_read, usage_cache_write, usage_cache_write_long";
 
 /// How many columns [`MESSAGE_WRITTEN_COLUMNS`] names.
-pub(crate) const MESSAGE_VALUES: usize = 14;
+pub(crate) const MESSAGE_VALUES: usize = 15;
 
 /// An insert of `rows` messages, their values bound in order ([`MessageRow::values`]).
 pub(crate) fn insert_messages_sql(rows: usize) -> String {
@@ -97,6 +97,7 @@ impl<'m> MessageRow<'m> {
             &self.usage.output,
             &self.usage.cache_read,
             &self.usage.cache_write,
+            &self.usage.cache_write_long,
         ]
     }
 }
@@ -236,15 +237,16 @@ pub(crate) fn message(row: &Row) -> rusqlite::Result<Message> {
 /// that no sum over a tree's replies overflows.
 pub(crate) const USAGE_COUNT_CAP: u64 = 1 << 32;
 
-/// A message's usage as the store writes it (migration 13): the four counts, each capped at
-/// [`USAGE_COUNT_CAP`], and the JSON only when a count is over the cap, so that the exact
-/// counts still read back. The four counts are all NULL for a message without usage.
+/// A message's usage as the store writes it (migrations 13 and 15): the five counts, each capped
+/// at [`USAGE_COUNT_CAP`], and the JSON only when a count is over the cap, so that the exact
+/// counts still read back. The counts are all NULL for a message without usage.
 pub(crate) struct UsageColumns {
     pub json: Option<String>,
     pub input: Option<i64>,
     pub output: Option<i64>,
     pub cache_read: Option<i64>,
     pub cache_write: Option<i64>,
+    pub cache_write_long: Option<i64>,
 }
 
 impl UsageColumns {
@@ -256,9 +258,16 @@ impl UsageColumns {
                 output: None,
                 cache_read: None,
                 cache_write: None,
+                cache_write_long: None,
             };
         };
-        let counts = [u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens];
+        let counts = [
+            u.input_tokens,
+            u.output_tokens,
+            u.cache_read_tokens,
+            u.cache_write_tokens,
+            u.cache_write_long_tokens,
+        ];
         let capped = |n: u64| Some(n.min(USAGE_COUNT_CAP) as i64);
         UsageColumns {
             json: counts
@@ -270,12 +279,13 @@ impl UsageColumns {
             output: capped(u.output_tokens),
             cache_read: capped(u.cache_read_tokens),
             cache_write: capped(u.cache_write_tokens),
+            cache_write_long: capped(u.cache_write_long_tokens),
         }
     }
 }
 
-/// The usage counts in the four columns from `first` on (input, output, cache read, cache
-/// write), none when they are NULL: the message recorded no usage.
+/// The usage counts in the five columns from `first` on (input, output, cache read, cache
+/// write, cache write for the hour), none when they are NULL: the message recorded no usage.
 fn usage_counts(row: &Row, first: usize) -> rusqlite::Result<Option<Usage>> {
     if row.get_ref(first)?.data_type() == Type::Null {
         return Ok(None);
@@ -285,6 +295,11 @@ fn usage_counts(row: &Row, first: usize) -> rusqlite::Result<Option<Usage>> {
         output_tokens: count(row, first + 1)?,
         cache_read_tokens: count(row, first + 2)?,
         cache_write_tokens: count(row, first + 3)?,
+        // Migration 15 filled the column for every row with counts; a NULL still reads as none.
+        cache_write_long_tokens: match row.get_ref(first + 4)?.data_type() {
+            Type::Null => 0,
+            _ => count(row, first + 4)?,
+        },
     }))
 }
 

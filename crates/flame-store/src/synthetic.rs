@@ -60,6 +60,7 @@ pub fn tree(frame_count: usize, message_count: usize) -> (Tree, Vec<Frame>, Vec<
                     output_tokens: tokens,
                     cache_read_tokens: 20_000 + (i as u64 % 7_919),
                     cache_write_tokens: i as u64 % 1_009,
+                    ..Usage::default()
                 });
             }
             ImportedMessage { frame: rng.usize(0..frame_count), tokens, message, at: i as i64 }

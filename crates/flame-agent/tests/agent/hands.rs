@@ -108,7 +108,7 @@ async fn the_agent_reads_edits_and_runs_with_approval_then_pops_with_its_trail()
     for tool in ["read_file", "list_files", "search", "write_file", "edit_file", "run_command"] {
         assert!(names.contains(&tool.to_owned()), "{tool} not offered: {names:?}");
     }
-    let system = first["system"].as_str().unwrap();
+    let system = first["system"][0]["text"].as_str().unwrap();
     assert!(
         system.contains(&workspace.path().canonicalize().unwrap().display().to_string()),
         "{system}"
@@ -171,8 +171,10 @@ async fn the_agent_reads_edits_and_runs_with_approval_then_pops_with_its_trail()
     let popped = s.flame.frame(&child).unwrap().frame;
     assert_eq!(popped.status, Status::Completed);
     assert_eq!(popped.artifacts, ["notes.md", "greet.py"]);
+    // The parent learns of it from the note appended to its context after the pop.
     let last = s.server.requests().last().unwrap().json();
-    assert!(last["system"].as_str().unwrap().contains("greet.py"), "{last}");
+    let appended = last["messages"].as_array().unwrap().last().unwrap().to_string();
+    assert!(appended.contains("greet.py"), "{appended}");
     assert_key_nowhere(&s);
 }
 
@@ -271,7 +273,7 @@ async fn a_tree_without_a_workspace_offers_no_workspace_tools_and_says_so() {
     let names = tool_names(&request);
     assert!(!names.contains(&"read_file".to_owned()), "{names:?}");
     assert!(names.contains(&"push_frame".to_owned()), "{names:?}");
-    let system = request["system"].as_str().unwrap();
+    let system = request["system"][0]["text"].as_str().unwrap();
     assert!(system.contains("no workspace"), "{system}");
 }
 
@@ -391,10 +393,14 @@ fn read_turn(n: usize) -> Reply {
     Reply::stream(body.replace("toolu_read_file", &format!("toolu_read_{n}")))
 }
 
+/// Twenty reads of small files never pay for a batch of masking, so they stay whole; when the
+/// person has the opening made again, it keeps the newest K whole and sends the rest as stubs
+/// that say how to read them back.
 #[tokio::test]
-async fn after_twenty_tool_results_only_the_newest_k_are_sent_whole() {
+async fn an_opening_made_again_keeps_the_newest_k_results_whole() {
     let mut replies: Vec<Reply> = (0..20).map(read_turn).collect();
     replies.push(turn("Read them all.", None));
+    replies.push(turn("Summarised.", None));
     let (mut s, workspace) = workspace_setup(ApprovalPolicy::default(), replies).await;
     for n in 0..20 {
         std::fs::write(workspace.path().join(format!("file{n}.txt")), format!("CONTENT-{n}\n"))
@@ -402,7 +408,7 @@ async fn after_twenty_tool_results_only_the_newest_k_are_sent_whole() {
     }
     let mut settings = s.agent.settings().clone();
     settings.max_tool_rounds = 25;
-    // Not the default (3), so the test shows the setting reaches the context.
+    // Not the default (1), so the test shows the setting reaches the context.
     settings.keep_tool_results = 5;
     let base = s.server.base_url.clone();
     s.agent = Agent::new(
@@ -421,19 +427,32 @@ async fn after_twenty_tool_results_only_the_newest_k_are_sent_whole() {
         .await
         .unwrap();
     assert_eq!(outcome.stopped, Stopped::Finished);
+    let results = |request: &Value| -> Vec<String> {
+        request["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+            .filter(|block| block["type"] == "tool_result")
+            .map(|block| block["content"].to_string())
+            .collect()
+    };
     let last = s.server.requests().last().unwrap().json();
-    let results: Vec<String> = last["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
-        .filter(|block| block["type"] == "tool_result")
-        .map(|block| block["content"].to_string())
-        .collect();
+    let whole = |results: &[String]| -> Vec<usize> {
+        (0..20).filter(|n| results[*n].contains(&format!("CONTENT-{n}"))).collect()
+    };
+    assert_eq!(whole(&results(&last)).len(), 20, "small results never pay for a batch");
+
+    let frame = s.flame.status(None).unwrap().focus;
+    s.flame.rebuild_context(Actor::Person, &frame).unwrap();
+    s.agent
+        .send(Actor::Person, None, "Summarise", None, &CancellationToken::new(), &mut |_| {})
+        .await
+        .unwrap();
+    let rebuilt = s.server.requests().last().unwrap().json();
+    let results = results(&rebuilt);
     assert_eq!(results.len(), 20, "every call keeps its result, whole or as a stub");
-    let whole: Vec<usize> =
-        (0..20).filter(|n| results[*n].contains(&format!("CONTENT-{n}"))).collect();
-    assert_eq!(whole, [15, 16, 17, 18, 19], "only the newest results are sent whole");
+    assert_eq!(whole(&results), [15, 16, 17, 18, 19], "only the newest results are sent whole");
     for (n, text) in results.iter().enumerate().take(15) {
         assert!(text.contains("masked") && text.contains(&format!("file{n}.txt")), "{text}");
         assert!(text.contains(&format!("toolu_read_{n}")), "no way to read it back: {text}");

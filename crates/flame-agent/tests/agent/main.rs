@@ -11,6 +11,7 @@ use flame_models::replay::{ReplayServer, Reply};
 use flame_models::{CancellationToken, ProviderKind, RetryPolicy};
 use serde_json::{Value, json};
 
+mod cache;
 mod hands;
 mod models;
 
@@ -146,8 +147,15 @@ async fn the_agent_pushes_works_pops_and_continues_in_the_parent() {
         .unwrap();
     assert_eq!(agent_push.actor, Actor::Agent);
 
-    let root_roles: Vec<Role> = s.flame.messages(&root).unwrap().iter().map(|m| m.role).collect();
-    assert_eq!(root_roles, [Role::User, Role::Assistant, Role::Tool, Role::Note, Role::Assistant]);
+    let root_messages = s.flame.messages(&root).unwrap();
+    let root_roles: Vec<Role> = root_messages.iter().map(|m| m.role).collect();
+    // After the pop, the note that the conversation moved back, then the one Flame appends to
+    // the parent's context with the child's results.
+    assert_eq!(
+        root_roles,
+        [Role::User, Role::Assistant, Role::Tool, Role::Note, Role::Note, Role::Assistant]
+    );
+    assert!(root_messages[4].content.contains("JWT login with refresh tokens in src/auth.rs"));
     let auth_messages = s.flame.messages(&auth.id).unwrap();
     // The pop's own result is not stored in the frame it finished; its log records the pop.
     assert_eq!(
@@ -158,20 +166,25 @@ async fn the_agent_pushes_works_pops_and_continues_in_the_parent() {
     assert_eq!(auth_messages[1].content, "Implemented login with JWT. ");
     assert!(auth_messages.iter().all(|m| !m.interrupted));
 
-    // What the model was sent each time: the child's own context, then the parent's with the
-    // child's full results and none of its conversation.
+    // What the model was sent each time: the child's own context, opening with its own
+    // stack-context, then the parent's, which starts as it did before the push and has the
+    // child's full results appended, and none of its conversation.
     let requests = s.server.requests();
     assert_eq!(requests.len(), 3);
     let second = requests[1].json();
+    let opening = second["messages"][0]["content"][0]["text"].as_str().unwrap();
     assert!(
-        second["system"].as_str().unwrap().contains(&format!(
+        opening.contains(&format!(
             "<child id=\"{}\" status=\"in_progress\" current=\"true\">",
             auth.id
-        ))
+        )),
+        "{opening}"
     );
-    let third = requests[2].json();
-    let system = third["system"].as_str().unwrap();
-    assert!(system.contains("JWT login with refresh tokens in src/auth.rs"), "{system}");
+    let (first, third) = (requests[0].json(), requests[2].json());
+    assert_eq!(third["messages"][0], first["messages"][0], "the parent's opening is kept");
+    assert_eq!(third["system"][0]["text"], first["system"][0]["text"]);
+    let appended = third["messages"].as_array().unwrap().last().unwrap().to_string();
+    assert!(appended.contains("JWT login with refresh tokens in src/auth.rs"), "{appended}");
     let sent = third.to_string();
     assert!(
         !sent.contains("Implemented login with JWT"),

@@ -18,6 +18,7 @@ fn reply(model: &str, input: u64, output: u64, cache_read: u64, cache_write: u64
         output_tokens: output,
         cache_read_tokens: cache_read,
         cache_write_tokens: cache_write,
+        ..Usage::default()
     });
     m
 }
@@ -98,6 +99,7 @@ fn the_prices_the_front_end_sets_replace_the_built_in_ones() {
         output: 2_000_000,
         cache_read: 0,
         cache_write: 0,
+        cache_write_long: None,
         as_of: "2026-11".to_owned(),
     };
     let dearer_haiku =
@@ -241,6 +243,7 @@ fn the_outline_read_ahead_goes_to_the_first_ask_unless_something_changed() {
         output: 0,
         cache_read: 0,
         cache_write: 0,
+        cache_write_long: None,
         as_of: "2026-11".to_owned(),
     });
     repriced.set_prices(PriceTable::with_overrides(&free));

@@ -219,7 +219,9 @@ fn an_opencode_database_imports_like_its_json_storage() {
         .export_text(from_json.tree.id.as_str(), ExportScope::Subtree, ExportFormat::Json)
         .unwrap();
     assert_eq!(without_ids(&db), without_ids(&json), "both layouts give the same tree");
-    let replay = flame_api::replay_file(&fixtures.join("opencode.db"), None, None).unwrap();
+    let replay =
+        flame_api::replay_file(&fixtures.join("opencode.db"), None, None, &Default::default())
+            .unwrap();
     assert_eq!(replay.calls, 5);
     assert_eq!(replay.linear_tokens, 10_200 + 11_200 + 12_000 + 800 + 950);
 }
@@ -314,7 +316,7 @@ fn a_chain_deeper_than_the_limit_is_refused_and_one_at_the_limit_imported() {
     let summary = import_value(&s, &chain_export(flame_model::MAX_DEPTH, 1)).unwrap();
     assert_eq!(summary.frames as usize, flame_model::MAX_DEPTH + 1);
     let context = s.flame.context(None, None).unwrap();
-    assert!(context.system.contains(&format!("Step {}", flame_model::MAX_DEPTH)));
+    assert!(context.xml.contains(&format!("Step {}", flame_model::MAX_DEPTH)));
 }
 
 #[test]

@@ -24,7 +24,7 @@ fn a_new_data_directory_gets_the_sample_tree_once_and_it_can_be_deleted() {
     assert!(messages.iter().all(|m| m.tokens > 0));
     assert!(messages.iter().any(|m| m.role == Role::Assistant && m.content.contains("```ts")));
     let doc = s.flame.context(None, None).unwrap();
-    assert!(doc.system.contains("Implemented JWT-based auth with refresh tokens."));
+    assert!(doc.xml.contains("Implemented JWT-based auth with refresh tokens."));
     // Every log reads as the import's, and is written to its file when first read.
     for entry in &status.frames {
         assert!(s.flame.log(&entry.frame.id).unwrap().contains("imported by"));

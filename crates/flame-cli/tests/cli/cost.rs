@@ -31,24 +31,26 @@ fn status_carries_each_frames_cost_at_the_settings_prices() {
     let home = Home::new();
     let config = tempfile::tempdir().unwrap();
     // short.jsonl is one Claude Opus 4.6 reply: 3 tokens in, 13 out, 11,515 read from the cache
-    // and 13,835 written to it.
+    // and 13,835 written to it for an hour.
     json_with_settings(&home, config.path(), &["import", &shared_session("short.jsonl")]);
     let status = json_with_settings(&home, config.path(), &["status"]);
     let frames = status["frames"].as_array().unwrap();
     assert!(frames.iter().all(|f| f["cost"]["own"].is_object()), "every frame has a cost");
-    // At Opus 4.6's $5 in, $25 out, $0.50 cache reads and $6.25 cache writes per million:
-    // 15 + 325 + 5,757.5 + 86,468.75 micro-dollars.
+    // At Opus 4.6's $5 in, $25 out, $0.50 cache reads and $10 cache writes for an hour per
+    // million: 15 + 325 + 5,757.5 + 138,350 micro-dollars.
     let root = root_of(&status);
-    assert_eq!(root["cost"]["subtree"]["micro_usd"], 92_566, "{root}");
+    assert_eq!(root["cost"]["subtree"]["micro_usd"], 144_448, "{root}");
     assert_eq!(root["cost"]["subtree"]["completeness"], "complete");
-    assert_eq!(root["cost"]["subtree"]["usage"]["cache_write_tokens"], 13_835);
-    let priced = frames.iter().find(|f| f["cost"]["own"]["micro_usd"] == 92_566).unwrap();
+    assert_eq!(root["cost"]["subtree"]["usage"]["cache_write_long_tokens"], 13_835);
+    assert_eq!(root["cost"]["subtree"]["usage"]["cache_write_tokens"], 0);
+    let priced = frames.iter().find(|f| f["cost"]["own"]["micro_usd"] == 144_448).unwrap();
     assert_eq!(priced["cost"]["models"][0]["model"], "claude-opus-4-6");
     assert_eq!(priced["cost"]["models"][0]["as_of"], "2026-11");
     let drawn = home.ok(&["status"]);
-    assert!(drawn.contains("$0.09"), "the tree as drawn shows the cost: {drawn}");
+    assert!(drawn.contains("$0.14"), "the tree as drawn shows the cost: {drawn}");
 
-    // The settings' price for the model replaces the built-in one: $1 per million of each kind.
+    // The settings' price for the model replaces the built-in one: $1 per million of each kind
+    // (a price without an hour's writes prices them as its cache writes).
     let folder = config.path().join("flame");
     std::fs::create_dir_all(&folder).unwrap();
     std::fs::write(
@@ -62,5 +64,5 @@ fn status_carries_each_frames_cost_at_the_settings_prices() {
     // A settings file that cannot be read leaves the built-in prices in use.
     std::fs::write(folder.join("settings.json"), "{ not json").unwrap();
     let status = json_with_settings(&home, config.path(), &["status"]);
-    assert_eq!(root_of(&status)["cost"]["subtree"]["micro_usd"], 92_566);
+    assert_eq!(root_of(&status)["cost"]["subtree"]["micro_usd"], 144_448);
 }

@@ -7,9 +7,6 @@
 //! They run whenever the peers folder is present (it is in CI) and otherwise say, on a line of
 //! their own that is never swallowed by the test harness, that they were skipped.
 
-use std::io::Write as _;
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -17,13 +14,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use super::Home;
-
-/// The name `start.sh` serves the model under.
-const MODEL: &str = "smollm2";
-
-/// The model's own context, which the server enforces; Flame must be told, or it would fill a
-/// 128k window the server then refuses.
-const CONTEXT_WINDOW: u64 = 8_192;
+use crate::llama_peer::{Api, CONTEXT_WINDOW, LlamaServer, MODEL, Session, cached_share};
 
 /// The longest reply a plain message may get: enough to see text stream and be stored, short
 /// enough to take seconds on two cores, where a 135M model that starts to ramble would otherwise
@@ -38,83 +29,8 @@ const TOOL_REPLY_TOKENS: u32 = 128;
 /// would only slow each other down, so they take turns.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-/// Which of the server's two wire formats Flame speaks to it.
-#[derive(Debug, Clone, Copy)]
-enum Api {
-    Openai,
-    Anthropic,
-}
-
-/// A running `llama-server`, stopped when dropped, so a failing test never leaves it behind.
-struct LlamaServer {
-    port: u16,
-    pid: u32,
-}
-
-impl LlamaServer {
-    /// `start.sh`, found from this crate: `<repo>/../shared/peers/llama-server/start.sh`.
-    fn script() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/peers/llama-server/start.sh")
-    }
-
-    /// Starts the server on a free port, or says plainly that the test is skipped and returns
-    /// `None` when the peers folder is absent.
-    fn start_or_skip(test: &str) -> Option<LlamaServer> {
-        let script = LlamaServer::script();
-        if !script.is_file() {
-            // Written to the process's stderr rather than through `eprintln!`, which the test
-            // harness captures and hides for a passing test: a skip must be seen.
-            let _ = writeln!(
-                std::io::stderr().lock(),
-                "{test}: skipped: no llama-server (../shared/peers not found at {})",
-                script.display()
-            );
-            return None;
-        }
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let out = Command::new(&script).arg(port.to_string()).output().unwrap();
-        let printed = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "start.sh {port} failed: {printed}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let pid = printed
-            .split_whitespace()
-            .nth(1)
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("start.sh printed {printed:?}, not \"PORT PID\""));
-        Some(LlamaServer { port, pid })
-    }
-
-    /// The base URL Flame's settings take for `api`: OpenAI's includes the `/v1` its paths
-    /// start from, Anthropic's does not.
-    fn base_url(&self, api: Api) -> String {
-        match api {
-            Api::Openai => format!("http://127.0.0.1:{}/v1", self.port),
-            Api::Anthropic => format!("http://127.0.0.1:{}", self.port),
-        }
-    }
-
-    /// The server's own log, for a failure message.
-    fn log(&self) -> String {
-        let cache = std::env::var_os("FLAME_PEERS_CACHE").map(PathBuf::from).unwrap_or_else(|| {
-            std::env::var_os("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache"))
-                .join("flame-peers")
-        });
-        let text = std::fs::read_to_string(cache.join(format!("llama-server.{}.log", self.port)))
-            .unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(30)..].join("\n")
-    }
-}
-
-impl Drop for LlamaServer {
-    fn drop(&mut self) {
-        let _ = Command::new("kill").arg(self.pid.to_string()).status();
-    }
+fn flame_binary() -> &'static std::path::Path {
+    std::path::Path::new(env!("CARGO_BIN_EXE_flame"))
 }
 
 /// One `flame chat` run against the server and what it left in the store.
@@ -135,66 +51,15 @@ impl Chat {
     }
 }
 
-/// Makes a tree in a fresh data directory, with a workspace folder so that every tool Flame has
-/// is offered (the frame tools and the six workspace tools: the server must compile all their
-/// schemas), then runs `flame chat ROOT PROMPT` with settings that
-/// name the server's model over `api`, its replies at most `max_output_tokens` long.
+/// Runs `flame chat ROOT PROMPT` in a fresh session (`llama_peer::Session`) whose replies are
+/// at most `max_output_tokens` long, answering in at most two calls: enough to see a tool's
+/// result go back to the model and its answer to it.
 fn chat(server: &LlamaServer, api: Api, prompt: &str, max_output_tokens: u32) -> Chat {
-    let home = Home::new();
-    let workspace = tempfile::tempdir().unwrap();
-    std::fs::write(workspace.path().join("notes.txt"), "Use SQLite.\n").unwrap();
-    let folder = workspace.path().to_str().unwrap();
-    let tree = home.json(&[
-        "tree",
-        "new",
-        "Plan a small web app",
-        "--criteria",
-        "A plan exists",
-        "--workspace",
-        folder,
-    ]);
-    assert!(home.ok(&["status"]).contains("workspace "), "the tree has no workspace");
-    let (tree_id, root) = (tree["tree"].as_str().unwrap(), tree["root"].as_str().unwrap());
-    let provider = match api {
-        Api::Openai => "openai",
-        Api::Anthropic => "anthropic",
-    };
-    let settings = json!({
-        "default_model": MODEL,
-        // Enough to see a tool's result go back to the model and its answer to it.
-        "max_tool_rounds": 2,
-        "openai": { "base_url": server.base_url(Api::Openai) },
-        // llama-server checks no key, but Flame will not speak Anthropic's format without one.
-        "anthropic": { "base_url": server.base_url(Api::Anthropic), "api_key": "not-checked" },
-        "models": [{
-            "name": MODEL,
-            "provider": provider,
-            "context_window": CONTEXT_WINDOW,
-            "max_output_tokens": max_output_tokens,
-        }],
-    });
-    let config = home.path().join("config");
-    std::fs::create_dir_all(config.join("flame")).unwrap();
-    std::fs::write(config.join("flame/settings.json"), settings.to_string()).unwrap();
+    let session = Session::new(flame_binary(), server, api, max_output_tokens, 2);
     let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_flame"))
-        .args(["chat", root, prompt])
-        .env("FLAME_HOME", home.path())
-        .env("XDG_CONFIG_HOME", &config)
-        .env_remove("FLAME_LOG")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .output()
-        .unwrap();
+    let out = session.chat(prompt);
     let seconds = started.elapsed().as_secs_f64();
-    let export: Value = serde_json::from_str(&home.ok(&["export", tree_id])).unwrap();
-    let messages = export["frames"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|f| f["messages"].as_array().unwrap().iter().cloned())
-        .collect();
-    Chat { out, messages, seconds }
+    Chat { out, messages: session.messages(), seconds }
 }
 
 /// A plain message: the request (with the tools Flame always offers) is accepted, the reply is
@@ -372,4 +237,44 @@ fn llama_server_is_found_and_its_model_answers_by_its_local_name() {
     assert_eq!(reply["model"], MODEL, "{reply}");
     assert_eq!(reply["interrupted"], false, "{reply}");
     report(test, &chat);
+}
+
+/// A frame's requests are cache-true on a real server: over five calls in one frame (five
+/// messages, each answered in one call, the plan changing between them), every call after the
+/// first finds at least 80% of its prompt in the server's cache, by the server's own reports
+/// (llama.cpp's cached count, which Flame records with each reply).
+fn keeps_the_frames_prompt_cached(api: Api, test: &str) {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let Some(server) = LlamaServer::start_or_skip(test) else { return };
+    let session = Session::new(flame_binary(), &server, api, REPLY_TOKENS, 1);
+    if let Err(err) = session.five_calls_while_planning() {
+        panic!("{api:?}: {err}\nllama-server's log:\n{}", server.log());
+    }
+    let messages = session.messages();
+    let replies: Vec<&Value> = messages.iter().filter(|m| m["role"] == "assistant").collect();
+    assert_eq!(replies.len(), 5, "one call a message: {messages:?}");
+    let share = cached_share(&replies[1..]).expect("the server reported its prompt tokens");
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!(
+            "{test}: after the first call, {:.1}% of the prompt came from the cache; the server \
+             processed prompts for {:.1?} s",
+            share * 100.0,
+            server.prefill_seconds()
+        );
+    }
+    assert!(share >= 0.8, "{api:?}: {share:.3} of the prompt tokens were cached\n{}", server.log());
+}
+
+#[test]
+fn llama_server_openai_keeps_a_frames_prompt_cached() {
+    keeps_the_frames_prompt_cached(Api::Openai, "llama_server_openai_keeps_a_frames_prompt_cached");
+}
+
+#[test]
+fn llama_server_anthropic_keeps_a_frames_prompt_cached() {
+    keeps_the_frames_prompt_cached(
+        Api::Anthropic,
+        "llama_server_anthropic_keeps_a_frames_prompt_cached",
+    );
 }

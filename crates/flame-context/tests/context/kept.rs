@@ -1,4 +1,4 @@
-//! Assembling with kept parts (`assemble_kept`) gives what assembling afresh gives, after every
+//! Assembling with kept parts (`next_call` with `KeptParts`) gives what assembling afresh gives, after every
 //! kind of change a kept part could miss: each field a frame shows, a subtree's files, a log
 //! path, the order of siblings, the focus, the budget, a retry, and messages added, streamed
 //! and masked. Each step also checks that the change shows in the context, so a part kept when
@@ -6,7 +6,10 @@
 
 use std::collections::HashMap;
 
-use flame_context::{Budget, ContextDoc, ContextInput, KeptParts, assemble, assemble_kept};
+use flame_context::{
+    Budget, CacheEconomics, CachePolicy, CallRules, ContextDoc, ContextInput, KeptParts, next_call,
+};
+use flame_model::CacheLifetime;
 use flame_model::{FileTrail, Frame, FrameId, Message, Role, Status, ToolCall, ToolResult};
 use flame_tokens::Encoding;
 use serde_json::json;
@@ -23,6 +26,19 @@ const SIBLING: &str = "f00000000s0";
 const FAILED: &str = "f00000000x0";
 const CHILD: &str = "f00000000k0";
 const NEW: &str = "f00000000n0";
+
+const RULES: CallRules = CallRules {
+    now: 1_000,
+    policy: CachePolicy {
+        conversation: CacheLifetime::Short,
+        economics: CacheEconomics::ANTHROPIC,
+    },
+};
+
+/// The context of a fresh opening, with parts kept in `kept` or without.
+fn opening(input: &ContextInput<'_>, kept: Option<(&mut KeptParts, usize)>) -> ContextDoc {
+    next_call(input, None, &RULES, kept).unwrap().doc
+}
 
 fn id(name: &str) -> FrameId {
     FrameId::parse(name).unwrap()
@@ -101,8 +117,8 @@ impl Case {
             trails: &self.trails,
             keep_tool_results: Some(1),
         };
-        let kept = assemble_kept(&input, &mut self.kept, self.settled).unwrap();
-        assert_eq!(kept, assemble(&input).unwrap(), "{what}");
+        let kept = opening(&input, Some((&mut self.kept, self.settled)));
+        assert_eq!(kept, opening(&input, None), "{what}");
         if let Some(last) = &self.last {
             assert_eq!(&kept == last, same, "{what}: the change shows in the context");
         }
@@ -242,7 +258,7 @@ fn forgetting_messages_lets_an_id_name_another_message() {
         if forget {
             kept.forget_messages();
         }
-        let doc = assemble_kept(&input, &mut kept, messages.len()).unwrap();
-        assert_eq!(doc, assemble(&input).unwrap());
+        let doc = opening(&input, Some((&mut kept, messages.len())));
+        assert_eq!(doc, opening(&input, None));
     }
 }

@@ -1,6 +1,7 @@
 //! The assembler's one integration test binary.
 
 mod budget;
+mod calls;
 mod files;
 mod kept;
 mod properties;

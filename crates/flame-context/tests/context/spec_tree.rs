@@ -105,8 +105,9 @@ fn every_focus_sees_exactly_what_design_says() {
         let messages = vec![message(1, &focus.id, &format!("message-{}", focus.id), 5)];
         let doc = context(&frames, &focus.id, &messages, 100_000);
         let everything = format!(
-            "{}\n{}",
+            "{}\n{}\n{}",
             doc.system,
+            doc.xml,
             doc.messages.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n")
         );
         for frame in &frames {
@@ -118,7 +119,7 @@ fn every_focus_sees_exactly_what_design_says() {
                 assert_eq!(
                     present, should,
                     "focus {}: marker {marker} present={present}\n{}",
-                    focus.title, doc.system
+                    focus.title, doc.xml
                 );
             }
         }

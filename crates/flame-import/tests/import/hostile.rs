@@ -158,7 +158,7 @@ fn recorded_token_counts_near_the_top_of_u64_do_not_overflow() {
     let draft =
         read(&write(dir.path(), "s.jsonl", format!("{USER}\n{assistant}\n").as_bytes())).unwrap();
     assert_eq!(draft.calls[0].input_tokens, u64::MAX);
-    let replay = flame_import::replay::replay(&draft).unwrap();
+    let replay = flame_import::replay::replay(&draft, &Default::default()).unwrap();
     assert_eq!(replay.linear_tokens, u64::MAX);
 }
 
@@ -230,7 +230,8 @@ fn tool_calls_results_and_usage_are_typed_and_weighed_by_the_live_rule() {
             cache_read_tokens: 0,
             cache_write_tokens: 7,
             input_tokens: 12,
-            output_tokens: 3
+            output_tokens: 3,
+            ..Usage::default()
         })
     );
     assert_eq!(

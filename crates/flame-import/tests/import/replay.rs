@@ -8,7 +8,7 @@ use crate::{SESSION_A, SESSION_B, import, shared};
 fn flame_sends_less_than_the_linear_chat_on_the_shared_sessions() {
     for name in [SESSION_A, SESSION_B] {
         let draft = import(&shared(name));
-        let r = replay(&draft).unwrap();
+        let r = replay(&draft, &Default::default()).unwrap();
         assert_eq!(r.calls as usize, r.per_call.len());
         assert_eq!(r.compaction_calls, 1);
         assert!(r.calls > 100);
@@ -21,17 +21,29 @@ fn flame_sends_less_than_the_linear_chat_on_the_shared_sessions() {
     }
 }
 
-/// Issue 17's goal on the shared sessions, with the default masking: at most 0.45× of the
-/// linear chat's tokens, every returning file named, no call over 70k tokens.
+/// Issue 29's goals on the shared sessions, with the default masking, in Anthropic's cache at
+/// Claude Sonnet's prices: Flame's input at most 0.75 of what the linear session paid as
+/// recorded and 1.2 times the floor, the part Flame controls at most half the linear session's,
+/// at most 0.45 of its tokens, and every returning file named. Batches mask later than masking
+/// at every call did, so the largest call is larger than issue 17's 70k tokens: it stays under
+/// half the linear session's largest.
 #[test]
-fn the_shared_sessions_meet_the_token_and_recall_goal() {
+fn the_shared_sessions_meet_the_dollar_token_and_recall_goals() {
     for name in [SESSION_A, SESSION_B] {
-        let r = replay(&import(&shared(name))).unwrap();
-        let ratio = r.flame_tokens as f64 / r.linear_tokens as f64;
-        assert!(ratio <= 0.45, "{name}: {ratio:.3}");
+        let r = replay(&import(&shared(name)), &Default::default()).unwrap();
+        let ratio = |a: u64, b: u64| a as f64 / b as f64;
+        let usd = ratio(r.flame_micro_usd, r.linear_micro_usd);
+        assert!(usd <= 0.75, "{name}: {usd:.3} of the linear session's dollars");
+        let floor = ratio(r.flame_micro_usd, r.floor_micro_usd);
+        assert!(floor <= 1.2, "{name}: {floor:.3} times the floor");
+        let controlled =
+            ratio(r.flame_micro_usd - r.fixed_micro_usd, r.linear_micro_usd - r.fixed_micro_usd);
+        assert!(controlled <= 0.5, "{name}: {controlled:.3} of the part Flame controls");
+        let tokens = ratio(r.flame_tokens, r.linear_tokens);
+        assert!(tokens <= 0.45, "{name}: {tokens:.3} of the tokens");
         assert!(r.returning_paths > 0, "{name}");
         assert!(r.first_touch_recall.unwrap() >= 0.95, "{name}: {:?}", r.first_touch_recall);
-        assert!(r.peak_flame <= 70_000, "{name}: {}", r.peak_flame);
+        assert!(r.peak_flame * 2 <= r.peak_linear, "{name}: {} of {}", r.peak_flame, r.peak_linear);
     }
 }
 
@@ -40,7 +52,7 @@ fn the_shared_sessions_meet_the_token_and_recall_goal() {
 #[test]
 fn the_token_count_follows_the_recorded_growth() {
     for name in [SESSION_A, SESSION_B] {
-        let r = replay(&import(&shared(name))).unwrap();
+        let r = replay(&import(&shared(name)), &Default::default()).unwrap();
         assert!(r.recorded_growth > 100_000, "{name}: {}", r.recorded_growth);
         let share = r.counted_growth as f64 / r.recorded_growth as f64;
         assert!((0.9..=1.1).contains(&share), "{name}: {share:.3}");

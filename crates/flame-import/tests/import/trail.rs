@@ -126,7 +126,7 @@ fn each_segment_has_the_files_its_successful_tool_calls_read_and_changed() {
 #[test]
 fn replay_names_an_earlier_segments_files_and_counts_them_as_recalled() {
     let draft = draft_of(&transcript());
-    let r = replay(&draft).unwrap();
+    let r = replay(&draft, &Default::default()).unwrap();
     // The read of src/lib.rs after the commit returns to a file the first segment changed; the
     // first segment's trail names it in the stack-context.
     assert_eq!((r.returning_paths, r.recalled_paths), (1, 1));

@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 
 use flame_models::replay::{ReplayServer, Reply};
 use flame_models::{
-    ApiKey, CancellationToken, ChatMessage, ChatRequest, Client, ModelError, Provider,
-    ProviderKind, RetryPolicy, StopReason, StreamEvent, ToolCall, ToolSpec,
+    ApiKey, CacheLifetime, CacheMark, CancellationToken, ChatMessage, ChatRequest, Client,
+    ModelError, PromptCache, Provider, ProviderKind, RetryPolicy, StopReason, StreamEvent,
+    ToolCall, ToolSpec,
 };
 use serde_json::json;
 
@@ -72,6 +73,7 @@ fn request() -> ChatRequest {
             schema: json!({"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}),
         }],
         max_tokens: 1024,
+        cache: PromptCache::default(),
     }
 }
 
@@ -108,7 +110,8 @@ async fn anthropic_streams_text_with_usage() {
     assert_eq!(sent.header("x-api-key"), Some(SENTINEL));
     assert_eq!(sent.header("anthropic-version"), Some("2023-06-01"));
     let body = sent.json();
-    assert_eq!(body["system"], "You are in a frame.");
+    assert_eq!(body["system"][0]["text"], "You are in a frame.");
+    assert!(body["system"][0].get("cache_control").is_none(), "nothing asked, nothing marked");
     assert_eq!(body["stream"], true);
     assert_eq!(body["tools"][0]["input_schema"]["required"][0], "location");
     let roles: Vec<&str> =
@@ -165,6 +168,79 @@ async fn openai_streams_text_and_usage() {
     );
     assert_eq!(body["messages"][3]["role"], "tool");
     assert_eq!(body["stream_options"]["include_usage"], true);
+    // A server other than OpenAI's own is asked to reuse the prefix it holds (llama.cpp's
+    // switch), and is not sent OpenAI's cache key.
+    assert_eq!(body["cache_prompt"], true);
+    assert!(body.get("prompt_cache_key").is_none());
+}
+
+/// The request as Flame sends it in a frame: the system prompt and three messages marked.
+fn marked_request() -> ChatRequest {
+    ChatRequest {
+        cache: PromptCache {
+            system: Some(CacheLifetime::Long),
+            marks: vec![
+                CacheMark { message: 0, lifetime: CacheLifetime::Long },
+                CacheMark { message: 2, lifetime: CacheLifetime::Short },
+                CacheMark { message: 3, lifetime: CacheLifetime::Short },
+            ],
+            key: Some("f0000000001".into()),
+        },
+        ..request()
+    }
+}
+
+#[tokio::test]
+async fn anthropic_requests_carry_the_marks_on_the_blocks_that_end_them_in_prompt_order() {
+    let server = ReplayServer::start().await.unwrap();
+    server.push(vec![Reply::stream(wire("anthropic-text.sse"))]);
+    client()
+        .stream(
+            &provider(ProviderKind::Anthropic, &server),
+            &marked_request(),
+            &CancellationToken::new(),
+            |_| {},
+        )
+        .await
+        .unwrap();
+    let sent = &server.requests()[0];
+    let body = sent.json();
+    let hour = json!({"type": "ephemeral", "ttl": "1h"});
+    let minutes = json!({"type": "ephemeral"});
+    assert_eq!(body["system"][0]["cache_control"], hour);
+    // The first user message ends with the opening's mark; the tool result and the question
+    // after it share the last user message, whose two blocks each end a marked message.
+    assert_eq!(body["messages"][0]["content"][0]["cache_control"], hour);
+    assert!(body["messages"][1]["content"][1].get("cache_control").is_none());
+    assert_eq!(body["messages"][2]["content"][0]["cache_control"], minutes);
+    assert_eq!(body["messages"][2]["content"][1]["cache_control"], minutes);
+    // The bytes are in the order Anthropic caches the prompt: tools, system, messages.
+    let (tools, system, messages) = (
+        sent.body.find("\"tools\"").unwrap(),
+        sent.body.find("\"system\"").unwrap(),
+        sent.body.find("\"messages\"").unwrap(),
+    );
+    assert!(tools < system && system < messages, "{}", sent.body);
+}
+
+#[test]
+fn openai_gets_the_frames_cache_key_and_nothing_it_does_not_know() {
+    let mut official = Provider {
+        kind: ProviderKind::Openai,
+        base_url: "http://127.0.0.1:8080/v1".into(),
+        key: None,
+        key_source: "none".into(),
+    };
+    let request = marked_request();
+    let body = flame_models::request_body(&official, &request);
+    let body: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(body["prompt_cache_key"], json!(null), "not OpenAI's own API");
+    official.base_url = "https://api.openai.com/v1".into();
+    let text = flame_models::request_body(&official, &request);
+    let body: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(body["prompt_cache_key"], "f0000000001");
+    assert!(body.get("cache_prompt").is_none(), "OpenAI refuses what it does not know");
+    assert!(text.find("\"tools\"").unwrap() < text.find("\"messages\"").unwrap(), "{text}");
 }
 
 #[tokio::test]

@@ -103,3 +103,52 @@ data: {"type":"message_stop"}
         assert!(why.contains("not JSON") && why.contains("\"compl"), "{why}");
     }
 }
+
+/// Every reply's usage counts the cache: Anthropic's writes by lifetime, OpenAI's and
+/// llama.cpp's cached input; a count that cannot be true is clamped with a notice, never an
+/// error.
+#[test]
+fn usage_counts_the_cache_and_impossible_counts_are_clamped() {
+    let anthropic = |usage: serde_json::Value| {
+        let start = json!({"type": "message_start", "message": {"id": "m", "model": "claude-sonnet-4-5", "usage": usage}});
+        let body = format!(
+            "event: message_start\ndata: {start}\n\nevent: message_delta\ndata: {}\n\nevent: message_stop\ndata: {}\n\n",
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 5}}),
+            json!({"type": "message_stop"})
+        );
+        decode_stream(ProviderKind::Anthropic, &[body.as_bytes()]).unwrap()
+    };
+    let turn = anthropic(json!({"input_tokens": 3, "cache_read_input_tokens": 100,
+        "cache_creation_input_tokens": 50,
+        "cache_creation": {"ephemeral_5m_input_tokens": 20, "ephemeral_1h_input_tokens": 30}}));
+    let u = turn.usage;
+    assert_eq!(
+        (u.input_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cache_write_long_tokens),
+        (3, 100, 20, 30)
+    );
+    assert!(turn.notices.is_empty());
+    let odd = anthropic(json!({"input_tokens": 3, "cache_creation_input_tokens": 10,
+        "cache_creation": {"ephemeral_1h_input_tokens": 40}}));
+    assert_eq!((odd.usage.cache_write_tokens, odd.usage.cache_write_long_tokens), (0, 10));
+    assert!(odd.notices[0].contains("more than the 10"), "{:?}", odd.notices);
+
+    let openai = |cached: u64| {
+        let chunks = [
+            json!({"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]}),
+            json!({"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 2,
+                "prompt_tokens_details": {"cached_tokens": cached}}}),
+        ];
+        let body: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+        decode_stream(ProviderKind::Openai, &[format!("{body}data: [DONE]\n\n").as_bytes()])
+            .unwrap()
+    };
+    let turn = openai(80);
+    assert_eq!((turn.usage.input_tokens, turn.usage.cache_read_tokens), (20, 80));
+    let odd = openai(130);
+    assert_eq!((odd.usage.input_tokens, odd.usage.cache_read_tokens), (0, 100));
+    assert!(
+        odd.notices[0].contains("130 cached tokens of a 100-token prompt"),
+        "{:?}",
+        odd.notices
+    );
+}

@@ -147,11 +147,12 @@ impl Store {
             let usage = UsageColumns::of(&reply.usage);
             w.tx.prepare_cached(
                 "UPDATE messages SET content = ?2, tool_calls = ?3, usage = ?4, tokens = ?5, interrupted = ?6, open = 0,
-                     usage_input = ?7, usage_output = ?8, usage_cache_read = ?9, usage_cache_write = ?10
+                     usage_input = ?7, usage_output = ?8, usage_cache_read = ?9, usage_cache_write = ?10,
+                     usage_cache_write_long = ?11
                  WHERE id = ?1",
             )?
             .execute(params![id.0, fit_reply(&reply.content), payload_text(&reply.tool_calls), usage.json, tokens as i64, reply.interrupted,
-                usage.input, usage.output, usage.cache_read, usage.cache_write])?;
+                usage.input, usage.output, usage.cache_read, usage.cache_write, usage.cache_write_long])?;
             let target = w.frame(&frame)?;
             w.count_message(&target, tokens)?;
             w.event(&target.tree, &frame, EventKind::MessageAdded, &EventDetail::MessageAdded { message: id })?;

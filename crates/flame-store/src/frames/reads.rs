@@ -304,7 +304,7 @@ macro_rules! usage_count {
     };
 }
 
-/// The model and the four summed counts, in [`model_usage`]'s order.
+/// The model and the five summed counts, in [`model_usage`]'s order.
 macro_rules! usage_columns {
     () => {
         concat!(
@@ -316,6 +316,8 @@ macro_rules! usage_columns {
             usage_count!("usage_cache_read"),
             ", ",
             usage_count!("usage_cache_write"),
+            ", ",
+            usage_count!("usage_cache_write_long"),
         )
     };
 }
@@ -369,6 +371,7 @@ fn model_usage(row: &rusqlite::Row, first: usize) -> rusqlite::Result<ModelUsage
             output_tokens: count(2)?,
             cache_read_tokens: count(3)?,
             cache_write_tokens: count(4)?,
+            cache_write_long_tokens: count(5)?,
         },
     })
 }

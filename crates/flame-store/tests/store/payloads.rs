@@ -58,7 +58,8 @@ fn what_the_live_agent_stored_reads_back_typed() {
             cache_read_tokens: 5,
             cache_write_tokens: 6,
             input_tokens: 7,
-            output_tokens: 8
+            output_tokens: 8,
+            ..Usage::default()
         })
     );
 }
@@ -95,7 +96,8 @@ fn what_imports_stored_reads_back_typed() {
             cache_read_tokens: 4,
             cache_write_tokens: 9,
             input_tokens: 3,
-            output_tokens: 2
+            output_tokens: 2,
+            ..Usage::default()
         })
     );
 }

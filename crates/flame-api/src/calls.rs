@@ -1,0 +1,157 @@
+//! The context of a frame's model calls: what the next call sends (`flame_context::next_call`),
+//! kept in the store so every request in the frame starts with the one before it.
+//!
+//! [`Flame::prepare_call`] is what the agent runs before each call: it assembles the call's
+//! context from the frame's stored context and stores what the call changes (an opening made, a
+//! note appended as a message, a batch of tool results masked) before the call is sent, so that
+//! the next request, in this process or another, repeats it byte for byte. [`Flame::context`]
+//! is the same without storing: what the next call would send, for the context inspector and
+//! `flame context`. [`Flame::rebuild_context`] is the person's request to make the frame's
+//! opening again.
+
+use std::sync::{Mutex, PoisonError};
+
+use flame_context::{Budget, CachePolicy, CallRules, ContextDoc, ContextInput, NextCall};
+use flame_model::{Actor, FrameContext, FrameId, NewMessage, Role};
+use flame_store::Store;
+
+use crate::frames::{DEFAULT_BUDGET, DEFAULT_ENCODING, default_to_focus};
+use crate::{ApiError, Flame};
+
+/// The policy of the last call prepared, which the inspector's preview assumes.
+#[derive(Debug, Default)]
+pub(crate) struct LastPolicy(Mutex<CachePolicy>);
+
+impl Flame {
+    /// Exactly what the next model call in frame `id` (default: the focused frame of the
+    /// current tree) would send under `budget` (default: [`DEFAULT_BUDGET`]), with the
+    /// inspector's account; nothing is stored. The cache policy is the last call's.
+    pub fn context(
+        &self,
+        id: Option<&FrameId>,
+        budget: Option<Budget>,
+    ) -> Result<ContextDoc, ApiError> {
+        let policy = *self.last_policy.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let store = self.store();
+        let focus = default_to_focus(&store, id)?;
+        let stored = store.frame_context(&focus)?;
+        let now = self.env().now();
+        let mut doc = self.next_call(&store, &focus, budget, stored.as_ref(), policy, now)?.doc;
+        let mut recorded = flame_model::Usage::default();
+        for row in store.usage_by_model(&focus)? {
+            recorded.add(&row.usage);
+        }
+        let prompt = recorded.prompt_tokens();
+        doc.report.cache_hit_per_mille = (prompt > 0)
+            .then(|| (u128::from(recorded.cache_read_tokens) * 1_000 / u128::from(prompt)) as u32);
+        Ok(doc)
+    }
+
+    /// What the next model call in `frame` sends under `budget`, for a provider of `policy`,
+    /// with what it changes of the frame's context stored first (see the module's
+    /// documentation): the agent's step before every call.
+    pub fn prepare_call(
+        &self,
+        frame: &FrameId,
+        budget: Budget,
+        policy: CachePolicy,
+    ) -> Result<ContextDoc, ApiError> {
+        *self.last_policy.0.lock().unwrap_or_else(PoisonError::into_inner) = policy;
+        let now = self.env().now();
+        let next = {
+            let store = self.store();
+            let stored = store.frame_context(frame)?;
+            self.next_call(&store, frame, Some(budget), stored.as_ref(), policy, now)?
+        };
+        let Some(update) = next.update else { return Ok(next.doc) };
+        let note = update.note.as_ref().map(|text| {
+            let note = NewMessage::text(Role::Note, text.clone());
+            let tokens = crate::frames::count_message(&note);
+            (note, tokens)
+        });
+        let noted = note.is_some();
+        self.write(Actor::Agent, |store, change, _| {
+            let note = note.as_ref().map(|(note, tokens)| (note, *tokens));
+            store.save_frame_context(change, frame, &update.context, note)
+        })?;
+        if !noted {
+            return Ok(next.doc);
+        }
+        // The note is a message now: the context is assembled again with it stored, as every
+        // later call will send it.
+        let store = self.store();
+        let stored = store.frame_context(frame)?;
+        let again = self.next_call(&store, frame, Some(budget), stored.as_ref(), policy, now)?;
+        debug_assert!(again.update.is_none(), "a stored note leaves nothing to store");
+        Ok(again.doc)
+    }
+
+    /// Asks for frame `frame`'s opening to be made again at its next call, showing the tree as
+    /// it is then: the person's one way to refresh what the frame's conversation started with.
+    pub fn rebuild_context(&self, actor: Actor, frame: &FrameId) -> Result<(), ApiError> {
+        self.write(actor, |store, change, _| store.ask_context_rebuild(change, frame))?;
+        Ok(())
+    }
+
+    /// The frame's stored context, as its calls send it.
+    pub fn frame_context(&self, frame: &FrameId) -> Result<Option<FrameContext>, ApiError> {
+        Ok(self.store().frame_context(frame)?)
+    }
+
+    fn next_call(
+        &self,
+        store: &Store,
+        focus: &FrameId,
+        budget: Option<Budget>,
+        stored: Option<&FrameContext>,
+        policy: CachePolicy,
+        now: flame_model::Timestamp,
+    ) -> Result<NextCall, ApiError> {
+        // What the context shows of the tree, the focus's settled messages, the subtrees'
+        // trails and the parts assembled from them are kept between assemblies
+        // (`path_frames.rs`, `settled_messages.rs`, `subtree_trails.rs`,
+        // `flame_context::KeptParts`): a chat assembles before every model call, and reading
+        // the trails walks most of a large tree.
+        let (data_dir, budget) = (self.data_dir.path(), budget.unwrap_or(DEFAULT_BUDGET));
+        let keep_tool_results =
+            Some(self.keep_tool_results.load(std::sync::atomic::Ordering::Relaxed));
+        let rules = CallRules { now, policy };
+        let assembled =
+            self.path_frames.with(store, data_dir, focus, |shown, followed| {
+                let linear_message_tokens = store.tree_message_tokens(&shown.tree)?;
+                let (tree, finished) = (&shown.tree, &shown.finished);
+                let none_gone = followed.is_some();
+                self.settled_messages.with(store, focus, none_gone, |messages, settled| {
+                    self.subtree_trails.with(store, tree, finished, followed, |trails| {
+                        let input = ContextInput {
+                            focus,
+                            frames: &shown.frames,
+                            messages,
+                            encoding: DEFAULT_ENCODING,
+                            budget,
+                            log_paths: &shown.log_paths,
+                            linear_message_tokens,
+                            workspace: shown.workspace.as_deref(),
+                            trails,
+                            keep_tool_results,
+                        };
+                        let mut kept =
+                            self.kept_parts.lock().unwrap_or_else(PoisonError::into_inner);
+                        if settled.fresh {
+                            kept.parts.forget_messages();
+                        }
+                        kept.trust_unchanged(followed, shown);
+                        let next = flame_context::next_call(
+                            &input,
+                            stored,
+                            &rules,
+                            Some((&mut kept.parts, settled.count)),
+                        );
+                        kept.assembled_at = next.is_ok().then_some(shown.seq);
+                        next
+                    })
+                })
+            })???;
+        assembled.map_err(|e| ApiError::internal("assemble the context", e))
+    }
+}
