@@ -15,6 +15,9 @@ use serde::Serialize;
 /// bad lines then reads as its first few and "and N more", not as one enormous message.
 pub const MAX_LISTED_PROBLEMS: usize = 5;
 
+/// The key of a session's root frame ([`DraftFrame::key`]).
+pub const ROOT_KEY: &str = "root";
+
 /// What kind of thing in the source a frame stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -36,6 +39,10 @@ pub enum FrameKind {
 pub struct DraftFrame {
     pub parent: Option<usize>,
     pub kind: FrameKind,
+    /// What in the source the frame stands for, the same each time the source is read as it
+    /// grows (`root`, a segment's first message, a subagent's call or file): how following a
+    /// session finds the frame it already stored. Empty for frames that are never followed.
+    pub key: String,
     pub title: String,
     pub criteria: String,
     pub status: Status,
@@ -64,6 +71,7 @@ impl DraftFrame {
         DraftFrame {
             parent,
             kind,
+            key: String::new(),
             title: title_from(title),
             criteria: if criteria.trim().is_empty() {
                 "(the source states no criteria)".to_owned()
