@@ -11,6 +11,7 @@ mod cost;
 mod data_dir;
 mod error;
 mod export;
+mod follow;
 pub mod frame_log;
 mod frames;
 mod import;
@@ -36,15 +37,20 @@ pub use checkpoints::{
     FrameChanges, RollbackOffer, RollbackOutcome,
 };
 pub use clock::Env;
-pub use data_dir::{DataDir, DataDirSource};
+pub use data_dir::{DataDir, DataDirSource, agent_homes_from_env};
 pub use error::{ApiError, ErrorCode};
 pub use export::{
     ExportFormat, ExportProgress, ExportScope, ExportSummary, expand_home, resolve_export_path,
 };
 pub use flame_context::{Budget, ContextDoc, ContextReport};
+pub use flame_follow::{AgentHomes, WatchSignal};
 pub use flame_import::flame_json::Export;
 pub use flame_import::replay::{CallRow, Replay};
 pub use flame_store::ReplyOwner;
+pub use follow::{
+    Agent, FlameContextCost, FollowOutcome, MAX_COSTED_SESSIONS, SessionEntry, SessionList,
+    flame_context_cost, session_id,
+};
 pub use frames::{
     DEFAULT_BUDGET, DEFAULT_ENCODING, DeletedTree, EarlierMessages, FrameDetail, FrameEntry,
     FrameView, MESSAGE_PAGE, PlanSpec, PopRequest, TreeListEntry, TreeOutline, TreeStatus,
@@ -96,6 +102,8 @@ pub struct Flame {
     /// How many of the focus's newest tool results the context sends in full
     /// (`set_keep_tool_results`).
     keep_tool_results: AtomicUsize,
+    /// The followed sessions' readers.
+    following: follow::Following,
 }
 
 /// What the front ends show about the running Flame.
@@ -156,6 +164,7 @@ impl Flame {
             kept_parts: Mutex::default(),
             keep_tool_results: AtomicUsize::new(flame_context::DEFAULT_KEEP_TOOL_RESULTS),
             outline_ahead: outline::OutlineAhead::default(),
+            following: follow::Following::default(),
         })
     }
 

@@ -422,3 +422,84 @@ mod tests {
         assert!(!text.contains("2 problem"), "{text}");
     }
 }
+
+/// `flame sessions`: one line a session — `*` when followed, agent, last activity, size,
+/// recorded cost, what Flame's context would have cost, its id — and under it the project
+/// folder and first request, and a followed session's last problem.
+pub fn sessions(list: &flame_api::SessionList) -> String {
+    let mut out = String::new();
+    if list.sessions.is_empty() {
+        out.push_str("no sessions found of Claude Code, Codex or OpenCode\n");
+    }
+    for s in &list.sessions {
+        let when = s.last_activity.map_or_else(
+            || "-".to_owned(),
+            |at| flame_api::frame_log::format_time(at).chars().take(16).collect(),
+        );
+        let cost = s.recorded_cost.as_ref().map_or_else(|| "not read".to_owned(), |c| c.describe());
+        let flame = match &s.flame_cost {
+            flame_api::FlameContextCost::Priced { session, .. } => session.describe(),
+            flame_api::FlameContextCost::NotAvailable { .. } => "n/a".to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "{} {:<11} {when:<16} {:>9}  recorded {cost}  with Flame {flame}  {}",
+            if s.followed { "*" } else { " " },
+            s.agent.as_str(),
+            format!("{} KB", s.size.div_ceil(1024)),
+            s.id
+        );
+        let request: String = s
+            .first_request
+            .as_deref()
+            .unwrap_or("(no request yet)")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let request: String = if request.chars().count() > 80 {
+            format!("{}…", request.chars().take(79).collect::<String>())
+        } else {
+            request
+        };
+        let _ = writeln!(out, "    {}  {request}", s.project.as_deref().unwrap_or("-"));
+        if let Some(problem) = &s.problem {
+            let _ = writeln!(out, "    problem: {problem}");
+        }
+    }
+    for agent in &list.followed_agents {
+        let _ = writeln!(out, "following every new {} session", agent.label());
+    }
+    for problem in &list.problems {
+        let _ = writeln!(out, "could not read: {problem}");
+    }
+    if list.unlisted > 0 {
+        let _ = writeln!(out, "and {} older sessions not listed", list.unlisted);
+    }
+    out.trim_end().to_owned()
+}
+
+/// What one read of a followed session did.
+pub fn follow_outcome(o: &flame_api::FollowOutcome) -> String {
+    let mut line = o.id.clone();
+    if let Some(tree) = &o.tree {
+        let _ = write!(line, " (tree {tree})");
+    }
+    if let Some(why) = &o.restarted {
+        let _ = write!(line, ": read again from the start ({why})");
+    }
+    match &o.problem {
+        Some(problem) => {
+            let _ = write!(line, ": {problem}");
+        }
+        None if o.stored() => {
+            let _ = write!(
+                line,
+                ": {} frames and {} messages added, {} frames changed",
+                o.frames, o.messages, o.changed
+            );
+        }
+        None if o.tree.is_none() => line.push_str(": no message yet"),
+        None => line.push_str(": nothing new"),
+    }
+    line
+}

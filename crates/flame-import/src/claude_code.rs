@@ -278,7 +278,7 @@ fn merge_report(into: &mut ImportReport, from: ImportReport) {
     into.absorb(from);
 }
 
-fn list_agent_files(dir: &Path, report: &mut ImportReport) -> Vec<PathBuf> {
+pub(crate) fn list_agent_files(dir: &Path, report: &mut ImportReport) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
     let mut files: Vec<PathBuf> = entries
         .filter_map(|e| match e {
@@ -596,7 +596,9 @@ impl ThreadReader {
             let before = self.usage_seen.insert(id.clone(), now).unwrap_or_default();
             target.usage = Some(Usage {
                 cache_read_tokens: now.cache_read_tokens.saturating_sub(before.cache_read_tokens),
-                cache_write_tokens: now.cache_write_tokens.saturating_sub(before.cache_write_tokens),
+                cache_write_tokens: now
+                    .cache_write_tokens
+                    .saturating_sub(before.cache_write_tokens),
                 input_tokens: now.input_tokens.saturating_sub(before.input_tokens),
                 output_tokens: now.output_tokens.saturating_sub(before.output_tokens),
             })

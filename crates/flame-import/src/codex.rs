@@ -123,7 +123,8 @@ pub(crate) struct CodexReader {
 impl CodexReader {
     /// Counts the tokens of the messages read since the last count (each message once).
     pub(crate) fn count_tokens(&mut self) {
-        let encoding = self.thread.model.as_deref().map_or(Encoding::O200kBase, Encoding::for_model);
+        let encoding =
+            self.thread.model.as_deref().map_or(Encoding::O200kBase, Encoding::for_model);
         for m in &mut self.thread.messages[self.counted..] {
             m.tokens = count_message(encoding, &m.message);
         }
@@ -321,7 +322,9 @@ impl CodexReader {
             "token_count" => {
                 let total = usage_of(&event["info"]["total_token_usage"]);
                 let grew = total.input_tokens + total.cache_read_tokens + total.output_tokens
-                    > self.total.input_tokens + self.total.cache_read_tokens + self.total.output_tokens;
+                    > self.total.input_tokens
+                        + self.total.cache_read_tokens
+                        + self.total.output_tokens;
                 // The call's usage is what the total grew by; a total that did not grow is a
                 // repeat, and one that fell (a count started over) leaves only the last call's.
                 let usage = if total.input_tokens >= self.total.input_tokens
@@ -344,15 +347,18 @@ impl CodexReader {
                 let failed = event["error"]["message"].as_str().map(str::to_owned);
                 self.thread.ended = Some(match failed {
                     Some(why) => Ended::Failed(why),
-                    None => Ended::Completed(
-                        event["last_agent_message"].as_str().map(str::to_owned),
-                    ),
+                    None => {
+                        Ended::Completed(event["last_agent_message"].as_str().map(str::to_owned))
+                    }
                 });
             }
             "turn_aborted" => {
                 self.flush(None);
                 let reason = event["reason"].as_str().unwrap_or("interrupted");
-                self.push(NewMessage::text(Role::Note, format!("Turn aborted ({reason})")), self.last_at);
+                self.push(
+                    NewMessage::text(Role::Note, format!("Turn aborted ({reason})")),
+                    self.last_at,
+                );
             }
             "context_compacted" => {
                 self.flush(None);
@@ -361,7 +367,10 @@ impl CodexReader {
             }
             "error" => {
                 let text = event["message"].as_str().unwrap_or("an error");
-                self.push(NewMessage::text(Role::Note, format!("Codex reported: {text}")), self.last_at);
+                self.push(
+                    NewMessage::text(Role::Note, format!("Codex reported: {text}")),
+                    self.last_at,
+                );
             }
             "item_completed"
                 if event["item"]["type"] == "CollabAgentToolCall"
@@ -508,8 +517,7 @@ pub fn import(
     let mut children: Vec<(String, CodexThread)> = Vec::new();
     let mut wanted: Vec<String> = main.children().map(str::to_owned).collect();
     while let Some(id) = wanted.pop() {
-        if children.iter().any(|(c, _)| *c == id) || children.len() > flame_model::MAX_DEPTH * 64
-        {
+        if children.iter().any(|(c, _)| *c == id) || children.len() > flame_model::MAX_DEPTH * 64 {
             continue;
         }
         match find_thread_file(path, &id) {
@@ -540,9 +548,9 @@ pub fn sessions_root(path: &Path) -> Option<&Path> {
 pub fn find_thread_file(beside: &Path, id: &str) -> Option<PathBuf> {
     let suffix = format!("-{id}.jsonl");
     let matches = |p: &Path| {
-        p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-            n.starts_with("rollout-") && n.ends_with(&suffix)
-        })
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("rollout-") && n.ends_with(&suffix))
     };
     if let Some(dir) = beside.parent()
         && let Ok(entries) = std::fs::read_dir(dir)
@@ -614,15 +622,8 @@ pub(crate) fn draft_session(
     root.key = ROOT_KEY.to_owned();
     let root = draft.push_frame(root);
     let mut placed = vec![main.id.clone().unwrap_or_default()];
-    let segments = place_thread(
-        &mut draft,
-        root,
-        main,
-        children,
-        options.segment,
-        liveness,
-        &mut placed,
-    );
+    let segments =
+        place_thread(&mut draft, root, main, children, options.segment, liveness, &mut placed);
     draft.focus = segments.last().map(|(f, _)| *f);
     draft
 }
@@ -724,18 +725,28 @@ mod tests {
     }
 
     fn token_count(input: u64, cached: u64, output: u64) -> Value {
-        let total = json!({"input_tokens": input, "cached_input_tokens": cached, "output_tokens": output});
+        let total =
+            json!({"input_tokens": input, "cached_input_tokens": cached, "output_tokens": output});
         json!({"type": "event_msg", "payload": {"type": "token_count", "info": {"total_token_usage": total, "last_token_usage": total}}})
     }
 
     #[test]
     fn a_response_is_one_message_made_once_its_usage_is_known() {
-        let call = item(json!({"type": "function_call", "name": "exec_command", "arguments": "{\"cmd\":\"ls\"}", "call_id": "c1"}));
-        let output = item(json!({"type": "function_call_output", "call_id": "c1", "output": "a.txt"}));
+        let call = item(
+            json!({"type": "function_call", "name": "exec_command", "arguments": "{\"cmd\":\"ls\"}", "call_id": "c1"}),
+        );
+        let output =
+            item(json!({"type": "function_call_output", "call_id": "c1", "output": "a.txt"}));
         let mut reader = read(&[
-            item(json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "list it"}]})),
-            item(json!({"type": "reasoning", "summary": [{"type": "summary_text", "text": "Look first."}]})),
-            item(json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Listing."}]})),
+            item(
+                json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "list it"}]}),
+            ),
+            item(
+                json!({"type": "reasoning", "summary": [{"type": "summary_text", "text": "Look first."}]}),
+            ),
+            item(
+                json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Listing."}]}),
+            ),
             call,
         ]);
         // The call waits for its usage, and so does the output that follows it.
@@ -751,7 +762,12 @@ mod tests {
         assert_eq!(reply.tool_calls.as_ref().unwrap()[0].arguments, json!({"cmd": "ls"}));
         assert_eq!(
             reply.usage,
-            Some(Usage { input_tokens: 2_076, cache_read_tokens: 1_024, cache_write_tokens: 0, output_tokens: 21 })
+            Some(Usage {
+                input_tokens: 2_076,
+                cache_read_tokens: 1_024,
+                cache_write_tokens: 0,
+                output_tokens: 21
+            })
         );
         assert_eq!(thread.calls, [(1, thread.messages[1].at, 3_100)]);
         assert_eq!(thread.messages[0].starts, Some(SegmentStart::Request));
@@ -760,38 +776,76 @@ mod tests {
     #[test]
     fn usage_records_are_taken_and_the_running_totals_then_left() {
         let reader = read(&[
-            item(json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "one"}]})),
+            item(
+                json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "one"}]}),
+            ),
             usage_record(100, 40, 5),
             token_count(100, 40, 5),
-            item(json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "two"}]})),
+            item(
+                json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "two"}]}),
+            ),
             usage_record(150, 100, 7),
             token_count(250, 140, 12),
         ]);
-        let usage: Vec<_> = reader.thread().messages.iter().map(|m| m.message.usage.unwrap()).collect();
+        let usage: Vec<_> =
+            reader.thread().messages.iter().map(|m| m.message.usage.unwrap()).collect();
         assert_eq!(usage[0].input_tokens + usage[0].cache_read_tokens, 100);
-        assert_eq!(usage[1], Usage { input_tokens: 50, cache_read_tokens: 100, cache_write_tokens: 0, output_tokens: 7 });
+        assert_eq!(
+            usage[1],
+            Usage {
+                input_tokens: 50,
+                cache_read_tokens: 100,
+                cache_write_tokens: 0,
+                output_tokens: 7
+            }
+        );
     }
 
     #[test]
     fn running_totals_give_each_call_what_it_added_and_a_repeat_nothing() {
         let reader = read(&[
-            item(json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "one"}]})),
+            item(
+                json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "one"}]}),
+            ),
             token_count(100, 0, 5),
             token_count(100, 0, 5),
-            item(json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "two"}]})),
+            item(
+                json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "two"}]}),
+            ),
             token_count(260, 90, 12),
         ]);
-        let usage: Vec<_> = reader.thread().messages.iter().map(|m| m.message.usage.unwrap()).collect();
-        assert_eq!(usage[0], Usage { input_tokens: 100, cache_read_tokens: 0, cache_write_tokens: 0, output_tokens: 5 });
-        assert_eq!(usage[1], Usage { input_tokens: 70, cache_read_tokens: 90, cache_write_tokens: 0, output_tokens: 7 });
+        let usage: Vec<_> =
+            reader.thread().messages.iter().map(|m| m.message.usage.unwrap()).collect();
+        assert_eq!(
+            usage[0],
+            Usage {
+                input_tokens: 100,
+                cache_read_tokens: 0,
+                cache_write_tokens: 0,
+                output_tokens: 5
+            }
+        );
+        assert_eq!(
+            usage[1],
+            Usage {
+                input_tokens: 70,
+                cache_read_tokens: 90,
+                cache_write_tokens: 0,
+                output_tokens: 7
+            }
+        );
     }
 
     #[test]
     fn a_spawn_call_names_the_thread_its_output_started() {
         let reader = read(&[
-            item(json!({"type": "function_call", "name": "spawn_agent", "namespace": "multi_agent_v1", "arguments": "{\"message\":\"Count the lines\"}", "call_id": "c2"})),
+            item(
+                json!({"type": "function_call", "name": "spawn_agent", "namespace": "multi_agent_v1", "arguments": "{\"message\":\"Count the lines\"}", "call_id": "c2"}),
+            ),
             usage_record(10, 0, 1),
-            item(json!({"type": "function_call_output", "call_id": "c2", "output": "{\"agent_id\":\"t-child\",\"nickname\":\"Pascal\"}"})),
+            item(
+                json!({"type": "function_call_output", "call_id": "c2", "output": "{\"agent_id\":\"t-child\",\"nickname\":\"Pascal\"}"}),
+            ),
         ]);
         let thread = reader.thread();
         assert_eq!(thread.children().collect::<Vec<_>>(), ["t-child"]);

@@ -149,7 +149,7 @@ impl LiveFile {
 pub fn claude_code_draft(
     path: &Path,
     main: &mut LiveFile,
-    agents: &mut [(String, LiveFile)],
+    agents: &mut [(String, &mut LiveFile)],
     options: &ImportOptions,
 ) -> Draft {
     let report = session_report(main, agents);
@@ -161,8 +161,7 @@ pub fn claude_code_draft(
         }
     }
     let Some(main_thread) = thread(main) else { return Draft { report, ..Draft::default() } };
-    let agents: Vec<_> =
-        agents.iter().filter_map(|(a, f)| Some((a.clone(), thread(f)?))).collect();
+    let agents: Vec<_> = agents.iter().filter_map(|(a, f)| Some((a.clone(), thread(f)?))).collect();
     claude_code::draft_session(path, main_thread, &agents, report, options, Reading::Live)
 }
 
@@ -171,7 +170,7 @@ pub fn claude_code_draft(
 pub fn codex_draft(
     path: &Path,
     main: &mut LiveFile,
-    children: &mut [(String, LiveFile)],
+    children: &mut [(String, &mut LiveFile)],
     options: &ImportOptions,
 ) -> Draft {
     let report = session_report(main, children);
@@ -189,7 +188,7 @@ pub fn codex_draft(
 }
 
 /// What reading a session's files found, all of them.
-fn session_report(main: &LiveFile, others: &[(String, LiveFile)]) -> ImportReport {
+fn session_report(main: &LiveFile, others: &[(String, &mut LiveFile)]) -> ImportReport {
     let mut report = main.report();
     for (_, file) in others {
         report.absorb(file.report());
@@ -198,11 +197,78 @@ fn session_report(main: &LiveFile, others: &[(String, LiveFile)]) -> ImportRepor
 }
 
 /// Counts the tokens of every file's messages not yet counted.
-fn count_tokens(main: &mut LiveFile, others: &mut [(String, LiveFile)]) {
-    for file in std::iter::once(main).chain(others.iter_mut().map(|(_, f)| f)) {
+fn count_tokens(main: &mut LiveFile, others: &mut [(String, &mut LiveFile)]) {
+    for file in std::iter::once(main).chain(others.iter_mut().map(|(_, f)| &mut **f)) {
         match &mut file.reader {
             Reader::ClaudeCode(r) => r.count_tokens(),
             Reader::Codex(r) => r.count_tokens(),
         }
     }
+}
+
+/// The folder of a Claude Code session's subagent files, beside its main file `path`.
+pub fn claude_code_subagent_dir(path: &Path) -> std::path::PathBuf {
+    claude_code::subagent_dir(path)
+}
+
+/// The `agent-*.jsonl` files of a Claude Code session whose main file is `path`, by name; a
+/// folder that cannot be listed has none.
+pub fn claude_code_agent_files(path: &Path) -> Vec<(String, std::path::PathBuf)> {
+    claude_code::list_agent_files(&claude_code::subagent_dir(path), &mut ImportReport::default())
+        .into_iter()
+        .map(|file| (claude_code::agent_of(&file), file))
+        .collect()
+}
+
+/// What the beginning of a session file says: the session's id, its folder, the thread that
+/// spawned it (a Codex subagent's) and the person's first request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Head {
+    pub id: Option<String>,
+    pub folder: Option<String>,
+    pub parent: Option<String>,
+    pub first_request: Option<String>,
+}
+
+/// Reads the beginning of the session file `path` in `format`, no further than its first request
+/// or `max_bytes`.
+pub fn head(format: LiveFormat, path: &Path, max_bytes: u64) -> std::io::Result<Head> {
+    use std::io::{BufRead, Read};
+    let file = std::fs::File::open(path)?;
+    let mut reader = std::io::BufReader::new(file.take(max_bytes));
+    let mut live = LiveFile::new(format, "");
+    let mut line = Vec::new();
+    let request = |live: &LiveFile| -> Option<String> {
+        let messages = match &live.reader {
+            Reader::ClaudeCode(r) => &r.thread().messages,
+            Reader::Codex(r) => &r.thread().messages,
+        };
+        messages
+            .iter()
+            .find(|m| m.starts == Some(crate::SegmentStart::Request))
+            .map(|m| m.message.content.clone())
+    };
+    let mut first_request = None;
+    while first_request.is_none() {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 || !line.ends_with(b"\n") {
+            break;
+        }
+        live.line(&line);
+        first_request = request(&live);
+    }
+    Ok(match &live.reader {
+        Reader::ClaudeCode(r) => Head {
+            id: r.thread().session_id.clone(),
+            folder: r.thread().cwd.clone(),
+            parent: None,
+            first_request,
+        },
+        Reader::Codex(r) => Head {
+            id: r.thread().id.clone(),
+            folder: r.thread().cwd.clone(),
+            parent: r.thread().parent.clone(),
+            first_request,
+        },
+    })
 }

@@ -213,11 +213,7 @@ pub fn from_rows(
 /// [`from_rows`] for a session OpenCode may still be writing: a step is left out until it is
 /// finished (its `step-finish`, or its message completed), so each message is made once, whole,
 /// and a child session that has not ended is in progress rather than blocked.
-pub fn from_rows_live(
-    rows: Rows,
-    session: &str,
-    options: &ImportOptions,
-) -> Result<Draft, String> {
+pub fn from_rows_live(rows: Rows, session: &str, options: &ImportOptions) -> Result<Draft, String> {
     draft_rows(rows, Some(session), options, true)
 }
 

@@ -38,6 +38,8 @@ const MIGRATIONS: &[Migration] = &[
     Migration { version: 12, sql: include_str!("migrations/0012_startup_indexes.sql") },
     Migration { version: 13, sql: include_str!("migrations/0013_usage_columns.sql") },
     Migration { version: 14, sql: include_str!("migrations/0014_frame_search_catch_up.sql") },
+    // Numbered 15 on this branch; it becomes 16 when the lead's usage migration (15) is merged.
+    Migration { version: 15, sql: include_str!("migrations/0015_follow.sql") },
 ];
 
 /// The version a freshly opened database is at.

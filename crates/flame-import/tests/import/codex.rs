@@ -36,9 +36,14 @@ fn a_codex_session_is_a_tree_with_its_subagent_under_the_segment_that_spawned_it
     // The subagent's own thread is in its frame: the message it was given, its command and
     // answer.
     let mine: Vec<_> = draft.messages.iter().filter(|m| m.frame == at).collect();
-    let asked = mine.iter().find(|m| m.message.content == "Count the lines of notes.txt and report the number.");
+    let asked = mine
+        .iter()
+        .find(|m| m.message.content == "Count the lines of notes.txt and report the number.");
     assert!(asked.is_some(), "{mine:#?}");
-    assert!(mine.iter().any(|m| m.message.role == Role::Tool && m.message.content.contains("3 notes.txt")));
+    assert!(
+        mine.iter()
+            .any(|m| m.message.role == Role::Tool && m.message.content.contains("3 notes.txt"))
+    );
     assert_eq!(draft.report.problems, Vec::<String>::new());
     draft.materialise(&mut IdSource::seeded(1)).unwrap();
 }
@@ -46,11 +51,8 @@ fn a_codex_session_is_a_tree_with_its_subagent_under_the_segment_that_spawned_it
 #[test]
 fn every_call_carries_codex_s_usage_with_its_cached_input_apart() {
     let draft = crate::import(&codex_fixture(codex_fixture::MAIN));
-    let replies: Vec<_> = draft
-        .messages
-        .iter()
-        .filter(|m| m.message.role == Role::Assistant)
-        .collect();
+    let replies: Vec<_> =
+        draft.messages.iter().filter(|m| m.message.role == Role::Assistant).collect();
     // Eight calls: four and two in the main thread's two turns, two in the subagent's.
     assert_eq!(replies.len(), 8, "{replies:#?}");
     for r in &replies {

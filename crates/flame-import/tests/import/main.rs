@@ -32,5 +32,6 @@ pub mod codex_fixture {
     /// The session's main thread.
     pub const MAIN: &str = "rollout-2026-11-26T19-08-51-01a21942-b1d2-7f40-8521-8f71ebf5a2ec.jsonl";
     /// The thread of the subagent it spawned.
-    pub const CHILD: &str = "rollout-2026-11-26T19-08-51-01a21942-b490-7913-b80f-6e711e23c709.jsonl";
+    pub const CHILD: &str =
+        "rollout-2026-11-26T19-08-51-01a21942-b490-7913-b80f-6e711e23c709.jsonl";
 }
