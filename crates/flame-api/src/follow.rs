@@ -343,6 +343,18 @@ impl Flame {
         }
     }
 
+    /// Starts following the session `spec` names (see [`Flame::find_session`]) and reads it.
+    pub fn follow_named(
+        &self,
+        actor: Actor,
+        homes: &AgentHomes,
+        agents: &[Agent],
+        spec: &str,
+    ) -> Result<FollowOutcome, ApiError> {
+        let (agent, source, session) = self.find_session(homes, agents, spec)?;
+        self.follow(actor, agent, &source, &session)
+    }
+
     /// Starts following the session `session` of `agent` whose main file (or OpenCode
     /// database) is `source`, and reads it.
     pub fn follow(

@@ -30,9 +30,7 @@ pub fn follow(
     let homes = flame_api::agent_homes_from_env();
     let out = Output { json };
     for spec in specs {
-        let (agent, source, session) = flame.find_session(&homes, agents, spec)?;
-        let outcome = flame.follow(ACTOR, agent, &source, &session)?;
-        print_outcome(&out, &outcome)?;
+        print_outcome(&out, &flame.follow_named(ACTOR, &homes, agents, spec)?)?;
     }
     if specs.is_empty() && agents_named {
         for agent in agents {
