@@ -70,13 +70,9 @@ pub fn spawn<R: Runtime>(app: AppHandle<R>, homes: AgentHomes) -> Follower {
                 tracing::debug!("could not tell the window about a read: {err}");
             }
         };
-        if let Err(err) = flame.run_follower(
-            flame_model::Actor::Person,
-            &homes,
-            sender,
-            &signals,
-            &mut on_read,
-        ) {
+        if let Err(err) =
+            flame.run_follower(flame_model::Actor::Person, &homes, sender, &signals, &mut on_read)
+        {
             tracing::error!("following other agents' sessions stopped: {}", err.message);
         }
     });

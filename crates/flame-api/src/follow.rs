@@ -146,8 +146,11 @@ fn keyed(key: &str, generation: u32) -> String {
 }
 
 /// OpenCode's database read through the store (the crate that opens SQLite), as the
-/// importer's rows.
+/// importer's rows; or the older `storage/` folder, read by the importer.
 fn read_opencode(path: &Path) -> Result<flame_import::opencode::Rows, String> {
+    if path.is_dir() {
+        return flame_import::opencode::read_storage(path, &mut |_| {}).map_err(|e| e.to_string());
+    }
     flame_store::foreign::read_opencode_db(path)
         .map(crate::import::opencode_rows)
         .map_err(|err| describe_foreign(&err))
@@ -452,9 +455,13 @@ impl Flame {
             }
             outcome.restarted = Some(why);
         }
+        // Lines that could not be read are the session's problem to show, though the rest of
+        // it is stored.
+        let unread = unread(&synced.report, synced.draft.is_none());
         let Some(mut draft) = synced.draft else {
             let at = self.env().now();
-            self.store().set_follow_problem(id, at, None)?;
+            self.store().set_follow_problem(id, at, unread.as_deref())?;
+            outcome.problem = unread;
             return Ok(outcome);
         };
         draft.cut_long_messages(flame_store::MAX_MESSAGE_BYTES);
@@ -480,6 +487,11 @@ impl Flame {
                 outcome.frames = frames;
                 outcome.changed = changed;
                 outcome.messages = messages;
+                if unread.is_some() {
+                    let at = self.env().now();
+                    self.store().set_follow_problem(id, at, unread.as_deref())?;
+                    outcome.problem = unread;
+                }
                 Ok(outcome)
             }
             Err(err) => {
@@ -708,8 +720,21 @@ impl Flame {
                     Err(err) => return Err(err),
                 }
             }
-            for problem in watcher.watch_only(&self.watched_folders(homes)?) {
+            let (added, problems) = watcher.watch_only(&self.watched_folders(homes)?);
+            for problem in problems {
                 tracing::warn!("{problem}");
+            }
+            if !added.is_empty() {
+                // What was written between a session's read and the watch of its folders is
+                // read now: nothing will announce it.
+                let live = self.following.live.lock().unwrap_or_else(|p| p.into_inner());
+                pending.extend(
+                    live.iter()
+                        .filter(|(_, s)| s.folders().iter().any(|f| added.contains(f)))
+                        .map(|(id, _)| id.clone()),
+                );
+                look_for_new = true;
+                continue;
             }
             let mut changed: Vec<PathBuf> = Vec::new();
             let mut first = true;
@@ -841,6 +866,20 @@ pub fn flame_context_cost(
         reason: "needs the replay priced under each provider's cache, which is not built yet"
             .to_owned(),
     }
+}
+
+/// What a session's reading could not read, in words for its row: the problems the report
+/// lists (and how many more); `empty` when nothing of it could be stored yet.
+fn unread(report: &flame_import::ImportReport, empty: bool) -> Option<String> {
+    if report.problem_count() == 0 {
+        return None;
+    }
+    let lines = report.problem_lines().join("; ");
+    Some(if empty {
+        format!("nothing in it can be stored yet: {lines}")
+    } else {
+        format!("the rest is stored, but not: {lines}")
+    })
 }
 
 /// "Claude Code, Codex and OpenCode".

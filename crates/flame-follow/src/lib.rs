@@ -21,7 +21,7 @@ mod watch;
 pub use homes::AgentHomes;
 pub use listing::{FoundSession, Listing, MAX_HEAD_BYTES, MAX_LISTED_SESSIONS, list_sessions};
 pub use session::{Cursor, LiveSession, ReadRows, Synced};
-pub use tail::{FileIdentity, MAX_LINE_BYTES, Tail, TailRead};
+pub use tail::{FileIdentity, MAX_LINE_BYTES, Tail, TailLine, TailRead};
 pub use watch::{WatchSignal, Watcher};
 
 use serde::{Deserialize, Serialize};

@@ -12,9 +12,9 @@
 use std::path::{Path, PathBuf};
 
 use flame_import::live::{self, LiveFile, LiveFormat};
-use flame_import::{Draft, ImportOptions, codex, opencode};
+use flame_import::{Draft, ImportOptions, ImportReport, codex, opencode};
 
-use crate::tail::{FileIdentity, MAX_LINE_BYTES, Tail, TailRead};
+use crate::tail::{FileIdentity, MAX_LINE_BYTES, Tail, TailLine, TailRead};
 use crate::{Agent, FollowError};
 
 /// How a caller reads OpenCode's database (`flame-store`, the crate that opens SQLite): the rows
@@ -34,6 +34,9 @@ pub struct Cursor {
 pub struct Synced {
     /// The session's tree as read so far; `None` while it holds no message yet.
     pub draft: Option<Draft>,
+    /// What reading its files found that could not be read (the draft's report, when there is
+    /// a draft).
+    pub report: ImportReport,
     /// Where each file was read up to.
     pub cursors: Vec<Cursor>,
     /// Why the session's files were read again from their start, when they were: a file was
@@ -63,13 +66,12 @@ impl Followed {
     /// Reads what was written since the last read.
     fn read(&mut self) -> Result<TailRead, FollowError> {
         let Followed { tail, file, .. } = self;
-        let mut too_long = Vec::new();
-        let got = tail.read(&mut |line| file.line(line), &mut |n| too_long.push(n));
-        for n in too_long {
-            file.skipped_line(&format!(
+        let got = tail.read(&mut |line| match line {
+            TailLine::Complete(bytes) => file.line(bytes),
+            TailLine::TooLong(n) => file.skipped_line(&format!(
                 "{n} bytes long, over the limit of {MAX_LINE_BYTES} bytes a line may have"
-            ));
-        }
+            )),
+        });
         got.map_err(|err| match err.kind() {
             std::io::ErrorKind::NotFound => FollowError::Gone(format!(
                 "{} is gone (deleted or moved); the tree keeps what was read of it",
@@ -221,7 +223,12 @@ impl LiveSession {
                     .chain(&self.others)
                     .filter_map(Followed::cursor)
                     .collect();
-                Ok(Synced { draft: self.draft(), cursors, restarted })
+                let draft = self.draft();
+                let report = match &draft {
+                    Some(draft) => draft.report.clone(),
+                    None => self.report(),
+                };
+                Ok(Synced { draft, report, cursors, restarted })
             }
         }
     }
@@ -249,7 +256,8 @@ impl LiveSession {
                 self.session
             )));
         };
-        Ok(Synced { draft, cursors: Vec::new(), restarted: None })
+        let report = draft.as_ref().map(|d| d.report.clone()).unwrap_or_default();
+        Ok(Synced { draft, report, cursors: Vec::new(), restarted: None })
     }
 
     /// Reads every file's new lines, and finds the subagent files that appeared.
@@ -293,6 +301,15 @@ impl LiveSession {
             read_other(other)?;
         }
         Ok(())
+    }
+
+    /// What reading every file found.
+    fn report(&self) -> ImportReport {
+        let mut report = ImportReport::default();
+        for file in self.main.iter().chain(&self.others) {
+            report.absorb(file.file.report());
+        }
+        report
     }
 
     fn draft(&mut self) -> Option<Draft> {

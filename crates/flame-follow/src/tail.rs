@@ -32,6 +32,15 @@ impl FileIdentity {
     }
 }
 
+/// What a read hands over, in the file's order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TailLine<'a> {
+    /// A complete line, its newline included.
+    Complete(&'a [u8]),
+    /// A line longer than [`MAX_LINE_BYTES`], skipped: its length.
+    TooLong(u64),
+}
+
 /// What a read found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TailRead {
@@ -60,14 +69,10 @@ impl Tail {
         Tail { path: path.to_owned(), identity: None, offset: 0, skipping: None }
     }
 
-    /// Hands each complete line written since the last read to `line` (its newline included),
-    /// and the length of each line over [`MAX_LINE_BYTES`] to `too_long`. A path that is no
-    /// longer a file is an error; so is one that cannot be read.
-    pub fn read(
-        &mut self,
-        line: &mut dyn FnMut(&[u8]),
-        too_long: &mut dyn FnMut(u64),
-    ) -> std::io::Result<TailRead> {
+    /// Hands each line written since the last read to `each`, in order: a complete one, or the
+    /// length of one over [`MAX_LINE_BYTES`]. A path that is no longer a file is an error; so is
+    /// one that cannot be read.
+    pub fn read(&mut self, each: &mut dyn FnMut(TailLine<'_>)) -> std::io::Result<TailRead> {
         let metadata = std::fs::metadata(&self.path)?;
         if metadata.is_dir() {
             return Err(std::io::Error::new(
@@ -116,7 +121,7 @@ impl Tail {
                     *skipped += piece.len() as u64;
                     self.offset += piece.len() as u64;
                     if newline.is_some() {
-                        too_long(*skipped);
+                        each(TailLine::TooLong(*skipped));
                         self.skipping = None;
                     }
                     continue;
@@ -126,7 +131,7 @@ impl Tail {
                     self.offset += skipped;
                     pending.clear();
                     if newline.is_some() {
-                        too_long(skipped);
+                        each(TailLine::TooLong(skipped));
                     } else {
                         self.skipping = Some(skipped);
                     }
@@ -134,7 +139,7 @@ impl Tail {
                 }
                 pending.extend_from_slice(piece);
                 if newline.is_some() {
-                    line(&pending);
+                    each(TailLine::Complete(&pending));
                     lines += 1;
                     self.offset += pending.len() as u64;
                     pending.clear();
@@ -154,8 +159,9 @@ mod tests {
     fn read(tail: &mut Tail) -> (TailRead, Vec<String>, Vec<u64>) {
         let (mut lines, mut long) = (Vec::new(), Vec::new());
         let got = tail
-            .read(&mut |l| lines.push(String::from_utf8_lossy(l).into_owned()), &mut |n| {
-                long.push(n)
+            .read(&mut |line| match line {
+                TailLine::Complete(l) => lines.push(String::from_utf8_lossy(l).into_owned()),
+                TailLine::TooLong(n) => long.push(n),
             })
             .unwrap();
         (got, lines, long)
@@ -197,7 +203,7 @@ mod tests {
         assert!(matches!(read(&mut tail).0, TailRead::Replaced(why) if why.contains("replaced")));
         std::fs::remove_file(&path).unwrap();
         std::fs::create_dir(&path).unwrap();
-        let err = Tail::new(&path).read(&mut |_| {}, &mut |_| {}).unwrap_err();
+        let err = Tail::new(&path).read(&mut |_| {}).unwrap_err();
         assert!(err.to_string().contains("is a folder now"), "{err}");
     }
 

@@ -46,9 +46,11 @@ impl Watcher {
     }
 
     /// Watches exactly `folders` (those that exist; a folder that appears later is watched
-    /// once a change in the folder above it is read and this is called again).
-    pub fn watch_only(&mut self, folders: &[PathBuf]) -> Vec<String> {
+    /// once a change in the folder above it is read and this is called again). Returns the
+    /// folders it began to watch, and what could not be watched.
+    pub fn watch_only(&mut self, folders: &[PathBuf]) -> (Vec<PathBuf>, Vec<String>) {
         let mut problems = Vec::new();
+        let mut added = Vec::new();
         let keep: Vec<PathBuf> = folders.iter().filter(|f| f.is_dir()).cloned().collect();
         for gone in self.watched.iter().filter(|w| !keep.contains(w)) {
             // A folder that was deleted is no longer watched anyway.
@@ -60,11 +62,14 @@ impl Watcher {
                 continue;
             }
             match self.inner.watch(&folder, RecursiveMode::NonRecursive) {
-                Ok(()) => self.watched.push(folder),
+                Ok(()) => {
+                    self.watched.push(folder.clone());
+                    added.push(folder);
+                }
                 Err(err) => problems.push(format!("cannot watch {}: {err}", folder.display())),
             }
         }
-        problems
+        (added, problems)
     }
 
     /// The folders watched now.
@@ -88,7 +93,10 @@ mod tests {
         std::fs::write(&path, "one\n").unwrap();
         let (tx, rx) = mpsc::channel();
         let mut watcher = Watcher::new(tx).unwrap();
-        assert!(watcher.watch_only(&[dir.path().to_owned()]).is_empty());
+        assert_eq!(
+            watcher.watch_only(&[dir.path().to_owned()]),
+            (vec![dir.path().to_owned()], vec![])
+        );
         std::fs::read(&path).unwrap();
         std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b"two\n").unwrap();
         let signal = rx.recv_timeout(Duration::from_secs(10)).unwrap();

@@ -63,7 +63,8 @@ pub struct FollowedFrame {
     pub messages: u64,
 }
 
-/// A new frame of a followed session: placed last among its parent's children.
+/// A new frame of a followed session: placed last among its parent's children. A root (no
+/// parent) must be the tree's root, which then only gets the key.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FollowNewFrame {
     pub key: String,
@@ -327,7 +328,7 @@ impl Store {
             }
             for new in &update.new_frames {
                 w.insert_followed_frame(&tree, session, new)?;
-                stored.frames += 1;
+                stored.frames += u64::from(new.frame.parent.is_some());
             }
             for change in &update.changed_frames {
                 stored.changed += u64::from(w.change_followed_frame(&tree, change)?);
@@ -412,9 +413,26 @@ impl Writer<'_> {
         new: &FollowNewFrame,
     ) -> Result<(), StoreError> {
         let f = &new.frame;
-        let parent = f.parent.as_ref().ok_or_else(|| {
-            FrameError::Invalid(format!("the followed frame {} has no parent", new.key))
-        })?;
+        let key = |frame: &FrameId| -> Result<(), StoreError> {
+            self.tx
+                .prepare_cached(
+                    "INSERT INTO follow_frames (session_id, key, frame_id, messages) VALUES (?1, ?2, ?3, 0)",
+                )?
+                .execute(params![session, new.key, frame.as_str()])?;
+            Ok(())
+        };
+        // The root stays the tree's root when the session is read again from its start: its
+        // new key counts the messages that reading puts in it.
+        let Some(parent) = f.parent.as_ref() else {
+            if f.id != tree.root {
+                return Err(FrameError::Invalid(format!(
+                    "the followed frame {} has no parent",
+                    new.key
+                ))
+                .into());
+            }
+            return key(&f.id);
+        };
         let position = self.child_count(parent)?;
         self.tx
             .prepare_cached(
@@ -437,11 +455,7 @@ impl Writer<'_> {
                 f.ended_at,
             ])
             .map_err(|e| StoreError::taken_or(e, f.id.as_str()))?;
-        self.tx
-            .prepare_cached(
-                "INSERT INTO follow_frames (session_id, key, frame_id, messages) VALUES (?1, ?2, ?3, 0)",
-            )?
-            .execute(params![session, new.key, f.id.as_str()])?;
+        key(&f.id)?;
         self.event(
             &tree.id,
             &f.id,
