@@ -680,7 +680,7 @@ impl Flame {
                 .into_iter()
                 .map(|(frame, (read, changed))| (ids[frame].clone(), FileTrail::new(read, changed)))
                 .collect();
-            Ok(store.follow_update(change, &update)?)
+            store.follow_update(change, &update)
         })?;
         Ok((stored.frames, stored.changed, stored.messages))
     }

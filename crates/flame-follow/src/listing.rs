@@ -68,7 +68,7 @@ pub fn list_sessions(homes: &AgentHomes, agents: &[Agent], read_rows: ReadRows<'
         }
         listing.sessions.extend(found);
     }
-    listing.sessions.sort_by(|a, b| b.last_activity.cmp(&a.last_activity));
+    listing.sessions.sort_by_key(|s| std::cmp::Reverse(s.last_activity));
     listing
 }
 
