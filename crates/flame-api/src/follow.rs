@@ -34,7 +34,6 @@ use flame_model::cost::{CostSummary, CostTotal, ModelUsage, PriceTable};
 use flame_model::{Actor, FileTrail, Frame, FrameError, FrameId, Timestamp, TreeId};
 use flame_store::{
     FollowCursor, FollowFrameChange, FollowMessage, FollowNewFrame, FollowUpdate, FollowedSession,
-    ImportedMessage,
 };
 use serde::Serialize;
 
@@ -526,16 +525,7 @@ impl Flame {
                 let tree = draft.materialise(&mut env.ids).map_err(|e| {
                     FrameError::Invalid(format!("the session's tree is not valid: {e}"))
                 })?;
-                let messages: Vec<ImportedMessage> = draft
-                    .messages
-                    .iter()
-                    .map(|m| ImportedMessage {
-                        frame: m.frame,
-                        message: m.message.clone(),
-                        tokens: m.tokens,
-                        at: m.at,
-                    })
-                    .collect();
+                let messages = crate::import::imported_messages(draft);
                 let mut counts = vec![0u64; draft.frames.len()];
                 for m in &draft.messages {
                     counts[m.frame] += 1;

@@ -215,16 +215,7 @@ impl Flame {
                 let tree = draft.materialise(&mut env.ids).map_err(|e| {
                     FrameError::Invalid(format!("the imported tree is not valid: {e}"))
                 })?;
-                let messages: Vec<ImportedMessage> = draft
-                    .messages
-                    .iter()
-                    .map(|m| ImportedMessage {
-                        frame: m.frame,
-                        message: m.message.clone(),
-                        tokens: m.tokens,
-                        at: m.at,
-                    })
-                    .collect();
+                let messages = imported_messages(draft);
                 store.import_tree_with_trails(
                     change,
                     &tree.tree,
@@ -239,4 +230,18 @@ impl Flame {
             })
         })
     }
+}
+
+/// A draft's messages as the store imports them.
+pub(crate) fn imported_messages(draft: &Draft) -> Vec<ImportedMessage> {
+    draft
+        .messages
+        .iter()
+        .map(|m| ImportedMessage {
+            frame: m.frame,
+            message: m.message.clone(),
+            tokens: m.tokens,
+            at: m.at,
+        })
+        .collect()
 }

@@ -15,11 +15,11 @@ use flame_model::{NewMessage, Role, Status, Timestamp, ToolCall, ToolResult, Usa
 use flame_tokens::{Encoding, count_message};
 use serde_json::Value;
 
-use crate::draft::{Draft, DraftFrame, FrameKind, ROOT_KEY, title_from};
+use crate::draft::{Draft, DraftFrame, FrameKind};
 use crate::files::{self, FileTouch};
 use crate::jsonl::for_each_record;
 use crate::segment;
-use crate::thread::{RecordedCall, SegmentStart, ThreadMessage};
+use crate::thread::{RecordedCall, SegmentStart, ThreadMessage, first_request};
 use crate::time::parse_rfc3339;
 use crate::{ImportError, ImportOptions, ImportReport, Progress};
 
@@ -100,28 +100,17 @@ pub(crate) fn draft_session(
     reading: Reading,
 ) -> Draft {
     let session = main.session_id.clone().unwrap_or_else(|| stem(path));
-    let first_request = main
-        .messages
-        .iter()
-        .find(|m| matches!(m.starts, Some(SegmentStart::Request)))
-        .or(main.messages.first())
-        .map(|m| m.message.content.clone())
-        .unwrap_or_default();
     let start = main.first_at.unwrap_or(0);
-    let mut draft = Draft { title: title_from(&first_request), report, ..Draft::default() };
-    let mut root = DraftFrame::new(
-        None,
-        FrameKind::Session,
+    let first_request = first_request(&main.messages);
+    let mut draft = Draft::of_session(
+        "Claude Code",
+        &session,
+        main.cwd.as_deref(),
         &first_request,
-        &format!(
-            "Claude Code session {session}{}: {first_request}",
-            main.cwd.as_deref().map(|c| format!(" in {c}")).unwrap_or_default()
-        ),
         start,
+        report,
     );
-    root.criteria = root.criteria.trim().to_owned();
-    root.key = ROOT_KEY.to_owned();
-    let root = draft.push_frame(root);
+    let root = 0;
 
     let subagent_dir = subagent_dir(path);
     let mut used_agents: Vec<&str> = Vec::new();

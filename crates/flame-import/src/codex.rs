@@ -37,10 +37,10 @@ use flame_model::{NewMessage, Role, Status, Timestamp, ToolCall, ToolResult, Usa
 use flame_tokens::{Encoding, count_message};
 use serde_json::Value;
 
-use crate::draft::{Draft, DraftFrame, FrameKind, ROOT_KEY, title_from};
+use crate::draft::{Draft, DraftFrame, FrameKind, title_from};
 use crate::jsonl::for_each_record;
 use crate::segment;
-use crate::thread::{RecordedCall, SegmentStart, ThreadMessage};
+use crate::thread::{RecordedCall, SegmentStart, ThreadMessage, first_request};
 use crate::time::parse_rfc3339;
 use crate::{ImportError, ImportOptions, ImportReport, Progress};
 
@@ -596,31 +596,14 @@ pub(crate) fn draft_session(
     options: &ImportOptions,
     liveness: Liveness,
 ) -> Draft {
-    let first_request = main
-        .messages
-        .iter()
-        .find(|m| matches!(m.starts, Some(SegmentStart::Request)))
-        .or(main.messages.first())
-        .map(|m| m.message.content.clone())
-        .unwrap_or_default();
     let id = main.id.clone().unwrap_or_else(|| {
         path.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned())
     });
+    let first_request = first_request(&main.messages);
     let start = main.first_at.unwrap_or(0);
-    let mut draft = Draft { title: title_from(&first_request), report, ..Draft::default() };
-    let mut root = DraftFrame::new(
-        None,
-        FrameKind::Session,
-        &first_request,
-        &format!(
-            "Codex session {id}{}: {first_request}",
-            main.cwd.as_deref().map(|c| format!(" in {c}")).unwrap_or_default()
-        ),
-        start,
-    );
-    root.criteria = root.criteria.trim().to_owned();
-    root.key = ROOT_KEY.to_owned();
-    let root = draft.push_frame(root);
+    let mut draft =
+        Draft::of_session("Codex", &id, main.cwd.as_deref(), &first_request, start, report);
+    let root = 0;
     let mut placed = vec![main.id.clone().unwrap_or_default()];
     let segments =
         place_thread(&mut draft, root, main, children, options.segment, liveness, &mut placed);

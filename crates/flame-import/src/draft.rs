@@ -205,6 +205,36 @@ pub struct Draft {
     pub report: ImportReport,
 }
 
+impl Draft {
+    /// A draft of one agent's session with its root frame (index 0, keyed [`ROOT_KEY`]), in
+    /// progress since `start`: titled by the thread's `first_request`, its criteria naming the
+    /// agent (`agent`, "Codex"), the session's `id` and its `folder`.
+    pub(crate) fn of_session(
+        agent: &str,
+        id: &str,
+        folder: Option<&str>,
+        first_request: &str,
+        start: Timestamp,
+        report: ImportReport,
+    ) -> Draft {
+        let mut draft = Draft { title: title_from(first_request), report, ..Draft::default() };
+        let mut root = DraftFrame::new(
+            None,
+            FrameKind::Session,
+            first_request,
+            &format!(
+                "{agent} session {id}{}: {first_request}",
+                folder.map(|c| format!(" in {c}")).unwrap_or_default()
+            ),
+            start,
+        );
+        root.criteria = root.criteria.trim().to_owned();
+        root.key = ROOT_KEY.to_owned();
+        draft.push_frame(root);
+        draft
+    }
+}
+
 /// A real tree built from a draft, ready for `Store::import_tree` with the draft's messages
 /// (which it does not copy: they are most of an import).
 #[derive(Debug, Clone, PartialEq)]
