@@ -508,11 +508,7 @@ pub fn import(
     let mut report = ImportReport::default();
     let main = read_thread(path, &mut report, progress)?;
     if main.messages.is_empty() {
-        return Err(ImportError::Empty {
-            path: path.to_owned(),
-            problems: report.problems.clone(),
-            unlisted: report.unlisted_problems,
-        });
+        return Err(ImportError::nothing_in(path, &report));
     }
     let mut children: Vec<(String, CodexThread)> = Vec::new();
     let mut wanted: Vec<String> = main.children().map(str::to_owned).collect();

@@ -106,6 +106,17 @@ pub enum ImportError {
     NeedsDatabaseReader { path: PathBuf },
 }
 
+impl ImportError {
+    /// `path` held no message; `report` says what could not be read.
+    pub(crate) fn nothing_in(path: &Path, report: &ImportReport) -> ImportError {
+        ImportError::Empty {
+            path: path.to_owned(),
+            problems: report.problems.clone(),
+            unlisted: report.unlisted_problems,
+        }
+    }
+}
+
 fn describe(problems: &[String], unlisted: u64) -> String {
     match (problems.len(), unlisted) {
         (0, _) => String::new(),
