@@ -197,7 +197,11 @@ impl LiveSession {
                         n.starts_with("rollout-") && path.parent() == self.source.parent()
                     })
             }
-            Agent::OpenCode => path.parent() == self.source.parent() || path == self.source,
+            // OpenCode writes its database and its write-ahead log; the shared-memory file is
+            // not a change of the session (Flame's own reads touch it).
+            Agent::OpenCode => {
+                path == self.source || path.as_os_str() == wal(&self.source).as_os_str()
+            }
         }
     }
 
@@ -341,4 +345,11 @@ fn read_other(other: &mut Followed) -> Result<(), Reread> {
         Ok(TailRead::Replaced(why)) => Err(Reread::Replaced(why)),
         Err(err) => Err(Reread::Failed(err)),
     }
+}
+
+/// The write-ahead log beside an SQLite database: `<database>-wal`.
+fn wal(database: &Path) -> PathBuf {
+    let mut name = database.as_os_str().to_owned();
+    name.push("-wal");
+    PathBuf::from(name)
 }
