@@ -336,7 +336,10 @@ impl Flame {
             [found] => Ok((found.agent, found.source.clone(), found.id.clone())),
             [] => Err(ApiError::new(
                 ErrorCode::NotFound,
-                format!("no session {spec} among {}'s: flame sessions lists them", names(agents)),
+                format!(
+                    "no session {spec} among the sessions of {}: flame sessions lists them",
+                    names(agents)
+                ),
             )),
             _ => Err(ApiError::new(
                 ErrorCode::Invalid,

@@ -8,6 +8,8 @@ use serde_json::Value;
 
 #[path = "cli/cost.rs"]
 mod cost;
+#[path = "cli/follow.rs"]
+mod follow;
 #[path = "cli/llama_server.rs"]
 mod llama_server;
 #[path = "cli/models.rs"]
