@@ -210,18 +210,19 @@ impl LiveSession {
         match self.agent {
             Agent::OpenCode => self.sync_rows(read_rows),
             Agent::ClaudeCode | Agent::Codex => {
-                let mut restarted = None;
-                if let Err(why) = self.read_files() {
-                    self.start_over();
-                    self.read_files().map_err(|again| match again {
-                        Reread::Failed(err) => err,
-                        Reread::Replaced(why) => FollowError::Unreadable(why),
-                    })?;
-                    restarted = Some(match why {
-                        Reread::Replaced(why) => why,
-                        Reread::Failed(err) => return Err(err),
-                    });
-                }
+                let restarted = match self.read_files() {
+                    Ok(()) => None,
+                    Err(Reread::Failed(err)) => return Err(err),
+                    Err(Reread::Replaced(why)) => {
+                        self.start_over();
+                        self.read_files().map_err(|again| match again {
+                            Reread::Failed(err) => err,
+                            // Replaced again while it was read: the next change reads it.
+                            Reread::Replaced(why) => FollowError::Unreadable(why),
+                        })?;
+                        Some(why)
+                    }
+                };
                 let cursors = std::iter::once(self.main.as_ref())
                     .flatten()
                     .chain(&self.others)
