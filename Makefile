@@ -8,7 +8,7 @@ APP := target/debug/flame-desktop
 UI_SOURCES := $(shell find ui/src ui/index.html -type f 2>/dev/null) vite.config.ts package-lock.json
 XVFB := xvfb-run -a -s "-screen 0 1280x800x24"
 
-.PHONY: help setup run build ui test fmt-check clippy rust-test fuzz-check ui-check mcp e2e bench bindings bless fmt clean fuzz package
+.PHONY: help setup run build ui test fmt-check clippy rust-test fuzz-check ui-check mcp e2e bench bindings bless fmt clean fuzz package agents
 
 help:
 	@echo "make run    install what is missing, build, and open Flame"
@@ -19,6 +19,7 @@ help:
 	@echo "make bless  rewrite the golden context documents after an intended change"
 	@echo "make fmt    format the Rust and the TypeScript code"
 	@echo "make package  the .deb (the app and the flame command line) in target/package/release/bundle/deb/"
+	@echo "make agents  the real OpenCode and Codex CLIs the end-to-end tests follow, in target/agents/"
 
 setup:
 	@scripts/setup.sh
@@ -73,7 +74,7 @@ e2e: ui
 	$(XVFB) npm run --silent test:e2e
 
 # Each benchmark prints `BENCH <name> <value> <unit>` lines on stdout; the rest goes to stderr.
-BENCHES := -p flame-store -p flame-api -p flame-tokens -p flame-workspace -p flame-agent -p flame-checkpoint -p flame-cli --bench store --bench fts --bench append --bench context --bench cost --bench tokens --bench import --bench export --bench search --bench offered --bench checkpoint --bench llama
+BENCHES := -p flame-store -p flame-api -p flame-tokens -p flame-workspace -p flame-agent -p flame-checkpoint -p flame-cli --bench store --bench fts --bench append --bench context --bench cost --bench tokens --bench import --bench follow --bench export --bench search --bench offered --bench checkpoint --bench llama
 # The UI benchmarks run the release build in the real window under Xvfb (tests/bench); the app's
 # own figures, its size and its memory, are measured on the build the package ships
 # (scripts/package.sh --binaries, in target/package/dist).
@@ -89,6 +90,14 @@ bench: setup ui
 # of its own (scripts/package.sh); it fails if the .deb lacks either program or the desktop entry.
 package: setup ui
 	@CARGO="$(CARGO)" scripts/package.sh
+
+# The real OpenCode and Codex command lines, at the versions the fixtures were made with
+# (tests/fixtures/codex/, tests/fixtures/opencode-cli/), for the end-to-end test that follows
+# OpenCode while it writes, which skips without them. Not dependencies in package-lock.json: they
+# are native programs of some 600 MB, which every cold `npm ci` would fetch.
+agents:
+	npm install --prefix target/agents --no-save --no-package-lock --no-audit --no-fund \
+		opencode-ai@1.18.33 @openai/codex@0.171.0
 
 bindings:
 	FLAME_BLESS=1 $(CARGO) test -p flame-desktop --lib bindings

@@ -9,7 +9,7 @@ use specta_typescript::Typescript;
 use tauri::Runtime;
 use tauri_specta::{Builder, collect_commands, collect_events};
 
-use crate::{change_watch, commands};
+use crate::{change_watch, commands, follower};
 
 const HEADER: &str = "// Generated from the Rust types by src-tauri/src/bindings.rs. Do not edit by hand:\n\
 // run `make bindings` (FLAME_BLESS=1 cargo test -p flame-desktop bindings) after changing them.";
@@ -64,8 +64,12 @@ pub fn builder<R: Runtime>() -> Builder<R> {
             commands::export_context,
             commands::choose_save_path,
             commands::choose_folder,
+            commands::sessions,
+            commands::follow_session,
+            commands::unfollow_session,
+            commands::follow_agent,
         ])
-        .events(collect_events![change_watch::TreeChanged])
+        .events(collect_events![change_watch::TreeChanged, follower::FollowRead])
         // The outline the window works with, which it makes from the `outline` command's columns.
         .typ::<flame_api::TreeOutline>()
 }

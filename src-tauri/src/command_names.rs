@@ -47,4 +47,8 @@ pub const COMMAND_NAMES: &[&str] = &[
     "export_context",
     "choose_save_path",
     "choose_folder",
+    "sessions",
+    "follow_session",
+    "unfollow_session",
+    "follow_agent",
 ];

@@ -18,6 +18,7 @@ use tauri::ipc::Channel;
 
 use crate::Startup;
 use crate::dialogs::Dialogs;
+use crate::follower::Follower;
 
 /// Flame's version, data directory and database; the startup error if Flame could not open.
 #[tauri::command]
@@ -585,4 +586,65 @@ pub fn choose_folder(
     title: String,
 ) -> Result<Option<String>, ApiError> {
     Ok(dialogs.folder(&title)?.map(|path| path.display().to_string()))
+}
+
+/// The sessions Claude Code, Codex and OpenCode keep on this computer (of `agents`, every agent
+/// when null), with each one's recorded cost and whether Flame follows it: the Sessions view.
+/// Off the main thread: it reads the beginning of every session file, and whole the ones whose
+/// cost it adds up.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn sessions(
+    startup: State<'_, Startup>,
+    follower: State<'_, Follower>,
+    agents: Option<Vec<flame_api::Agent>>,
+) -> Result<flame_api::SessionList, ApiError> {
+    let agents = agents.unwrap_or_else(|| flame_api::Agent::ALL.to_vec());
+    startup.flame()?.sessions(&follower.homes, &agents)
+}
+
+/// Starts following session `id` (as the Sessions view names it) and reads it; the follower
+/// then keeps its tree in step with its files.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn follow_session(
+    startup: State<'_, Startup>,
+    follower: State<'_, Follower>,
+    id: String,
+) -> Result<flame_api::FollowOutcome, ApiError> {
+    let outcome = startup.flame()?.follow_named(
+        Actor::Person,
+        &follower.homes,
+        &flame_api::Agent::ALL,
+        &id,
+    )?;
+    follower.refresh();
+    Ok(outcome)
+}
+
+/// Stops following session `id`; its tree is kept.
+#[tauri::command]
+#[specta::specta]
+pub fn unfollow_session(
+    startup: State<'_, Startup>,
+    follower: State<'_, Follower>,
+    id: String,
+) -> Result<bool, ApiError> {
+    let was = startup.flame()?.unfollow(&id)?;
+    follower.refresh();
+    Ok(was)
+}
+
+/// Follows every new session of `agent` from now on (`on`), or no longer.
+#[tauri::command]
+#[specta::specta]
+pub fn follow_agent(
+    startup: State<'_, Startup>,
+    follower: State<'_, Follower>,
+    agent: flame_api::Agent,
+    on: bool,
+) -> Result<(), ApiError> {
+    startup.flame()?.follow_agent(agent, on)?;
+    follower.refresh();
+    Ok(())
 }

@@ -7,10 +7,12 @@ pub mod bindings;
 mod change_watch;
 mod commands;
 mod dialogs;
+mod follower;
 mod startup;
 mod webkit;
 
 pub use change_watch::TreeChanged;
+pub use follower::FollowRead;
 pub use startup::Startup;
 
 use tauri::{Manager, Runtime};
@@ -28,6 +30,9 @@ pub fn assemble<R: Runtime>(builder: tauri::Builder<R>, startup: Startup) -> tau
             bindings.mount_events(app);
             app.manage(dialogs::Dialogs::new(app.handle().clone()));
             change_watch::spawn(app.handle().clone());
+            // Where the agents keep their sessions, from the environment as they read it.
+            let homes = flame_api::agent_homes_from_env();
+            app.manage(follower::spawn(app.handle().clone(), homes));
             if let Some(window) = app.get_webview_window("main") {
                 webkit::paint_without_gpu(&window);
             }

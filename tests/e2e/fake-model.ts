@@ -126,6 +126,11 @@ export class FakeModel {
     await new Promise((resolve) => server.close(resolve));
   }
 
+  /** The OpenAI-compatible base URL this server answers on. */
+  baseUrl(): string {
+    return `http://127.0.0.1:${this.port}/v1`;
+  }
+
   /** Forgets replies a previous test queued but did not use. */
   reset(): void {
     this.script.length = 0;

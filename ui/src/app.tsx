@@ -22,6 +22,7 @@ import { CommandPalette, usePaletteKey } from "./palette/palette";
 import { SearchDialog, revealMessage, useSearchKey } from "./search/search-dialog";
 import { StartupError } from "./startup-error";
 import { STATUS_STYLE } from "./status-style";
+import { SessionsDialog } from "./sessions-dialog";
 import { SettingsDialog } from "./settings-dialog";
 import { markOnce } from "./marks";
 import { StatusBar } from "./status-bar";
@@ -64,6 +65,7 @@ export function App({
   // Popping from the graph uses the chat's pop dialog: generated, editable results.
   const [popping, setPopping] = useState<FrameOutline | null>(null);
   const [importing, setImporting] = useState(false);
+  const [sessionsOpen, setSessionsOpen] = useState(false);
   const [settingsOpen, setSettingsOpen] = useState(false);
   const [treeDialog, setTreeDialog] = useState<
     { kind: "new" } | { kind: "delete"; frames: number } | null
@@ -242,7 +244,15 @@ export function App({
                 </label>
               </>
             )}
-            {/* Last, at the right edge, so it stays put while the tree's controls appear. */}
+            {/* Last, at the right edge, so they stay put while the tree's controls appear. */}
+            <button
+              type="button"
+              class="header-button sessions-button"
+              data-testid="sessions-button"
+              onClick={() => setSessionsOpen(true)}
+            >
+              Sessions…
+            </button>
             <button
               type="button"
               class="header-button import-button"
@@ -399,6 +409,7 @@ export function App({
             removeWorkspace: () =>
               outline !== null && void removeWorkspace(backend, outline.tree, run),
             importFile: () => setImporting(true),
+            openSessions: () => setSessionsOpen(true),
             openSettings: () => setSettingsOpen(true),
             setMode,
             togglePanel: (panel) => setPanelRequest({ panel, seq: (panelRequest?.seq ?? 0) + 1 }),
@@ -421,6 +432,13 @@ export function App({
             })
           }
           onClose={() => setSearchOpen(false)}
+        />
+      )}
+      {sessionsOpen && (
+        <SessionsDialog
+          backend={backend}
+          run={(call) => run(call, false)}
+          onClose={() => setSessionsOpen(false)}
         />
       )}
       {importing && (

@@ -60,6 +60,10 @@ export type Backend = Pick<
   | "frameChanges"
   | "rollbackFrame"
   | "checkpointStorage"
+  | "sessions"
+  | "followSession"
+  | "unfollowSession"
+  | "followAgent"
 > & {
   /**
    * The tree `tree` (the current one when null) as the flame graph draws it: the `outline`
@@ -68,6 +72,8 @@ export type Backend = Pick<
   outline(tree: TreeId | null): Promise<Answer<TreeOutline>>;
   /** Calls `listener` with the newest event seq whenever the data directory changes. */
   onTreeChanged(listener: (seq: number) => void): Promise<() => void>;
+  /** Calls `listener` whenever the backend has read a followed session. */
+  onFollowRead(listener: () => void): Promise<() => void>;
   /**
    * Imports the session or export at `path` as a new tree (the `importSession` command), calling
    * `onProgress` as the backend reads it.

@@ -162,14 +162,34 @@ export const commands = {
 	 *  permission.
 	 */
 	chooseFolder: (title: string) => typedError<string | null, ApiError>(__TAURI_INVOKE("choose_folder", { title })),
+	/**
+	 *  The sessions Claude Code, Codex and OpenCode keep on this computer (of `agents`, every agent
+	 *  when null), with each one's recorded cost and whether Flame follows it: the Sessions view.
+	 *  Off the main thread: it reads the beginning of every session file, and whole the ones whose
+	 *  cost it adds up.
+	 */
+	sessions: (agents: Agent[] | null) => typedError<SessionList_Serialize, ApiError>(__TAURI_INVOKE("sessions", { agents })),
+	/**
+	 *  Starts following session `id` (as the Sessions view names it) and reads it; the follower
+	 *  then keeps its tree in step with its files.
+	 */
+	followSession: (id: string) => typedError<FollowOutcome_Serialize, ApiError>(__TAURI_INVOKE("follow_session", { id })),
+	/**  Stops following session `id`; its tree is kept. */
+	unfollowSession: (id: string) => typedError<boolean, ApiError>(__TAURI_INVOKE("unfollow_session", { id })),
+	/**  Follows every new session of `agent` from now on (`on`), or no longer. */
+	followAgent: (agent: Agent, on: boolean) => typedError<null, ApiError>(__TAURI_INVOKE("follow_agent", { agent, on })),
 };
 
 /** Events */
 export const events = {
+	followRead: makeEvent<FollowRead_Serialize, FollowRead_Deserialize>("follow-read"),
 	treeChanged: makeEvent<TreeChanged, TreeChanged>("tree-changed"),
 };
 
 /* Types */
+/**  A coding agent whose sessions Flame can follow. */
+export type Agent = "claude-code" | "codex" | "opencode";
+
 /**  The person's answer to a waiting call. */
 export type Answer = Answer_Serialize | Answer_Deserialize;
 
@@ -655,6 +675,70 @@ export type FileChangeKind = "added" | "modified" | "deleted" |
 export type FileTrail = {
 	read: string[],
 	changed: string[],
+};
+
+/**
+ *  What Flame's context would have cost on a session's recorded calls, under each provider's
+ *  cache rules (issue 29's replay priced in dollars).
+ */
+export type FlameContextCost = 
+/**  Not worked out, and why. */
+{ kind: "not_available"; reason: string } | 
+/**  The whole session's and each frame's. */
+{ kind: "priced"; session: CostSummary; frames: ([FrameId, CostSummary])[] };
+
+/**  What one read of a followed session did. */
+export type FollowOutcome = FollowOutcome_Serialize | FollowOutcome_Deserialize;
+
+/**  What one read of a followed session did. */
+export type FollowOutcome_Deserialize = {
+	id: string,
+	tree?: TreeId | null,
+	/**  Frames added, frames changed, and messages added by this read. */
+	frames: number,
+	changed: number,
+	messages: number,
+	/**  Why the files were read again from their start, when they were. */
+	restarted?: string | null,
+	/**  What the read could not do (nothing was stored then). */
+	problem?: string | null,
+};
+
+/**  What one read of a followed session did. */
+export type FollowOutcome_Serialize = {
+	id: string,
+	tree: TreeId | null,
+	/**  Frames added, frames changed, and messages added by this read. */
+	frames: number,
+	changed: number,
+	messages: number,
+	/**  Why the files were read again from their start, when they were. */
+	restarted: string | null,
+	/**  What the read could not do (nothing was stored then). */
+	problem: string | null,
+};
+
+/**  A followed session was read: the Sessions view reads the list again. */
+export type FollowRead = FollowRead_Serialize | FollowRead_Deserialize;
+
+/**  A followed session was read: the Sessions view reads the list again. */
+export type FollowRead_Deserialize = {
+	/**  The session (`<agent>:<id>`). */
+	id: string,
+	/**  Whether the read stored anything. */
+	stored: boolean,
+	/**  What it could not do. */
+	problem?: string | null,
+};
+
+/**  A followed session was read: the Sessions view reads the list again. */
+export type FollowRead_Serialize = {
+	/**  The session (`<agent>:<id>`). */
+	id: string,
+	/**  Whether the read stored anything. */
+	stored: boolean,
+	/**  What it could not do. */
+	problem: string | null,
 };
 
 /**  A frame: a subtask with an identity, a status, and (once finished) its hand-off. */
@@ -1775,6 +1859,100 @@ export type Section_Serialize = {
 export type ServerKind = "ollama" | "llama_cpp" | "lm_studio" | "vllm" | 
 /**  A server that lists models at `/v1/models` and is none of the above. */
 "openai_compatible";
+
+/**  A session an agent keeps, as the Sessions view and `flame sessions` show it. */
+export type SessionEntry = SessionEntry_Serialize | SessionEntry_Deserialize;
+
+/**  A session an agent keeps, as the Sessions view and `flame sessions` show it. */
+export type SessionEntry_Deserialize = {
+	/**  `<agent>:<the agent's id of the session>`: what `flame follow` and the window name it by. */
+	id: string,
+	agent: Agent,
+	/**  The agent's id of the session. */
+	session: string,
+	/**  Its main file, or the OpenCode database that holds it. */
+	source: string,
+	/**  The folder the agent worked in. */
+	project?: string | null,
+	first_request?: string | null,
+	/**  Milliseconds since the epoch. */
+	last_activity?: number | null,
+	/**  Bytes of its files (or rows). */
+	size: number,
+	/**
+	 *  What its recorded model calls cost, cache reads and writes priced; `None` when it was not
+	 *  read (past [`MAX_COSTED_SESSIONS`], or unreadable).
+	 */
+	recorded_cost?: CostSummary | null,
+	/**  What Flame's own context would have cost on the same calls. */
+	flame_cost: FlameContextCost,
+	followed: boolean,
+	/**  Its tree, once followed and holding a message. */
+	tree?: TreeId | null,
+	/**  What the last read of a followed session could not do. */
+	problem?: string | null,
+	/**  When a read of a followed session last went well. */
+	synced_at?: number | null,
+};
+
+/**  A session an agent keeps, as the Sessions view and `flame sessions` show it. */
+export type SessionEntry_Serialize = {
+	/**  `<agent>:<the agent's id of the session>`: what `flame follow` and the window name it by. */
+	id: string,
+	agent: Agent,
+	/**  The agent's id of the session. */
+	session: string,
+	/**  Its main file, or the OpenCode database that holds it. */
+	source: string,
+	/**  The folder the agent worked in. */
+	project: string | null,
+	first_request: string | null,
+	/**  Milliseconds since the epoch. */
+	last_activity: number | null,
+	/**  Bytes of its files (or rows). */
+	size: number,
+	/**
+	 *  What its recorded model calls cost, cache reads and writes priced; `None` when it was not
+	 *  read (past [`MAX_COSTED_SESSIONS`], or unreadable).
+	 */
+	recorded_cost: CostSummary | null,
+	/**  What Flame's own context would have cost on the same calls. */
+	flame_cost: FlameContextCost,
+	followed: boolean,
+	/**  Its tree, once followed and holding a message. */
+	tree: TreeId | null,
+	/**  What the last read of a followed session could not do. */
+	problem: string | null,
+	/**  When a read of a followed session last went well. */
+	synced_at: number | null,
+};
+
+/**  The sessions the agents keep. */
+export type SessionList = SessionList_Serialize | SessionList_Deserialize;
+
+/**  The sessions the agents keep. */
+export type SessionList_Deserialize = {
+	/**  Most recently active first; followed sessions whose files are gone are listed too. */
+	sessions: SessionEntry_Deserialize[],
+	/**  Agents whose every new session is followed. */
+	followed_agents: Agent[],
+	/**  Folders and files that could not be read. */
+	problems: string[],
+	/**  Sessions past the listing's limit, not listed. */
+	unlisted: number,
+};
+
+/**  The sessions the agents keep. */
+export type SessionList_Serialize = {
+	/**  Most recently active first; followed sessions whose files are gone are listed too. */
+	sessions: SessionEntry_Serialize[],
+	/**  Agents whose every new session is followed. */
+	followed_agents: Agent[],
+	/**  Folders and files that could not be read. */
+	problems: string[],
+	/**  Sessions past the listing's limit, not listed. */
+	unlisted: number,
+};
 
 /**  Everything in `settings.json`. */
 export type Settings = Settings_Serialize | Settings_Deserialize;

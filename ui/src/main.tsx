@@ -39,6 +39,7 @@ const backend: Backend = {
   answerRequest: (frame, answer, model, listener) =>
     typed.answerRequest(frame, answer, model, channelTo(listener)),
   onTreeChanged: (listener) => events.treeChanged.listen((event) => listener(event.payload.seq)),
+  onFollowRead: (listener) => events.followRead.listen(() => listener()),
   importFile: (path, onProgress) => {
     const channel = new Channel<ImportProgress>();
     channel.onmessage = onProgress;

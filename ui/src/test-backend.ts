@@ -108,7 +108,12 @@ export function fakeBackend(parts: Partial<Backend>): Backend {
     frameChanges: refuse,
     rollbackFrame: refuse,
     checkpointStorage: () => answer([]),
+    sessions: refuse,
+    followSession: refuse,
+    unfollowSession: refuse,
+    followAgent: refuse,
     onTreeChanged: () => Promise.resolve(() => undefined),
+    onFollowRead: () => Promise.resolve(() => undefined),
     ...parts,
   };
 }

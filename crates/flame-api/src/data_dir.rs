@@ -119,6 +119,14 @@ fn platform_data_dir() -> Option<PathBuf> {
     dirs::data_dir()
 }
 
+/// Where Claude Code, Codex and OpenCode keep their sessions for the person running Flame, from
+/// the process environment (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `XDG_DATA_HOME`, the home
+/// folder); with [`DataDir::from_env`], the one place the facade reads the environment.
+pub fn agent_homes_from_env() -> flame_follow::AgentHomes {
+    let home = dirs::home_dir().unwrap_or_default();
+    flame_follow::AgentHomes::resolve(&home, |name| std::env::var(name).ok())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

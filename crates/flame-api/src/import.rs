@@ -17,6 +17,7 @@ use crate::{ApiError, ErrorCode, Flame};
 #[serde(rename_all = "kebab-case")]
 pub enum ImportFormat {
     ClaudeCode,
+    Codex,
     #[serde(rename = "opencode")]
     OpenCode,
     Flame,
@@ -26,6 +27,7 @@ impl From<ImportFormat> for Format {
     fn from(f: ImportFormat) -> Format {
         match f {
             ImportFormat::ClaudeCode => Format::ClaudeCode,
+            ImportFormat::Codex => Format::Codex,
             ImportFormat::OpenCode => Format::OpenCode,
             ImportFormat::Flame => Format::Flame,
         }
@@ -82,7 +84,7 @@ fn import_error(err: ImportError) -> ApiError {
 
 /// Reads a source into a draft. OpenCode databases are read through `flame-store`, the one
 /// crate that opens SQLite, and their rows handed to the importer.
-fn read_draft(
+pub(crate) fn read_draft(
     path: &Path,
     format: Option<ImportFormat>,
     options: &ImportOptions,
@@ -101,7 +103,7 @@ fn read_draft(
 
 /// The store's plain rows as the importer's, with each `data` column parsed; a row whose
 /// data is not a JSON object is reported and left out.
-fn opencode_rows(rows: flame_store::foreign::OpenCodeRows) -> opencode::Rows {
+pub(crate) fn opencode_rows(rows: flame_store::foreign::OpenCodeRows) -> opencode::Rows {
     let mut problems = Vec::new();
     let mut parse = |table: &str, id: &str, data: &str| match serde_json::from_str(data) {
         Ok(v @ serde_json::Value::Object(_)) => Some(v),
@@ -215,16 +217,7 @@ impl Flame {
                 let tree = draft.materialise(&mut env.ids).map_err(|e| {
                     FrameError::Invalid(format!("the imported tree is not valid: {e}"))
                 })?;
-                let messages: Vec<ImportedMessage> = draft
-                    .messages
-                    .iter()
-                    .map(|m| ImportedMessage {
-                        frame: m.frame,
-                        message: m.message.clone(),
-                        tokens: m.tokens,
-                        at: m.at,
-                    })
-                    .collect();
+                let messages = imported_messages(draft);
                 store.import_tree_with_trails(
                     change,
                     &tree.tree,
@@ -239,4 +232,18 @@ impl Flame {
             })
         })
     }
+}
+
+/// A draft's messages as the store imports them.
+pub(crate) fn imported_messages(draft: &Draft) -> Vec<ImportedMessage> {
+    draft
+        .messages
+        .iter()
+        .map(|m| ImportedMessage {
+            frame: m.frame,
+            message: m.message.clone(),
+            tokens: m.tokens,
+            at: m.at,
+        })
+        .collect()
 }

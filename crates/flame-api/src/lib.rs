@@ -12,6 +12,7 @@ mod cost;
 mod data_dir;
 mod error;
 mod export;
+mod follow;
 pub mod frame_log;
 mod frames;
 mod import;
@@ -37,7 +38,7 @@ pub use checkpoints::{
     FrameChanges, RollbackOffer, RollbackOutcome,
 };
 pub use clock::Env;
-pub use data_dir::{DataDir, DataDirSource};
+pub use data_dir::{DataDir, DataDirSource, agent_homes_from_env};
 pub use error::{ApiError, ErrorCode};
 pub use export::{
     ExportFormat, ExportProgress, ExportScope, ExportSummary, expand_home, resolve_export_path,
@@ -45,9 +46,14 @@ pub use export::{
 pub use flame_context::{
     Budget, CacheEconomics, CachePolicy, ContextDoc, ContextReport, OpeningReport,
 };
+pub use flame_follow::{AgentHomes, WatchSignal};
 pub use flame_import::flame_json::Export;
 pub use flame_import::replay::{CacheTokens, CallRow, Replay, ReplayOptions, ReplayProvider};
 pub use flame_store::ReplyOwner;
+pub use follow::{
+    Agent, FlameContextCost, FollowOutcome, MAX_COSTED_SESSIONS, SessionEntry, SessionList,
+    flame_context_cost, session_id,
+};
 pub use frames::{
     DEFAULT_BUDGET, DEFAULT_ENCODING, DeletedTree, EarlierMessages, FrameDetail, FrameEntry,
     FrameView, MESSAGE_PAGE, PlanSpec, PopRequest, TreeListEntry, TreeOutline, TreeStatus,
@@ -101,6 +107,8 @@ pub struct Flame {
     keep_tool_results: AtomicUsize,
     /// The cache policy of the last call prepared, which the context's preview assumes.
     last_policy: calls::LastPolicy,
+    /// The followed sessions' readers.
+    following: follow::Following,
 }
 
 /// What the front ends show about the running Flame.
@@ -162,6 +170,7 @@ impl Flame {
             keep_tool_results: AtomicUsize::new(flame_context::DEFAULT_KEEP_TOOL_RESULTS),
             outline_ahead: outline::OutlineAhead::default(),
             last_policy: calls::LastPolicy::default(),
+            following: follow::Following::default(),
         })
     }
 

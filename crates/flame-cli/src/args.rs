@@ -194,13 +194,14 @@ pub enum Command {
         #[arg(long)]
         rebuild: bool,
     },
-    /// Import an agent session (Claude Code JSONL with its subagents folder, an OpenCode data
-    /// directory, storage/ folder, session file or opencode.db) or a Flame export
+    /// Import an agent session (Claude Code JSONL with its subagents folder, a Codex rollout
+    /// with its subagents' rollouts beside it, an OpenCode data directory, storage/ folder,
+    /// session file or opencode.db) or a Flame export
     /// as a new tree, which becomes current.
     Import {
         path: PathBuf,
         /// The source format; detected from the file when not given.
-        #[arg(long, value_name = "claude-code|opencode|flame")]
+        #[arg(long, value_name = "claude-code|codex|opencode|flame")]
         format: Option<SourceFormat>,
         /// Keep a session's main thread in the root frame instead of cutting it into segments.
         #[arg(long)]
@@ -208,6 +209,35 @@ pub enum Command {
         /// The session to import from an OpenCode store (default: the newest top-level one).
         #[arg(long, value_name = "ID")]
         session: Option<String>,
+    },
+    /// List the sessions Claude Code, Codex and OpenCode keep on this computer: agent, project
+    /// folder, first request, last activity, size, recorded cost, what Flame's context would
+    /// have cost, and whether Flame follows it (`*`). Their folders come from
+    /// $CLAUDE_CONFIG_DIR, $CODEX_HOME and $XDG_DATA_HOME as the agents read them.
+    Sessions {
+        /// Only these agents' sessions.
+        #[arg(long, value_name = "claude-code,codex,opencode", value_delimiter = ',')]
+        agent: Vec<AgentArg>,
+    },
+    /// Follow sessions as their agent writes them, each in a tree of its own kept in step with
+    /// its files: SESSION is an id `flame sessions` lists (`codex:ID`, or the agent's ID) or a
+    /// Claude Code or Codex session file. With --agent and no SESSION, follow every new session
+    /// of those agents. Then keep reading every followed session as its files change, until
+    /// stopped (Ctrl-C), printing what each read stored; with --once, read each once and stop.
+    /// Flame never writes the agents' files.
+    Follow {
+        sessions: Vec<String>,
+        #[arg(long, value_name = "claude-code,codex,opencode", value_delimiter = ',')]
+        agent: Vec<AgentArg>,
+        #[arg(long)]
+        once: bool,
+    },
+    /// Stop following sessions (their trees are kept), or with --agent stop following every new
+    /// session of those agents.
+    Unfollow {
+        sessions: Vec<String>,
+        #[arg(long, value_name = "claude-code,codex,opencode", value_delimiter = ',')]
+        agent: Vec<AgentArg>,
     },
     /// Export a frame's subtree (or, given a tree id, the whole tree) as JSON or Markdown.
     Export {
@@ -225,7 +255,7 @@ pub enum Command {
     /// under the provider's prompt cache. Reads the file only.
     Replay {
         path: PathBuf,
-        #[arg(long, value_name = "claude-code|opencode|flame")]
+        #[arg(long, value_name = "claude-code|codex|opencode|flame")]
         format: Option<SourceFormat>,
         /// The session to replay from an OpenCode store (default: the newest top-level one).
         #[arg(long, value_name = "ID")]
@@ -255,9 +285,29 @@ pub enum LifetimeArg {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum SourceFormat {
     ClaudeCode,
+    Codex,
     #[value(name = "opencode")]
     OpenCode,
     Flame,
+}
+
+/// An agent whose sessions Flame follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AgentArg {
+    ClaudeCode,
+    Codex,
+    #[value(name = "opencode")]
+    OpenCode,
+}
+
+impl AgentArg {
+    pub fn agent(self) -> flame_api::Agent {
+        match self {
+            AgentArg::ClaudeCode => flame_api::Agent::ClaudeCode,
+            AgentArg::Codex => flame_api::Agent::Codex,
+            AgentArg::OpenCode => flame_api::Agent::OpenCode,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

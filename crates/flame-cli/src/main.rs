@@ -9,6 +9,7 @@
 
 mod args;
 mod chat;
+mod follow;
 mod render;
 mod replay;
 mod terminal;
@@ -246,6 +247,18 @@ fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
             )?;
             out.print(&summary, || render::import_summary(&summary))
         }
+        Command::Sessions { agent } => follow::sessions(flame, &follow::agents(agent), cli.json),
+        Command::Follow { sessions, agent, once } => follow::follow(
+            flame,
+            sessions,
+            &follow::agents(agent),
+            !agent.is_empty(),
+            *once,
+            cli.json,
+        ),
+        Command::Unfollow { sessions, agent } => {
+            follow::unfollow(flame, sessions, &follow::agents(agent), !agent.is_empty(), cli.json)
+        }
         Command::Export { id, format, scope } => {
             let format = match format {
                 ExportFormatArg::Json => ExportFormat::Json,
@@ -307,6 +320,7 @@ fn export_shown(text: &str, to_terminal: bool) -> std::borrow::Cow<'_, str> {
 fn source_format(format: SourceFormat) -> ImportFormat {
     match format {
         SourceFormat::ClaudeCode => ImportFormat::ClaudeCode,
+        SourceFormat::Codex => ImportFormat::Codex,
         SourceFormat::OpenCode => ImportFormat::OpenCode,
         SourceFormat::Flame => ImportFormat::Flame,
     }
@@ -317,12 +331,12 @@ fn frame_id(text: &Option<String>) -> Result<Option<FrameId>, ApiError> {
 }
 
 /// Prints either JSON or the human form.
-struct Output {
-    json: bool,
+pub(crate) struct Output {
+    pub(crate) json: bool,
 }
 
 impl Output {
-    fn print<T: Serialize>(
+    pub(crate) fn print<T: Serialize>(
         &self,
         value: &T,
         human: impl FnOnce() -> String,

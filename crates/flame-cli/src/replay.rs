@@ -21,6 +21,7 @@ pub fn options(provider: ProviderArg, lifetime: Option<LifetimeArg>) -> ReplayOp
             LifetimeArg::OneHour => CacheLifetime::Long,
         }),
         keep_tool_results: None,
+        price: None,
     }
 }
 

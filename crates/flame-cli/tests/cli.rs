@@ -8,6 +8,8 @@ use serde_json::Value;
 
 #[path = "cli/cost.rs"]
 mod cost;
+#[path = "cli/follow.rs"]
+mod follow;
 #[path = "cli/llama_peer.rs"]
 mod llama_peer;
 #[path = "cli/llama_server.rs"]

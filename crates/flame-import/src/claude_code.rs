@@ -15,11 +15,11 @@ use flame_model::{NewMessage, Role, Status, Timestamp, ToolCall, ToolResult, Usa
 use flame_tokens::{Encoding, count_message};
 use serde_json::Value;
 
-use crate::draft::{Draft, DraftFrame, FrameKind, title_from};
+use crate::draft::{Draft, DraftFrame, FrameKind};
 use crate::files::{self, FileTouch};
 use crate::jsonl::for_each_record;
 use crate::segment;
-use crate::thread::{RecordedCall, SegmentStart, ThreadMessage};
+use crate::thread::{RecordedCall, SegmentStart, ThreadMessage, first_request};
 use crate::time::parse_rfc3339;
 use crate::{ImportError, ImportOptions, ImportReport, Progress};
 
@@ -62,37 +62,54 @@ pub fn import(
     let mut report = ImportReport::default();
     let main = read_thread(path, &mut report, progress)?;
     if main.messages.is_empty() {
-        return Err(ImportError::Empty {
-            path: path.to_owned(),
-            problems: report.problems.clone(),
-            unlisted: report.unlisted_problems,
-        });
+        return Err(ImportError::nothing_in(path, &report));
     }
-    let session = main.session_id.clone().unwrap_or_else(|| stem(path));
-    let first_request = main
-        .messages
-        .iter()
-        .find(|m| matches!(m.starts, Some(SegmentStart::Request)))
-        .or(main.messages.first())
-        .map(|m| m.message.content.clone())
-        .unwrap_or_default();
-    let start = main.first_at.unwrap_or(0);
-    let mut draft = Draft { title: title_from(&first_request), report, ..Draft::default() };
-    let mut root = DraftFrame::new(
-        None,
-        FrameKind::Session,
-        &first_request,
-        &format!(
-            "Claude Code session {session}{}: {first_request}",
-            main.cwd.as_deref().map(|c| format!(" in {c}")).unwrap_or_default()
-        ),
-        start,
-    );
-    root.criteria = root.criteria.trim().to_owned();
-    let root = draft.push_frame(root);
+    let mut agents = Vec::new();
+    for file in list_agent_files(&subagent_dir(path), &mut report) {
+        let thread = read_thread(&file, &mut report, progress)?;
+        agents.push((agent_of(&file), thread));
+    }
+    let agents: Vec<(String, &Thread)> = agents.iter().map(|(a, t)| (a.clone(), t)).collect();
+    Ok(draft_session(path, &main, &agents, report, options, Reading::Whole))
+}
 
-    let subagent_dir = path.with_extension("").join("subagents");
-    let mut used_agents: Vec<String> = Vec::new();
+/// Whether a session's files were read whole, or are being followed while the agent may still
+/// write them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reading {
+    Whole,
+    /// The session may still grow: a subagent file that no `Task` call names yet is left out
+    /// while a `Task` call is waiting for the subagent it started, which that file may turn out
+    /// to be once the call's link is written; a call whose subagent is not known yet is not a
+    /// problem.
+    Live,
+}
+
+/// The draft of a session whose main thread is `main` and whose subagent files hold `agents`
+/// (by agent id, in the order of their file names), with `report` as what reading them found.
+pub(crate) fn draft_session(
+    path: &Path,
+    main: &Thread,
+    agents: &[(String, &Thread)],
+    report: ImportReport,
+    options: &ImportOptions,
+    reading: Reading,
+) -> Draft {
+    let session = main.session_id.clone().unwrap_or_else(|| stem(path));
+    let start = main.first_at.unwrap_or(0);
+    let first_request = first_request(&main.messages);
+    let mut draft = Draft::of_session(
+        "Claude Code",
+        &session,
+        main.cwd.as_deref(),
+        &first_request,
+        start,
+        report,
+    );
+    let root = 0;
+
+    let subagent_dir = subagent_dir(path);
+    let mut used_agents: Vec<&str> = Vec::new();
     let segment_frames = segment::place_with(
         &mut draft,
         root,
@@ -117,6 +134,7 @@ pub fn import(
                     prompt,
                     main.messages[*index].at,
                 );
+                child.key = format!("task:{tool_use}");
                 match result {
                     Some(r) if r.is_error => {
                         child.status = Status::Failed;
@@ -136,36 +154,42 @@ pub fn import(
                     }
                 }
                 let child = draft.push_frame(child);
-                if let Some(agent) = agent {
-                    let file = subagent_dir.join(format!("agent-{agent}.jsonl"));
-                    if file.exists() {
-                        add_thread(draft, child, &file, progress)?;
-                        used_agents.push(agent);
-                    } else {
-                        draft.report.problem(format!(
+                match agent {
+                    Some(agent) => match agents.iter().find(|(a, _)| *a == agent) {
+                        Some((name, thread)) => {
+                            segment::place(draft, child, &thread.messages, &thread.calls, false);
+                            used_agents.push(name);
+                        }
+                        None if reading == Reading::Live => {}
+                        None => draft.report.problem(format!(
                             "subagent {agent} (tool call {tool_use}): {} is missing; its frame has no messages",
-                            file.display()
-                        ));
-                    }
-                } else {
-                    draft.report.problem(format!(
+                            subagent_dir.join(format!("agent-{agent}.jsonl")).display()
+                        )),
+                    },
+                    None if reading == Reading::Live => {}
+                    None => draft.report.problem(format!(
                         "tool call {tool_use} (\"{description}\"): no record names the subagent it started; its frame has no messages"
-                    ));
+                    )),
                 }
             }
-            Ok::<(), ImportError>(())
+            Ok::<(), std::convert::Infallible>(())
         },
-    )?;
+    );
+    let Ok(segment_frames) = segment_frames;
 
     // Transcripts in the subagents folder that no `Task` call named: compaction agents and any
     // other. Each hangs under the segment that was current when it started.
-    for file in list_agent_files(&subagent_dir, &mut draft.report) {
-        let agent = stem(&file).trim_start_matches("agent-").to_owned();
-        if used_agents.contains(&agent) {
+    let waiting_task = main.tasks.iter().any(|(tool_use, ..)| {
+        !main.agents.contains_key(tool_use) && !main.results.contains_key(tool_use)
+    });
+    for (agent, thread) in agents {
+        if used_agents.contains(&agent.as_str()) {
             continue;
         }
-        let mut scratch = ImportReport::default();
-        let thread = read_thread(&file, &mut scratch, progress)?;
+        let compaction = agent.starts_with("acompact");
+        if reading == Reading::Live && waiting_task && !compaction {
+            continue;
+        }
         // A compaction agent's file begins with old messages of the conversation it summarises,
         // so it is placed by when it ended: under the segment that the compaction closed.
         let at = if thread.last_at > 0 { thread.last_at } else { thread.first_at.unwrap_or(start) };
@@ -175,7 +199,6 @@ pub fn import(
             .find(|(_, from)| *from <= at)
             .or(segment_frames.first())
             .map_or(root, |(f, _)| *f);
-        let compaction = agent.starts_with("acompact");
         let (title, criteria) = if compaction {
             (
                 "Compaction".to_owned(),
@@ -193,6 +216,7 @@ pub fn import(
             &criteria,
             thread.first_at.unwrap_or(at),
         );
+        frame.key = format!("agent:{agent}");
         let answer = thread
             .messages
             .iter()
@@ -215,35 +239,31 @@ pub fn import(
         if !compaction {
             draft.report.problem(format!(
                 "{}: no Task call of the session names this subagent; imported under the segment current when it started",
-                file.display()
+                subagent_dir.join(format!("agent-{agent}.jsonl")).display()
             ));
         }
         let frame = draft.push_frame(frame);
-        merge_report(&mut draft.report, scratch);
         segment::place(&mut draft, frame, &thread.messages, &thread.calls, false);
     }
     draft.focus = segment_frames.last().map(|(f, _)| *f);
-    Ok(draft)
+    draft
 }
 
-fn add_thread(
-    draft: &mut Draft,
-    frame: usize,
-    file: &Path,
-    progress: &mut dyn FnMut(Progress),
-) -> Result<(), ImportError> {
-    let mut report = ImportReport::default();
-    let thread = read_thread(file, &mut report, progress)?;
-    merge_report(&mut draft.report, report);
-    segment::place(draft, frame, &thread.messages, &thread.calls, false);
-    Ok(())
+/// The folder of a session's subagent files: `<session>/subagents/` beside `<session>.jsonl`.
+pub(crate) fn subagent_dir(path: &Path) -> PathBuf {
+    path.with_extension("").join("subagents")
+}
+
+/// The agent id an `agent-<id>.jsonl` file holds.
+pub(crate) fn agent_of(file: &Path) -> String {
+    stem(file).trim_start_matches("agent-").to_owned()
 }
 
 fn merge_report(into: &mut ImportReport, from: ImportReport) {
     into.absorb(from);
 }
 
-fn list_agent_files(dir: &Path, report: &mut ImportReport) -> Vec<PathBuf> {
+pub(crate) fn list_agent_files(dir: &Path, report: &mut ImportReport) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
     let mut files: Vec<PathBuf> = entries
         .filter_map(|e| match e {
@@ -282,9 +302,16 @@ pub fn read_thread(
     Ok(reader.finish())
 }
 
-#[derive(Default)]
-struct ThreadReader {
+#[derive(Debug, Default)]
+pub(crate) struct ThreadReader {
     thread: Thread,
+    /// Each assistant record is a message of its own, with the usage its response gained since
+    /// the record before (see [`ThreadReader::live`]).
+    split: bool,
+    /// `message.id` → the usage its latest record stated, when `split`.
+    usage_seen: HashMap<String, Usage>,
+    /// How many of the thread's messages have their tokens counted.
+    counted: usize,
     records: u64,
     merged: u64,
     skipped: std::collections::BTreeMap<String, u64>,
@@ -306,7 +333,38 @@ struct ThreadReader {
 }
 
 impl ThreadReader {
-    fn record(&mut self, r: &Value) {
+    /// A reader for a file that is still being written. Claude Code writes one record per
+    /// content block of a response as the block arrives, all under the response's
+    /// `message.id`, each stating the response's usage so far; the last says it all. A response
+    /// is never known to be over (the next record may continue it, seconds later), so each record
+    /// becomes a message as soon as it is read, and carries the usage its response gained since
+    /// the record before: the messages of a response add up to its usage, and a stored message
+    /// never changes.
+    pub(crate) fn live() -> ThreadReader {
+        ThreadReader { split: true, ..ThreadReader::default() }
+    }
+
+    /// Counts the tokens of the messages read since the last count (each message once).
+    pub(crate) fn count_tokens(&mut self) {
+        let encoding =
+            self.thread.model.as_deref().map_or(Encoding::ClaudeEstimate, Encoding::for_model);
+        for m in &mut self.thread.messages[self.counted..] {
+            m.tokens = count_message(encoding, &m.message);
+        }
+        self.counted = self.thread.messages.len();
+    }
+
+    /// The thread read so far.
+    pub(crate) fn thread(&self) -> &Thread {
+        &self.thread
+    }
+
+    /// Records read, and those skipped by type.
+    pub(crate) fn counts(&self) -> (u64, &std::collections::BTreeMap<String, u64>) {
+        (self.records, &self.skipped)
+    }
+
+    pub(crate) fn record(&mut self, r: &Value) {
         self.records += 1;
         let kind = r["type"].as_str().unwrap_or("(no type)");
         if let Some(at) = r["timestamp"].as_str().and_then(parse_rfc3339) {
@@ -456,25 +514,28 @@ impl ThreadReader {
     fn assistant(&mut self, r: &Value) -> bool {
         let message = &r["message"];
         let id = message["id"].as_str().map(str::to_owned);
-        let existing = id.as_ref().and_then(|id| self.responses.get(id)).copied();
+        let earlier = id.as_ref().and_then(|id| self.responses.get(id)).copied();
+        let existing = earlier.filter(|_| !self.split);
         let index = match existing {
             Some(i) => i,
             None => {
                 let mut m = NewMessage::text(Role::Assistant, "");
                 m.model = message["model"].as_str().map(str::to_owned);
-                m.usage = usage(&message["usage"]);
                 let i = self.push(m);
                 if let Some(id) = &id {
                     self.responses.insert(id.clone(), i);
                 }
-                if self.thread.model.is_none() {
-                    self.thread.model = message["model"]
-                        .as_str()
-                        .filter(|m| !m.starts_with('<'))
-                        .map(str::to_owned);
-                }
-                if let Some(input) = input_tokens(&message["usage"]) {
-                    self.thread.calls.push((i, self.last_at, input));
+                // A later record of a response already begun (read split) made no new call.
+                if earlier.is_none() {
+                    if self.thread.model.is_none() {
+                        self.thread.model = message["model"]
+                            .as_str()
+                            .filter(|m| !m.starts_with('<'))
+                            .map(str::to_owned);
+                    }
+                    if let Some(input) = input_tokens(&message["usage"]) {
+                        self.thread.calls.push((i, self.last_at, input));
+                    }
                 }
                 i
             }
@@ -513,6 +574,12 @@ impl ThreadReader {
         }
         if message["usage"].is_object() {
             target.usage = usage(&message["usage"]);
+        }
+        if self.split
+            && let (Some(id), Some(now)) = (&id, target.usage)
+        {
+            let before = self.usage_seen.insert(id.clone(), now).unwrap_or_default();
+            target.usage = Some(now.since(&before)).filter(|u| *u != Usage::default());
         }
         existing.is_some()
     }

@@ -15,6 +15,9 @@ use serde::Serialize;
 /// bad lines then reads as its first few and "and N more", not as one enormous message.
 pub const MAX_LISTED_PROBLEMS: usize = 5;
 
+/// The key of a session's root frame ([`DraftFrame::key`]).
+pub const ROOT_KEY: &str = "root";
+
 /// What kind of thing in the source a frame stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -36,6 +39,10 @@ pub enum FrameKind {
 pub struct DraftFrame {
     pub parent: Option<usize>,
     pub kind: FrameKind,
+    /// What in the source the frame stands for, the same each time the source is read as it
+    /// grows (`root`, a segment's first message, a subagent's call or file): how following a
+    /// session finds the frame it already stored. Empty for frames that are never followed.
+    pub key: String,
     pub title: String,
     pub criteria: String,
     pub status: Status,
@@ -64,6 +71,7 @@ impl DraftFrame {
         DraftFrame {
             parent,
             kind,
+            key: String::new(),
             title: title_from(title),
             criteria: if criteria.trim().is_empty() {
                 "(the source states no criteria)".to_owned()
@@ -195,6 +203,36 @@ pub struct Draft {
     /// The frame to focus; the root when `None`.
     pub focus: Option<usize>,
     pub report: ImportReport,
+}
+
+impl Draft {
+    /// A draft of one agent's session with its root frame (index 0, keyed [`ROOT_KEY`]), in
+    /// progress since `start`: titled by the thread's `first_request`, its criteria naming the
+    /// agent (`agent`, "Codex"), the session's `id` and its `folder`.
+    pub(crate) fn of_session(
+        agent: &str,
+        id: &str,
+        folder: Option<&str>,
+        first_request: &str,
+        start: Timestamp,
+        report: ImportReport,
+    ) -> Draft {
+        let mut draft = Draft { title: title_from(first_request), report, ..Draft::default() };
+        let mut root = DraftFrame::new(
+            None,
+            FrameKind::Session,
+            first_request,
+            &format!(
+                "{agent} session {id}{}: {first_request}",
+                folder.map(|c| format!(" in {c}")).unwrap_or_default()
+            ),
+            start,
+        );
+        root.criteria = root.criteria.trim().to_owned();
+        root.key = ROOT_KEY.to_owned();
+        draft.push_frame(root);
+        draft
+    }
 }
 
 /// A real tree built from a draft, ready for `Store::import_tree` with the draft's messages

@@ -174,6 +174,7 @@ pub fn into_draft(mut export: Export) -> Result<Draft, String> {
         draft.frames.push(DraftFrame {
             parent,
             kind: FrameKind::Exported,
+            key: String::new(),
             title,
             criteria,
             status: f.status,

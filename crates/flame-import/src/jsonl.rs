@@ -45,31 +45,8 @@ pub fn for_each_record(
             reported = read;
             progress(Progress { file: name.clone(), bytes_read: read, total_bytes: total });
         }
-        let ended = line.ends_with(b"\n");
-        let text = match std::str::from_utf8(&line) {
-            Ok(text) => text.trim(),
-            Err(err) => {
-                report.problem(format!(
-                    "{name} line {number}: not UTF-8 (bad byte at column {}); line skipped",
-                    err.valid_up_to() + 1
-                ));
-                continue;
-            }
-        };
-        if text.is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<Value>(text) {
-            Ok(value @ Value::Object(_)) => each(number, value),
-            Ok(_) => {
-                report.problem(format!("{name} line {number}: not a JSON object; line skipped"))
-            }
-            Err(err) if !ended && err.is_eof() => report.problem(format!(
-                "{name} line {number}: truncated (the file ends inside a record); line skipped"
-            )),
-            Err(err) => {
-                report.problem(format!("{name} line {number}: not JSON ({err}); line skipped"))
-            }
+        if let Some(value) = record_of(&name, number, &line, report) {
+            each(number, value);
         }
     }
     if total == 0 {
@@ -77,6 +54,48 @@ pub fn for_each_record(
     }
     progress(Progress { file: name, bytes_read: read, total_bytes: total });
     Ok(())
+}
+
+/// Line `number` of file `name` as a JSON object, or `None` when it is blank or cannot be read,
+/// which is then reported in `report`. A line without its newline that breaks off inside a
+/// record is reported as truncated.
+pub(crate) fn record_of(
+    name: &str,
+    number: usize,
+    line: &[u8],
+    report: &mut ImportReport,
+) -> Option<Value> {
+    let ended = line.ends_with(b"\n");
+    let text = match std::str::from_utf8(line) {
+        Ok(text) => text.trim(),
+        Err(err) => {
+            report.problem(format!(
+                "{name} line {number}: not UTF-8 (bad byte at column {}); line skipped",
+                err.valid_up_to() + 1
+            ));
+            return None;
+        }
+    };
+    if text.is_empty() {
+        return None;
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(value @ Value::Object(_)) => Some(value),
+        Ok(_) => {
+            report.problem(format!("{name} line {number}: not a JSON object; line skipped"));
+            None
+        }
+        Err(err) if !ended && err.is_eof() => {
+            report.problem(format!(
+                "{name} line {number}: truncated (the file ends inside a record); line skipped"
+            ));
+            None
+        }
+        Err(err) => {
+            report.problem(format!("{name} line {number}: not JSON ({err}); line skipped"));
+            None
+        }
+    }
 }
 
 #[cfg(test)]

@@ -8,10 +8,12 @@
 //! with what Flame would have sent, from a draft alone.
 
 mod claude_code;
+pub mod codex;
 mod draft;
 mod files;
 pub mod flame_json;
 mod jsonl;
+pub mod live;
 pub mod opencode;
 pub mod replay;
 pub mod scale;
@@ -23,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 pub use draft::{
     Draft, DraftFile, DraftFrame, DraftMessage, FrameKind, ImportReport, LIVE_ENCODING,
-    MAX_LISTED_PROBLEMS, Materialised, ModelCall, fit_title, title_from,
+    MAX_LISTED_PROBLEMS, Materialised, ModelCall, ROOT_KEY, fit_title, title_from,
 };
 pub use thread::SegmentStart;
 pub use time::parse_rfc3339;
@@ -34,6 +36,8 @@ pub use time::parse_rfc3339;
 pub enum Format {
     /// A Claude Code session JSONL, with its `subagents/` folder beside it.
     ClaudeCode,
+    /// A Codex rollout JSONL (`rollout-….jsonl`), with its subagents' rollouts beside it.
+    Codex,
     /// OpenCode's storage: `opencode.db` (1.2 and later) or the JSON files under `storage/`.
     #[serde(rename = "opencode")]
     OpenCode,
@@ -45,6 +49,7 @@ impl Format {
     pub fn as_str(self) -> &'static str {
         match self {
             Format::ClaudeCode => "claude-code",
+            Format::Codex => "codex",
             Format::OpenCode => "opencode",
             Format::Flame => "flame",
         }
@@ -83,7 +88,7 @@ pub enum ImportError {
     #[error("cannot read {}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
     #[error(
-        "cannot tell the format of {}: {why}; name it with --format claude-code|opencode|flame",
+        "cannot tell the format of {}: {why}; name it with --format claude-code|codex|opencode|flame",
         path.display()
     )]
     UnknownFormat { path: PathBuf, why: String },
@@ -99,6 +104,17 @@ pub enum ImportError {
     /// [`opencode::from_rows`].
     #[error("{} is an SQLite database; read it with flame_store::foreign::read_opencode_db", path.display())]
     NeedsDatabaseReader { path: PathBuf },
+}
+
+impl ImportError {
+    /// `path` held no message; `report` says what could not be read.
+    pub(crate) fn nothing_in(path: &Path, report: &ImportReport) -> ImportError {
+        ImportError::Empty {
+            path: path.to_owned(),
+            problems: report.problems.clone(),
+            unlisted: report.unlisted_problems,
+        }
+    }
 }
 
 fn describe(problems: &[String], unlisted: u64) -> String {
@@ -122,6 +138,7 @@ pub fn import(
     };
     match format {
         Format::ClaudeCode => claude_code::import(path, options, progress),
+        Format::Codex => codex::import(path, options, progress),
         Format::Flame => flame_json::read(path, progress),
         Format::OpenCode => match opencode::locate(path) {
             Some(opencode::Source::Storage { storage, session }) => {
@@ -143,7 +160,8 @@ pub fn import(
 }
 
 /// Tells the format from the file's first record: a Flame export is one JSON object with
-/// `"format": "flame-export"`; a Claude Code transcript is JSON Lines whose records carry
+/// `"format": "flame-export"`; a Codex rollout is JSON Lines whose records carry a `payload`
+/// and a Codex record `type`; a Claude Code transcript is JSON Lines whose records carry
 /// `sessionId` or a Claude Code record `type`.
 pub fn detect(path: &Path) -> Result<Format, ImportError> {
     use std::io::Read;
@@ -174,6 +192,11 @@ pub fn detect(path: &Path) -> Result<Format, ImportError> {
     let first_line = start.lines().next().unwrap_or_default();
     if let Ok(serde_json::Value::Object(record)) = serde_json::from_str(first_line) {
         let kind = record.get("type").and_then(|t| t.as_str()).unwrap_or_default();
+        if record.contains_key("payload")
+            && ["session_meta", "response_item", "event_msg", "turn_context"].contains(&kind)
+        {
+            return Ok(Format::Codex);
+        }
         if record.contains_key("sessionId")
             || [
                 "user",
@@ -191,6 +214,7 @@ pub fn detect(path: &Path) -> Result<Format, ImportError> {
     }
     Err(ImportError::UnknownFormat {
         path: path.to_owned(),
-        why: "its first record is neither a Claude Code record nor a Flame export".to_owned(),
+        why: "its first record is neither a Claude Code nor a Codex record nor a Flame export"
+            .to_owned(),
     })
 }

@@ -16,7 +16,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use flame_model::{NewMessage, Role, Status, Timestamp, ToolCall, ToolResult};
+use flame_model::{NewMessage, Role, Status, Timestamp, ToolCall, ToolResult, Usage};
 use flame_tokens::{Encoding, count_message};
 use serde_json::Value;
 
@@ -207,6 +207,22 @@ pub fn from_rows(
     session: Option<&str>,
     options: &ImportOptions,
 ) -> Result<Draft, String> {
+    draft_rows(rows, session, options, false)
+}
+
+/// [`from_rows`] for a session OpenCode may still be writing: a step is left out until it is
+/// finished (its `step-finish`, or its message completed), so each message is made once, whole,
+/// and a child session that has not ended is in progress rather than blocked.
+pub fn from_rows_live(rows: Rows, session: &str, options: &ImportOptions) -> Result<Draft, String> {
+    draft_rows(rows, Some(session), options, true)
+}
+
+fn draft_rows(
+    rows: Rows,
+    session: Option<&str>,
+    options: &ImportOptions,
+    live: bool,
+) -> Result<Draft, String> {
     let Rows { sessions, messages, parts, problems } = rows;
     let root = match session {
         Some(id) => {
@@ -239,7 +255,7 @@ pub fn from_rows(
     }
     draft.report.records = (sessions.len() + messages.len() + parts.len()) as u64;
 
-    let thread = read_session(root, &messages_of, &parts_of, &mut draft.report);
+    let thread = read_session(root, &messages_of, &parts_of, &mut draft.report, live);
     let mut root_frame = DraftFrame::new(
         None,
         FrameKind::Session,
@@ -253,6 +269,7 @@ pub fn from_rows(
         root.time_created,
     );
     root_frame.criteria = root_frame.criteria.trim().to_owned();
+    root_frame.key = crate::ROOT_KEY.to_owned();
     let root_index = draft.push_frame(root_frame);
     let mut task_calls: HashMap<String, TaskCall> = HashMap::new();
     let frames_of_thread =
@@ -287,7 +304,7 @@ pub fn from_rows(
                 .find(|(_, from)| *from <= child.time_created)
                 .or(parent_frames.first())
                 .map_or(root_index, |(f, _)| *f);
-            let thread = read_session(child, &messages_of, &parts_of, &mut draft.report);
+            let thread = read_session(child, &messages_of, &parts_of, &mut draft.report, live);
             let (title, criteria) = match &call {
                 Some(c) => (c.description.clone(), c.prompt.clone()),
                 None => (child.title.clone(), thread.first_request.clone().unwrap_or_default()),
@@ -299,7 +316,8 @@ pub fn from_rows(
                 &criteria,
                 child.time_created,
             );
-            let parent_open = draft.frames[parent].status == Status::InProgress;
+            frame.key = format!("session:{}", child.id);
+            let parent_open = live || draft.frames[parent].status == Status::InProgress;
             match call.as_ref().and_then(|c| c.result.clone()) {
                 Some((text, false, at)) => {
                     frame.status = Status::Completed;
@@ -347,6 +365,7 @@ fn read_session(
     messages_of: &HashMap<&str, Vec<&MessageRow>>,
     parts_of: &HashMap<&str, Vec<&PartRow>>,
     report: &mut ImportReport,
+    live: bool,
 ) -> SessionThread {
     let mut t = SessionThread {
         messages: Vec::new(),
@@ -470,31 +489,22 @@ fn read_session(
                     step.results.push((call_id, output, is_error));
                 }
                 Some("step-finish") => {
-                    let tokens = &d["tokens"];
-                    let field = |v: &Value| v.as_u64().unwrap_or(0);
-                    let input = field(&tokens["input"])
-                        .saturating_add(field(&tokens["cache"]["read"]))
-                        .saturating_add(field(&tokens["cache"]["write"]));
-                    step.flush(
-                        &mut t,
-                        m,
-                        at,
-                        &mut push,
-                        &mut pending_start,
-                        (input > 0).then_some(input),
-                    );
+                    let usage = usage_of(&d["tokens"]);
+                    step.flush(&mut t, m, at, &mut push, &mut pending_start, usage);
                 }
                 Some(other) => report.skip(format!("part:{other}")),
                 None => report.skip("part:(no type)"),
             }
         }
+        // A step still being written (no `step-finish`, the message not completed) is left
+        // for a later read when the session is followed: what a step will hold is only known
+        // at its end, and a stored message never changes.
+        let finished = m.data["time"]["completed"].is_number() || m.data["error"].is_object();
+        if live && !finished {
+            continue;
+        }
         // A message without step parts (older versions) is one call with the message's tokens.
-        let tokens = &m.data["tokens"];
-        let field = |v: &Value| v.as_u64().unwrap_or(0);
-        let input = field(&tokens["input"])
-            .saturating_add(field(&tokens["cache"]["read"]))
-            .saturating_add(field(&tokens["cache"]["write"]));
-        let recorded = (input > 0 && !step.any_call).then_some(input);
+        let recorded = usage_of(&m.data["tokens"]).filter(|_| !step.any_call);
         step.flush(&mut t, m, at, &mut push, &mut pending_start, recorded);
     }
     let encoding = model.as_deref().map_or(Encoding::O200kBase, Encoding::for_model);
@@ -502,6 +512,21 @@ fn read_session(
         m.tokens = count_message(encoding, &m.message);
     }
     t
+}
+
+/// A step's recorded tokens as Flame's usage, or none when it recorded none: OpenCode's
+/// `input` leaves out the input read from and written to the cache, as Flame's does, and its
+/// reasoning tokens are billed as output.
+fn usage_of(tokens: &Value) -> Option<Usage> {
+    let field = |v: &Value| v.as_u64().unwrap_or(0);
+    let usage = Usage {
+        cache_read_tokens: field(&tokens["cache"]["read"]),
+        cache_write_tokens: field(&tokens["cache"]["write"]),
+        input_tokens: field(&tokens["input"]),
+        output_tokens: field(&tokens["output"]).saturating_add(field(&tokens["reasoning"])),
+        ..Usage::default()
+    };
+    (usage != Usage::default()).then_some(usage)
 }
 
 /// The assistant output of one step, waiting for its `step-finish`.
@@ -529,19 +554,24 @@ impl Step {
             &mut Option<SegmentStart>,
         ) -> usize,
         start: &mut Option<SegmentStart>,
-        input_tokens: Option<u64>,
+        usage: Option<Usage>,
     ) {
-        if self.text.is_empty() && self.calls.is_empty() && input_tokens.is_none() {
+        if self.text.is_empty() && self.calls.is_empty() && usage.is_none() {
             return;
         }
         let mut message = NewMessage::text(Role::Assistant, self.text.join("\n\n"));
         message.model = m.data["modelID"].as_str().map(str::to_owned);
+        message.usage = usage;
         if !self.calls.is_empty() {
             message.tool_calls = Some(std::mem::take(&mut self.calls));
         }
         let index = push(t, message, at, start);
         t.messages[index].files = std::mem::take(&mut self.files);
-        if let Some(input) = input_tokens {
+        if let Some(u) = usage {
+            let input = u
+                .input_tokens
+                .saturating_add(u.cache_read_tokens)
+                .saturating_add(u.cache_write_tokens);
             t.calls.push((index, at, input));
             self.any_call = true;
         }

@@ -48,7 +48,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use flame_context::{Budget, CachePolicy, CallRules, ContextInput, FrameContext};
-use flame_model::cost::{PriceTable, cost_picodollars, round_to_micro_usd};
+use flame_model::cost::{Price, PriceTable, cost_picodollars, round_to_micro_usd};
 use flame_model::prompt_cache::{self, Block, CacheRules, CacheUse, PromptCache};
 use flame_model::{
     CacheLifetime, FileTrail, FrameId, IdSource, Message, MessageId, Role, Status, Usage,
@@ -86,7 +86,7 @@ impl ReplayProvider {
 }
 
 /// How a replay runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplayOptions {
     pub provider: ReplayProvider,
     /// How long Flame asks Anthropic to keep a frame's conversation; `None`: what the live
@@ -95,6 +95,9 @@ pub struct ReplayOptions {
     /// How many of a frame's newest tool results stay whole when masking; `None`: Flame's
     /// default.
     pub keep_tool_results: Option<usize>,
+    /// The model both sides are priced as, and its price; `None`: the provider's reference
+    /// model at its list price.
+    pub price: Option<(String, Price)>,
 }
 
 impl Default for ReplayOptions {
@@ -103,6 +106,7 @@ impl Default for ReplayOptions {
             provider: ReplayProvider::Anthropic,
             conversation: None,
             keep_tool_results: None,
+            price: None,
         }
     }
 }
@@ -263,10 +267,17 @@ pub fn replay(draft: &Draft, options: &ReplayOptions) -> Result<Replay, String> 
         FrameKind::Segment | FrameKind::Session => 0,
         _ => frame,
     };
-    let price = PriceTable::default()
-        .get(options.provider.reference_model())
-        .map(|p| p.price())
-        .ok_or("the reference model has no built-in price")?;
+    let (model, price) = match &options.price {
+        Some((model, price)) => (model.clone(), *price),
+        None => {
+            let model = options.provider.reference_model();
+            let price = PriceTable::default()
+                .get(model)
+                .map(|p| p.price())
+                .ok_or("the reference model has no built-in price")?;
+            (model.to_owned(), price)
+        }
+    };
     let input_price =
         |usage: &Usage| cost_picodollars(&Usage { output_tokens: 0, ..*usage }, &price);
     let policy = match options.provider {
@@ -495,7 +506,7 @@ pub fn replay(draft: &Draft, options: &ReplayOptions) -> Result<Replay, String> 
     Ok(Replay {
         prefix_share,
         provider: options.provider,
-        reference_model: options.provider.reference_model().to_owned(),
+        reference_model: model,
         conversation: policy.conversation,
         calls: rows.len() as u64,
         linear_micro_usd: round_to_micro_usd(linear_pico),

@@ -73,7 +73,14 @@ pub fn split(messages: &[ThreadMessage]) -> Vec<Segment> {
             _ => (title_from(&m.message.content), m.message.content.clone()),
         }
     };
-    let (title, criteria) = opening(&messages[0], None);
+    // Text the agent put before the person's first request (Codex's environment context) does
+    // not name the work: the first segment is named by that request.
+    let named_by = messages
+        .iter()
+        .take_while(|m| m.message.role != Role::Assistant)
+        .find(|m| m.starts.is_some())
+        .unwrap_or(&messages[0]);
+    let (title, criteria) = opening(named_by, None);
     segments.push(Segment { start: 0, end: 0, title, criteria, results: String::new() });
     let mut has_work = false;
     for (i, m) in messages.iter().enumerate() {
@@ -141,6 +148,8 @@ pub fn place_with<E>(
                 &seg.criteria,
                 messages[seg.start].at,
             );
+            // A segment begins at the same message however much of the thread follows it.
+            f.key = format!("{}/{}", draft.frames[frame].key, seg.start);
             if s < last {
                 f.status = Status::Completed;
                 f.results = Some(seg.results.clone());

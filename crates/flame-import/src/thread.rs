@@ -39,3 +39,14 @@ pub struct ThreadMessage {
 
 /// A model call a thread recorded: `(index of the message it produced, time, input tokens)`.
 pub type RecordedCall = (usize, Timestamp, u64);
+
+/// The person's first request in a thread (else its first message's text): what a session is
+/// titled by.
+pub fn first_request(messages: &[ThreadMessage]) -> String {
+    messages
+        .iter()
+        .find(|m| matches!(m.starts, Some(SegmentStart::Request)))
+        .or(messages.first())
+        .map(|m| m.message.content.clone())
+        .unwrap_or_default()
+}

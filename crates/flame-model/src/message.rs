@@ -135,6 +135,20 @@ impl Usage {
             self.cache_write_long_tokens.saturating_add(more.cache_write_long_tokens);
     }
 
+    /// What `self`, a running total, gained since `before`, each count saturating at nothing:
+    /// a session file's totals that only grow, read at two moments.
+    pub fn since(&self, before: &Usage) -> Usage {
+        Usage {
+            cache_read_tokens: self.cache_read_tokens.saturating_sub(before.cache_read_tokens),
+            cache_write_long_tokens: self
+                .cache_write_long_tokens
+                .saturating_sub(before.cache_write_long_tokens),
+            cache_write_tokens: self.cache_write_tokens.saturating_sub(before.cache_write_tokens),
+            input_tokens: self.input_tokens.saturating_sub(before.input_tokens),
+            output_tokens: self.output_tokens.saturating_sub(before.output_tokens),
+        }
+    }
+
     /// Both lifetimes' cache writes.
     pub fn cache_written_tokens(&self) -> u64 {
         self.cache_write_tokens.saturating_add(self.cache_write_long_tokens)

@@ -2,11 +2,12 @@
 //! lifecycle rules of `flame_model::lifecycle` against the rows it reads, writes the change and
 //! its events, and marks the touched frames' logs as pending — all or nothing. The operations
 //! are split by job: whole trees (`trees`), planned frames (`planning`), the lifecycle of
-//! started work (`lifecycle_ops`), messages and replies (`messages`), the file trail (`trail`), checkpoints and rollbacks (`checkpoints`), reads (`reads`), and the
+//! started work (`lifecycle_ops`), messages and replies (`messages`), the file trail (`trail`), followed sessions (`follow`), checkpoints and rollbacks (`checkpoints`), reads (`reads`), and the
 //! transaction with the steps every operation shares (`writer`).
 
 mod checkpoints;
 mod contexts;
+mod follow;
 mod lifecycle_ops;
 mod messages;
 mod planning;
@@ -17,6 +18,10 @@ mod writer;
 
 pub use checkpoints::{CheckpointRow, LaterChange, MAX_CHECKPOINT_PATHS, NewCheckpoint};
 pub use flame_model::RollbackRecord;
+pub use follow::{
+    FollowCursor, FollowFrameChange, FollowMessage, FollowNewFrame, FollowStored, FollowUpdate,
+    FollowedFrame, FollowedSession,
+};
 pub use lifecycle_ops::Pop;
 pub use messages::{MAX_MESSAGE_BYTES, OpenReply, ReplyOwner, fit_reply, truncation_note};
 pub use planning::PlanItem;

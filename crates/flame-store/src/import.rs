@@ -63,6 +63,20 @@ impl Store {
         messages: &[ImportedMessage],
         trails: &[(usize, FileTrail)],
     ) -> Result<ImportCounts, StoreError> {
+        self.import_tree_then(change, tree, frames, messages, trails, |_| Ok(()))
+    }
+
+    /// [`Store::import_tree_with_trails`], with `then` writing more in the import's transaction
+    /// before it commits (a followed session's rows, `follow.rs`).
+    pub(crate) fn import_tree_then(
+        &mut self,
+        change: Change,
+        tree: &Tree,
+        frames: &[Frame],
+        messages: &[ImportedMessage],
+        trails: &[(usize, FileTrail)],
+        then: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<(), StoreError>,
+    ) -> Result<ImportCounts, StoreError> {
         if let Some((frame, _)) = trails.iter().find(|(frame, _)| *frame >= frames.len()) {
             return Err(FrameError::Invalid(format!(
                 "an imported file trail names frame {frame} of {}",
@@ -114,6 +128,7 @@ impl Store {
             trails,
             &counts,
             message_tokens,
+            then,
         );
         let restored = settings.restore();
         let counts = written?;
@@ -125,7 +140,7 @@ impl Store {
 /// Writes a checked import in one transaction, with the search indexes' insert triggers and,
 /// when the import is the larger part of a table, the table's secondary indexes taken away
 /// meanwhile (`Suspended`) and put back before it commits, and its frames and messages recorded
-/// as left to index for search (`leave_to_index`).
+/// as left to index for search (`leave_to_index`); `then` writes last, before the commit.
 #[allow(clippy::too_many_arguments)]
 fn write_import(
     conn: &rusqlite::Connection,
@@ -136,6 +151,7 @@ fn write_import(
     trails: &[(usize, FileTrail)],
     counts: &[(u64, u64)],
     message_tokens: u64,
+    then: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<(), StoreError>,
 ) -> Result<ImportCounts, StoreError> {
     let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
     tx.execute(
@@ -290,6 +306,7 @@ fn write_import(
          ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         [tree.id.as_str()],
     )?;
+    then(&tx)?;
     tx.commit()?;
     Ok(ImportCounts {
         frames: frames.len() as u64,

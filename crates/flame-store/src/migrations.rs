@@ -39,6 +39,7 @@ const MIGRATIONS: &[Migration] = &[
     Migration { version: 13, sql: include_str!("migrations/0013_usage_columns.sql") },
     Migration { version: 14, sql: include_str!("migrations/0014_frame_search_catch_up.sql") },
     Migration { version: 15, sql: include_str!("migrations/0015_cache_true_context.sql") },
+    Migration { version: 16, sql: include_str!("migrations/0016_follow.sql") },
 ];
 
 /// The version a freshly opened database is at.

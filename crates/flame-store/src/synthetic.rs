@@ -102,3 +102,36 @@ pub fn retitle_without_event(
     connection.execute("UPDATE frames SET title = ?1 WHERE id = ?2", (title, id.as_str()))?;
     Ok(())
 }
+
+/// Another program's hold on an SQLite database, for tests of reading a database its owner has
+/// locked (OpenCode writing or migrating `opencode.db`): a connection in an exclusive
+/// transaction, released when dropped.
+#[derive(Debug)]
+pub struct HeldDatabase {
+    conn: rusqlite::Connection,
+}
+
+impl HeldDatabase {
+    /// Takes an exclusive lock on the database at `path`: no other connection reads it until
+    /// this is dropped.
+    pub fn exclusive(path: &std::path::Path) -> rusqlite::Result<HeldDatabase> {
+        let conn = rusqlite::Connection::open(path)?;
+        conn.execute_batch(
+            "PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = DELETE; BEGIN EXCLUSIVE;",
+        )?;
+        Ok(HeldDatabase { conn })
+    }
+
+    /// Runs `sql` on the database at `path` (a test making a database in another program's
+    /// shape, or half-migrated).
+    pub fn run(path: &std::path::Path, sql: &str) -> rusqlite::Result<()> {
+        rusqlite::Connection::open(path)?.execute_batch(sql)
+    }
+}
+
+impl Drop for HeldDatabase {
+    fn drop(&mut self) {
+        // The lock goes with the connection anyway.
+        let _ = self.conn.execute_batch("ROLLBACK;");
+    }
+}

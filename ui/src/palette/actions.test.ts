@@ -74,6 +74,7 @@ function context(
       chooseWorkspace: log("chooseWorkspace"),
       removeWorkspace: log("removeWorkspace"),
       importFile: log("importFile"),
+      openSessions: log("openSessions"),
       openSettings: log("openSettings"),
       setMode: log("setMode"),
       togglePanel: log("togglePanel"),
@@ -181,9 +182,14 @@ describe("the palette's actions", () => {
   it("offers only what needs no tree when there is none", () => {
     const { context: c, calls } = context(null, { state: "reading" });
     const actions = paletteActions(c);
-    expect(actions.map((a) => a.id)).toEqual(["app.settings", "app.import", "tree.new"]);
+    expect(actions.map((a) => a.id)).toEqual([
+      "app.settings",
+      "app.import",
+      "app.sessions",
+      "tree.new",
+    ]);
     for (const action of actions) action.run();
-    expect(calls).toEqual(["openSettings", "importFile", "newTree"]);
+    expect(calls).toEqual(["openSettings", "importFile", "openSessions", "newTree"]);
   });
 
   it("offers search once the window has it", () => {

@@ -59,6 +59,8 @@ export interface PaletteContext {
   chooseWorkspace: () => void;
   removeWorkspace: () => void;
   importFile: () => void;
+  /** Opens the Sessions view: other agents' sessions, to follow. */
+  openSessions: () => void;
   openSettings: () => void;
   setMode: (mode: WeightMode) => void;
   togglePanel: (panel: PanePanel) => void;
@@ -250,10 +252,18 @@ export function paletteActions(context: PaletteContext): PaletteAction[] {
     {
       id: "app.import",
       label: "Import…",
-      detail: "a Claude Code or OpenCode session, or a Flame export",
+      detail: "a Claude Code, Codex or OpenCode session, or a Flame export",
       shortcut: [],
       disabled: null,
       run: context.importFile,
+    },
+    {
+      id: "app.sessions",
+      label: "Sessions…",
+      detail: "follow Claude Code, Codex and OpenCode sessions as they are written",
+      shortcut: [],
+      disabled: null,
+      run: context.openSessions,
     },
     {
       id: "tree.new",

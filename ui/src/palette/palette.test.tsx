@@ -252,6 +252,7 @@ function paletteContext(calls: string[], frames = 0): Omit<PaletteContext, "allo
     chooseWorkspace: log("chooseWorkspace"),
     removeWorkspace: log("removeWorkspace"),
     importFile: log("importFile"),
+    openSessions: log("openSessions"),
     openSettings: log("openSettings"),
     setMode: log("setMode"),
     togglePanel: log("togglePanel"),

@@ -6,6 +6,7 @@ mod context;
 mod cost;
 mod crash;
 mod export;
+mod follow;
 mod frame_view;
 mod frames;
 mod import;
