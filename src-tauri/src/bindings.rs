@@ -68,6 +68,8 @@ pub fn builder<R: Runtime>() -> Builder<R> {
             commands::follow_session,
             commands::unfollow_session,
             commands::follow_agent,
+            commands::frame_budget,
+            commands::set_frame_budget,
         ])
         .events(collect_events![change_watch::TreeChanged, follower::FollowRead])
         // The outline the window works with, which it makes from the `outline` command's columns.

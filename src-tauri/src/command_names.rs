@@ -51,4 +51,6 @@ pub const COMMAND_NAMES: &[&str] = &[
     "follow_session",
     "unfollow_session",
     "follow_agent",
+    "frame_budget",
+    "set_frame_budget",
 ];

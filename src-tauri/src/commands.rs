@@ -5,10 +5,12 @@ use flame_agent::{
     Agent, Answer, ChatEvent, ChatOutcome, GeneratedResults, Settings, SettingsFile, WaitingRequest,
 };
 use flame_api::{
-    ApiError, AppInfo, Budget, CheckpointStorage, ContextDoc, DeletedTree, EarlierMessages,
-    ExportFormat, ExportProgress, ExportScope, ExportSummary, FrameChanges, FrameDetail, FrameView,
-    OutlineColumns, PlanSpec, PopRequest, RollbackOutcome, TreeListEntry, window_paths,
+    ApiError, AppInfo, Budget, BudgetView, CheckpointStorage, ContextDoc, DeletedTree,
+    EarlierMessages, ExportFormat, ExportProgress, ExportScope, ExportSummary, FrameChanges,
+    FrameDetail, FrameView, OutlineColumns, PlanSpec, PopRequest, RollbackOutcome, TreeListEntry,
+    window_paths,
 };
+use flame_model::budget::FrameBudget;
 use flame_model::cost::FrameCost;
 use flame_model::{Actor, Frame, FrameId, Message, MessageId, Tree, TreeId};
 use flame_models::RetryPolicy;
@@ -46,6 +48,26 @@ pub fn outline(
 #[specta::specta]
 pub fn frame_cost(startup: State<'_, Startup>, id: FrameId) -> Result<FrameCost, ApiError> {
     startup.flame()?.frame_cost(&id)
+}
+
+/// A frame's budget, what its subtree spent of it, and what it has left by every budget on its
+/// path (the chat pane's header and the graph's tooltip).
+#[tauri::command]
+#[specta::specta]
+pub fn frame_budget(startup: State<'_, Startup>, id: FrameId) -> Result<BudgetView, ApiError> {
+    startup.flame()?.frame_budget(&id)
+}
+
+/// Gives frame `id` a budget (null, or one that limits nothing, clears it), out of what its
+/// parent has left.
+#[tauri::command]
+#[specta::specta]
+pub fn set_frame_budget(
+    startup: State<'_, Startup>,
+    id: FrameId,
+    budget: Option<FrameBudget>,
+) -> Result<BudgetView, ApiError> {
+    startup.flame()?.set_budget(Actor::Person, &id, budget)
 }
 
 /// One frame in full (criteria, results, artifacts, decisions, reason) with its log's path, and

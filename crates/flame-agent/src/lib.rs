@@ -3,7 +3,9 @@
 //! Sending a message stores it in the frame, assembles the frame's context (`flame-context`),
 //! streams the model's reply into the store as it arrives (a crash keeps what arrived, marked
 //! interrupted) and to the caller as [`ChatEvent`]s, records usage, and runs the frame tools the
-//! model calls (`flame-frame-tools`) — up to a limit of tool rounds per message. A push moves the
+//! model calls (`flame-frame-tools`) — until the model stops calling tools, the turn spends the
+//! settings' per-turn budget, or a budget on the frame's path is spent (checked before every
+//! call, and told to the model through its context as it runs low). A push moves the
 //! conversation into the child; a pop moves it back to the parent, whose context now holds the
 //! child's results. In a tree with a workspace folder the agent also reads, searches, changes
 //! files and runs commands there (`hands.rs` over `flame-workspace`), recording the files each
@@ -26,6 +28,7 @@ use std::time::{Duration, Instant};
 
 use flame_api::{ApiError, CachePolicy, ErrorCode, Flame};
 use flame_frame_tools as tools;
+use flame_model::budget::{Allowance, Spend};
 use flame_model::lifecycle::{self, Operation};
 use flame_model::{
     Actor, CheckpointReason, FileTrail, FrameId, MessageId, NewMessage, Role, ToolDetail, ToolKind,
@@ -79,8 +82,12 @@ pub enum ChatEvent {
 pub enum Stopped {
     /// The model answered without calling a tool.
     Finished,
-    /// The tool-round limit was reached; the person may send another message to go on.
-    ToolRoundLimit,
+    /// The turn spent the settings' per-turn budget (`turn_budget`); the person may send
+    /// another message to go on.
+    TurnBudget { reason: String },
+    /// A budget on the frame's path is spent, so no further call was made: the person raises
+    /// it or pops the frame. `frame` is the frame whose budget it is.
+    BudgetSpent { frame: FrameId, reason: String },
     /// A tool call waits for the person to accept or refuse it: a push or pop under
     /// [`Autonomy::Ask`], or a workspace call whose kind asks.
     AwaitingApproval { request: WaitingRequest },
@@ -299,9 +306,14 @@ impl Agent {
         let mut budget = model.budget(schema_tokens);
         let policy = self.cache_policy(model);
         let mut usage = Usage::default();
+        let mut tool_calls = 0u64;
         let mut shrunk = false;
         let mut round = 0;
-        while round < self.settings.max_tool_rounds.max(1) {
+        loop {
+            // Before each call: the budgets on the frame's path, then the turn's own.
+            if let Some(stopped) = self.budget_stop(&frame, model, &usage, tool_calls)? {
+                return Ok(ChatOutcome { frame, rounds: round, stopped, usage });
+            }
             round += 1;
             let doc = self.flame.prepare_call(&frame, budget, policy)?;
             let prompt = flame_context::request::prompt(
@@ -340,6 +352,7 @@ impl Agent {
                 Err(err) => return Err(model_error(&err)),
             };
             usage.add(&turn.usage);
+            tool_calls = tool_calls.saturating_add(turn.tool_calls.len() as u64);
             for text in &turn.notices {
                 tracing::warn!("{text}");
                 on_event(ChatEvent::Notice { text: text.clone() });
@@ -367,7 +380,39 @@ impl Agent {
                 }
             }
         }
-        Ok(ChatOutcome { frame, rounds: round, stopped: Stopped::ToolRoundLimit, usage })
+    }
+
+    /// Why no further call may be made in `frame`, if none may: a budget on its path is spent
+    /// (checked with the facade's kept spends, which reads only the replies since the last
+    /// check), or this turn spent the settings' per-turn budget — `usage` of `model` and
+    /// `tool_calls` so far.
+    fn budget_stop(
+        &self,
+        frame: &FrameId,
+        model: &ResolvedModel,
+        usage: &Usage,
+        tool_calls: u64,
+    ) -> Result<Option<Stopped>, ApiError> {
+        let allowance = self.flame.allowance(frame)?;
+        if let Some(bound) = allowance.spent() {
+            let reason = format!(
+                "Stopped before the next model call: {}. Raise the budget, or pop the frame with what it has.",
+                Allowance::spent_reason(bound, |id| self.flame.frame_name(id))
+            );
+            return Ok(Some(Stopped::BudgetSpent { frame: bound.frame.clone(), reason }));
+        }
+        let row =
+            flame_model::cost::ModelUsage { model: Some(model.model.name.clone()), usage: *usage };
+        let spent = Spend::priced([&row], tool_calls, &self.settings.price_table());
+        let over =
+            self.settings.turn_budget.limits().find(|&(unit, limit)| spent.of(unit) >= limit);
+        Ok(over.map(|(unit, limit)| Stopped::TurnBudget {
+            reason: format!(
+                "The agent stopped after spending this turn's budget of {} ({} spent; the per-turn budget is in the settings); send a message to let it go on.",
+                unit.amount(limit),
+                unit.amount(spent.of(unit))
+            ),
+        }))
     }
 
     /// Streams one turn into an open reply in `frame`, saving its text as it grows.

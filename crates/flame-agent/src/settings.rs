@@ -12,6 +12,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use flame_api::{ApiError, Budget, ErrorCode, Flame};
+use flame_model::budget::FrameBudget;
 use flame_model::cost::{self, ModelPrice, PriceTable};
 use flame_models::discover::{self, DEFAULT_LOCAL_SERVERS, MAX_LOCAL_SERVERS, check_address};
 use flame_models::{ApiKey, Provider, ProviderKind};
@@ -91,6 +92,14 @@ pub const MAX_CHECKPOINT_CAP_MB: u64 = 1024 * 1024;
 /// masking no longer saves anything a context window could hold.
 pub const MAX_KEEP_TOOL_RESULTS: u32 = 10_000;
 
+/// The per-turn budget until the person sets another: 250 tool calls and $10. Sized for real
+/// work: a peer's production subagents made up to 115 model calls at the 99th percentile
+/// (vellum PR#39040), and one of Flame's turns may do several subtasks' work as it pushes and
+/// pops; ten dollars is some 250 calls of Claude Sonnet with a 60k-token context read from the
+/// cache.
+pub const DEFAULT_TURN_BUDGET: FrameBudget =
+    FrameBudget { micro_usd: Some(10_000_000), tokens: None, tool_calls: Some(250) };
+
 /// Everything in `settings.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(default)]
@@ -99,8 +108,12 @@ pub struct Settings {
     pub autonomy: Autonomy,
     /// Which workspace tool calls run at once and which ask the person first.
     pub approval: crate::ApprovalPolicy,
-    /// How many rounds of tool calls one message may lead to.
-    pub max_tool_rounds: u32,
+    /// What one turn — a message answered, with every call it leads to — may spend before the
+    /// agent stops and waits for the person to say "go on": tool calls, and dollars where the
+    /// model's price is known. It replaced a fixed limit of eight rounds of tool calls, which
+    /// stopped real work long before it bounded spend. A frame's own budget bounds its subtree
+    /// across turns.
+    pub turn_budget: FrameBudget,
     /// The storage (MiB) a workspace's checkpoints may take before the oldest are pruned.
     pub checkpoint_cap_mb: u64,
     /// How many of a frame's newest tool results its context sends in full; older ones are sent
@@ -130,7 +143,7 @@ impl Default for Settings {
             default_model: None,
             autonomy: Autonomy::Auto,
             approval: crate::ApprovalPolicy::default(),
-            max_tool_rounds: 8,
+            turn_budget: DEFAULT_TURN_BUDGET,
             checkpoint_cap_mb: flame_api::DEFAULT_CHECKPOINT_CAP_BYTES / MIB,
             keep_tool_results: flame_context::DEFAULT_KEEP_TOOL_RESULTS as u32,
             prices: Vec::new(),
@@ -334,14 +347,16 @@ impl Settings {
 
     /// Refuses what no model call could work with: a listed model without a name or listed
     /// twice, a context window no larger than the reply it must leave room for, a reply of no
-    /// tokens, or no tool rounds at all; and a base URL that is not an `https://` or `http://`
+    /// tokens, or a per-turn budget of nothing; and a base URL that is not an `https://` or `http://`
     /// URL, or that would send the key unencrypted (plain `http://`) to another computer
     /// without the person's confirmation (`allow_insecure_http`). Plain `http://` to this
     /// computer (`localhost`, 127.0.0.0/8, ::1) is allowed: local model servers speak it.
     pub fn check(&self) -> Result<(), ApiError> {
         let invalid = |message: String| Err(ApiError::new(ErrorCode::Invalid, message));
-        if self.max_tool_rounds == 0 {
-            return invalid("the most tool rounds per message must be at least 1".to_owned());
+        if self.turn_budget.limits().any(|(_, limit)| limit == 0) {
+            return invalid(
+                "a per-turn budget of nothing would stop every turn before its first call; leave the unit empty for no limit".to_owned(),
+            );
         }
         if self.checkpoint_cap_mb == 0 || self.checkpoint_cap_mb > MAX_CHECKPOINT_CAP_MB {
             return invalid(format!(
@@ -914,7 +929,8 @@ mod tests {
             assert_eq!(err.code, ErrorCode::Invalid);
             assert!(err.message.contains(why), "{}", err.message);
         }
-        let err = file.save(&Settings { max_tool_rounds: 0, ..Settings::default() }).unwrap_err();
+        let zero = FrameBudget { tool_calls: Some(0), ..FrameBudget::default() };
+        let err = file.save(&Settings { turn_budget: zero, ..Settings::default() }).unwrap_err();
         assert!(err.message.contains("at least 1"), "{}", err.message);
         for keep in [0, MAX_KEEP_TOOL_RESULTS + 1] {
             let err = file

@@ -116,6 +116,8 @@ impl Flame {
         let keep_tool_results =
             Some(self.keep_tool_results.load(std::sync::atomic::Ordering::Relaxed));
         let rules = CallRules { now, policy };
+        // What the focus has left of its budgets: a note tells the model when that is new.
+        let allowance = self.allowance_in(store, focus)?;
         let assembled =
             self.path_frames.with(store, data_dir, focus, |shown, followed| {
                 let linear_message_tokens = store.tree_message_tokens(&shown.tree)?;
@@ -134,6 +136,7 @@ impl Flame {
                             workspace: shown.workspace.as_deref(),
                             trails,
                             keep_tool_results,
+                            allowance: Some(&allowance),
                         };
                         let mut kept =
                             self.kept_parts.lock().unwrap_or_else(PoisonError::into_inner);

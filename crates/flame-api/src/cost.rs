@@ -35,6 +35,11 @@ impl Prices {
     pub(crate) fn get(&self) -> PriceTable {
         self.0.read().unwrap_or_else(PoisonError::into_inner).clone()
     }
+
+    /// Runs `read` on the prices without copying them.
+    pub(crate) fn with<T>(&self, read: impl FnOnce(&PriceTable) -> T) -> T {
+        read(&self.0.read().unwrap_or_else(PoisonError::into_inner))
+    }
 }
 
 /// The recorded usage of the tree last asked about, by frame, as of an event seq.

@@ -296,6 +296,15 @@ fn render_event(out: &mut String, event: &Event, messages: &[Message]) {
             list(out, "Deleted (the frame had created them)", &record.deleted);
             list(out, "Not restored (not snapshotted when it started)", &record.not_restored);
         }
+        EventDetail::BudgetSet { budget, .. } => {
+            let _ = write!(out, "\n## {when} · budget set by {by}\n\n");
+            match budget {
+                Some(budget) => {
+                    let _ = write!(out, "The frame's subtree may spend {}.\n\n", budget.describe());
+                }
+                None => out.push_str("The frame's budget was cleared.\n\n"),
+            }
+        }
         EventDetail::CriteriaCompacted { success_criteria_compacted } => {
             let _ = write!(out, "\n## {when} · criteria compacted by {by}\n\n");
             field(out, "Compacted success criteria", success_criteria_compacted);

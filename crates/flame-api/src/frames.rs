@@ -64,6 +64,10 @@ pub struct TreeOutline {
     /// its subtree recorded no usage.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub focus_cost: Option<flame_model::cost::FrameCost>,
+    /// The tree's budgeted frames, each with its budget, its subtree's spend and what it has
+    /// left: the graph's colours by budget used and its mark on a spent one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub budgets: Vec<crate::BudgetView>,
 }
 
 /// A frame as the window's chat pane reads it: its entry, and what may be done with it now, as
@@ -160,6 +164,9 @@ pub struct DeletedTree {
 pub struct PlanSpec {
     pub title: String,
     pub success_criteria: String,
+    /// A budget for the frame, out of what the frame it is planned under has left.
+    #[serde(default)]
+    pub budget: Option<flame_model::budget::FrameBudget>,
     #[serde(default)]
     pub children: Vec<PlanSpec>,
 }
@@ -263,7 +270,15 @@ impl Flame {
         let frames = store.outline_of_tree(&id)?;
         let tree = store.tree(&id)?;
         let costs = self.costs_of_outline(&store, &id, &frames, &tree.focus)?;
-        Ok(TreeOutline { tree, frames, seq, own_costs: costs.own, focus_cost: costs.focus })
+        let budgets = self.budgets_of(&store, &id)?;
+        Ok(TreeOutline {
+            tree,
+            frames,
+            seq,
+            own_costs: costs.own,
+            focus_cost: costs.focus,
+            budgets,
+        })
     }
 
     /// [`Flame::outline`] by columns, as the window receives it (see [`OutlineColumns`]).
@@ -429,12 +444,7 @@ impl Flame {
         title: &str,
         criteria: &str,
     ) -> Result<Frame, ApiError> {
-        let frame = self.write(actor, |store, change, env| {
-            let parent = default_to_focus(store, parent)?;
-            with_fresh_ids(|| store.push(change, &env.ids.frame_id(), &parent, title, criteria))
-        })?;
-        self.checkpoint_started(&frame);
-        Ok(frame)
+        self.push_with_budget(actor, parent, title, criteria, None)
     }
 
     /// Plans frames, with nested planned children, under `parent` (default: the focused frame)
@@ -446,8 +456,9 @@ impl Flame {
         position: Option<u32>,
         specs: &[PlanSpec],
     ) -> Result<Vec<Frame>, ApiError> {
+        let parent = default_to_focus(&self.store(), parent)?;
+        self.check_planned_budgets(&parent, specs)?;
         self.write(actor, |store, change, env| {
-            let parent = default_to_focus(store, parent)?;
             with_fresh_ids(|| {
                 let items = plan_items(specs, &mut env.ids);
                 store.plan(change, &parent, position, &items)
@@ -769,6 +780,7 @@ fn plan_items(specs: &[PlanSpec], ids: &mut flame_model::IdSource) -> Vec<PlanIt
             id: ids.frame_id(),
             title: spec.title.clone(),
             success_criteria: spec.success_criteria.clone(),
+            budget: spec.budget,
             children: plan_items(&spec.children, ids),
         })
         .collect()

@@ -5,6 +5,7 @@
 //! [`ApiError`]. The types here are the transport types: they derive `serde` and `specta::Type`
 //! so that the desktop shell can generate their TypeScript twins.
 
+mod budget;
 mod calls;
 mod checkpoints;
 mod clock;
@@ -33,6 +34,7 @@ use std::sync::{Mutex, MutexGuard};
 use flame_store::Store;
 use serde::Serialize;
 
+pub use budget::BudgetView;
 pub use checkpoints::{
     ChangedFile, CheckpointStorage, Checkpointed, DEFAULT_CHECKPOINT_CAP_BYTES, FileChangeKind,
     FrameChanges, RollbackOffer, RollbackOutcome,
@@ -91,6 +93,9 @@ pub struct Flame {
     prices: cost::Prices,
     /// The recorded usage of the tree whose costs were last read, kept up to date.
     usage: cost::UsageCache,
+    /// The spends of the budgeted frames of the tree whose budgets were last read, kept up to
+    /// date.
+    budgets: budget::BudgetLedger,
     /// The files the finished frames' subtrees of the tree last assembled for touched, kept up
     /// to date.
     subtree_trails: subtree_trails::SubtreeTrails,
@@ -163,6 +168,7 @@ impl Flame {
             checkpoint_cap: AtomicU64::new(DEFAULT_CHECKPOINT_CAP_BYTES),
             prices: cost::Prices::default(),
             usage: cost::UsageCache::default(),
+            budgets: budget::BudgetLedger::default(),
             subtree_trails: subtree_trails::SubtreeTrails::default(),
             settled_messages: settled_messages::SettledMessages::default(),
             path_frames: path_frames::PathFrames::default(),

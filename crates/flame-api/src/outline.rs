@@ -65,6 +65,8 @@ pub struct OutlineColumns {
     pub own_costs: Vec<u64>,
     /// The focused frame's whole cost; null when its subtree recorded no usage.
     pub focus_cost: Option<FrameCost>,
+    /// The tree's budgeted frames (few), as [`TreeOutline::budgets`].
+    pub budgets: Vec<crate::BudgetView>,
 }
 
 /// The current tree's outline read while the window starts ([`Flame::read_outline_ahead`]),
@@ -113,7 +115,7 @@ impl Flame {
 
 impl From<TreeOutline> for OutlineColumns {
     fn from(outline: TreeOutline) -> OutlineColumns {
-        let TreeOutline { tree, frames, seq, own_costs, focus_cost } = outline;
+        let TreeOutline { tree, frames, seq, own_costs, focus_cost, budgets } = outline;
         let n = frames.len();
         let index: HashMap<&FrameId, usize> =
             frames.iter().enumerate().map(|(i, f)| (&f.id, i)).collect();
@@ -172,6 +174,7 @@ impl From<TreeOutline> for OutlineColumns {
                 .collect(),
             own_costs: own.iter().map(|&(_, micro)| micro).collect(),
             focus_cost,
+            budgets,
         };
         drop(index);
         for (i, frame) in frames.into_iter().enumerate() {
@@ -263,6 +266,7 @@ pub(crate) mod tests {
             seq: 7,
             own_costs: HashMap::new(),
             focus_cost: Some(FrameCost::default()),
+            budgets: Vec::new(),
         }
     }
 

@@ -75,6 +75,24 @@ pub enum Command {
     /// Put the files a frame (and its descendants) changed back as they were when it started;
     /// refused, changing nothing, when later work changed the same files.
     Rollback { id: String },
+    /// Give a frame a budget its whole subtree may spend — any of dollars, tokens and tool calls
+    /// — or with --clear take it away; with none of them, show it. A child's budget is out of
+    /// what its parent has left. The agent is told what its frame has left, and stops before
+    /// a call once a budget on its path is spent.
+    Budget {
+        id: String,
+        /// Dollars, as priced from the replies' recorded usage (cache reads and writes counted).
+        #[arg(long, value_name = "DOLLARS")]
+        usd: Option<f64>,
+        /// Tokens the replies counted (input, cached or not, and output).
+        #[arg(long, value_name = "N")]
+        tokens: Option<u64>,
+        /// Tool calls the replies made.
+        #[arg(long, value_name = "N")]
+        calls: Option<u64>,
+        #[arg(long, conflicts_with_all = ["usd", "tokens", "calls"])]
+        clear: bool,
+    },
     /// Focus a frame and make its tree current.
     Focus { id: String },
     /// Delete a planned frame that has no messages.

@@ -14,6 +14,11 @@ use flame_models::{CancellationToken, ProviderKind, RetryPolicy};
 use crate::args::ProviderArg;
 use crate::terminal::escape_controls;
 
+/// How many workspace calls that would ask `flame chat` refuses in one run before it stops:
+/// each refusal lets the model go on, and a model that asks again and again is not answered
+/// for ever.
+const MAX_REFUSED_ASKS: usize = 50;
+
 pub fn run(
     flame: &Arc<Flame>,
     frame: &FrameId,
@@ -78,8 +83,8 @@ pub fn run(
     };
     let mut outcome =
         runtime.block_on(agent.send(Actor::Cli, Some(frame), text, model, &cancel, &mut print));
-    // Each refusal lets the model go on, and it may ask again; the rounds it has are the limit.
-    for _ in 0..agent.settings().max_tool_rounds {
+    // Each refusal lets the model go on, and it may ask again, at most this many times.
+    for _ in 0..MAX_REFUSED_ASKS {
         let Ok(answered) = &outcome else { break };
         let Stopped::AwaitingApproval { request } = &answered.stopped else { break };
         let Ask::Workspace { tool_kind, .. } = request.ask else { break };
@@ -104,10 +109,12 @@ pub fn run(
     let outcome = outcome?;
     match outcome.stopped {
         Stopped::Finished => {}
-        Stopped::ToolRoundLimit => eprintln!(
-            "[stopped after {} rounds of tool calls; send another message to go on]",
-            outcome.rounds
-        ),
+        Stopped::TurnBudget { reason } => eprintln!("[{reason}]"),
+        // A spent budget is a failure for a script: the work stopped unfinished, and only the
+        // person can let it go on.
+        Stopped::BudgetSpent { reason, .. } => {
+            return Err(ApiError::new(ErrorCode::Refused, reason));
+        }
         Stopped::AwaitingApproval { request } => {
             eprintln!(
                 "[the agent asks to run {}; accept or refuse it in the app]",

@@ -21,6 +21,7 @@ use clap::Parser;
 use flame_api::{
     ApiError, DataDir, ExportFormat, ExportScope, Flame, ImportFormat, PlanSpec, PopRequest,
 };
+use flame_model::budget::FrameBudget;
 use flame_model::lifecycle::PopStatus;
 use flame_model::{Actor, FrameId, Role, TreeId};
 use serde::Serialize;
@@ -104,7 +105,10 @@ fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
             let tree = tree.as_deref().map(TreeId::parse).transpose()?;
             let status = flame.status(tree.as_ref())?;
             let costs = flame.tree_costs(Some(&status.tree.id))?;
-            out.print(&render::StatusJson::new(&status, &costs), || render::status(&status, &costs))
+            let budgets = flame.tree_budgets(Some(&status.tree.id))?;
+            out.print(&render::StatusJson::new(&status, &costs, &budgets), || {
+                render::status(&status, &costs, &budgets)
+            })
         }
         Command::Push { title, criteria, parent } => {
             let frame = flame.push(ACTOR, frame_id(parent)?.as_ref(), title, criteria)?;
@@ -114,6 +118,7 @@ fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
             let spec = PlanSpec {
                 title: title.clone(),
                 success_criteria: criteria.clone(),
+                budget: None,
                 children: vec![],
             };
             let frames = flame.plan(ACTOR, frame_id(parent)?.as_ref(), *position, &[spec])?;
@@ -137,6 +142,22 @@ fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
         Command::Rollback { id } => {
             let outcome = flame.rollback(ACTOR, &FrameId::parse(id)?)?;
             out.print(&outcome, || render::rollback(&outcome))
+        }
+        Command::Budget { id, usd, tokens, calls, clear } => {
+            let id = FrameId::parse(id)?;
+            let view = if *clear {
+                flame.set_budget(ACTOR, &id, None)?
+            } else if usd.is_none() && tokens.is_none() && calls.is_none() {
+                flame.frame_budget(&id)?
+            } else {
+                let micro_usd = usd
+                    .map(flame_model::budget::micro_usd)
+                    .transpose()
+                    .map_err(|why| ApiError::new(flame_api::ErrorCode::Invalid, why))?;
+                let budget = FrameBudget { micro_usd, tokens: *tokens, tool_calls: *calls };
+                flame.set_budget(ACTOR, &id, Some(budget))?
+            };
+            out.print(&view, || render::budget(&view, |frame| flame.frame_name(frame)))
         }
         Command::Focus { id } => out.frame(flame, &flame.focus(ACTOR, &FrameId::parse(id)?)?.id),
         Command::Delete { id } => {

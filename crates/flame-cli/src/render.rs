@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use flame_api::{FrameEntry, TreeListEntry, TreeStatus};
+use flame_api::{BudgetView, FrameEntry, TreeListEntry, TreeStatus};
 use flame_model::cost::FrameCost;
 use flame_model::{Frame, FrameId, Status, Tree};
 use serde::Serialize;
@@ -71,16 +71,24 @@ struct CostedFrame<'a> {
     #[serde(flatten)]
     entry: &'a FrameEntry,
     cost: FrameCost,
+    /// The frame's budget, its subtree's spend and what it has left; only on frames with one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    budget: Option<&'a BudgetView>,
 }
 
 impl<'a> StatusJson<'a> {
-    pub fn new(status: &'a TreeStatus, costs: &HashMap<FrameId, FrameCost>) -> StatusJson<'a> {
+    pub fn new(
+        status: &'a TreeStatus,
+        costs: &HashMap<FrameId, FrameCost>,
+        budgets: &'a [BudgetView],
+    ) -> StatusJson<'a> {
         let frames = status
             .frames
             .iter()
             .map(|entry| CostedFrame {
                 entry,
                 cost: costs.get(&entry.frame.id).cloned().unwrap_or_default(),
+                budget: budgets.iter().find(|b| b.frame == entry.frame.id),
             })
             .collect();
         StatusJson { tree: &status.tree, focus: &status.focus, frames }
@@ -102,9 +110,45 @@ fn cost_note(cost: Option<&FrameCost>) -> String {
     }
 }
 
+/// A budgeted frame's budget and what its subtree spent of it, after its cost:
+/// `  [budget: $0.42 of $2.00, 5 of 50 tool calls]`, `[budget spent: …]` once a unit is spent.
+fn budget_note(view: Option<&BudgetView>) -> String {
+    let Some(view) = view else { return String::new() };
+    let (Some(budget), Some(spent)) = (&view.budget, &view.spent) else { return String::new() };
+    let state = if view.exceeded() { "budget spent" } else { "budget" };
+    format!("  [{state}: {}]", budget.describe_use(spent))
+}
+
+/// `flame budget`: the frame's budget and spend, and what it has left by every budget on its
+/// path; `name` names a frame.
+pub fn budget(view: &BudgetView, name: impl Fn(&FrameId) -> String) -> String {
+    let mut out = match (&view.budget, &view.spent) {
+        (Some(budget), Some(spent)) => {
+            let state = if view.exceeded() { "spent" } else { "used" };
+            format!(
+                "{}: budget {} ({state}: {})",
+                name(&view.frame),
+                budget.describe(),
+                budget.describe_use(spent)
+            )
+        }
+        _ => format!("{}: no budget of its own", name(&view.frame)),
+    };
+    if view.allowance.is_unbounded() {
+        out.push_str("\nno budget bounds it");
+    } else {
+        let _ = write!(out, "\nleft: {}", view.allowance.describe(&name));
+    }
+    out
+}
+
 /// The tree drawn with box characters, root on top, the focus marked, each frame with its cost
-/// (see [`cost_note`]).
-pub fn status(status: &TreeStatus, costs: &HashMap<FrameId, FrameCost>) -> String {
+/// (see [`cost_note`]) and its budget ([`budget_note`]).
+pub fn status(
+    status: &TreeStatus,
+    costs: &HashMap<FrameId, FrameCost>,
+    budgets: &[BudgetView],
+) -> String {
     let mut out = format!("{} (tree {})\n", status.tree.title, status.tree.id);
     if status.tree.workspace.is_some() {
         out.push_str(&workspace_line(&status.tree));
@@ -133,7 +177,8 @@ pub fn status(status: &TreeStatus, costs: &HashMap<FrameId, FrameCost>) -> Strin
         last_child_at_depth.push(is_last);
         let focus = if frame.id == status.focus { "  ← focus" } else { "" };
         let cost = cost_note(costs.get(&frame.id));
-        let _ = writeln!(out, "{prefix}{}{cost}{focus}", frame_line(frame));
+        let budget = budget_note(budgets.iter().find(|b| b.frame == frame.id));
+        let _ = writeln!(out, "{prefix}{}{cost}{budget}{focus}", frame_line(frame));
     }
     out.trim_end().to_owned()
 }

@@ -111,6 +111,10 @@ pub struct ContextInput<'a> {
     /// size and where to read it back. Masking happens when an opening is made and in batches
     /// between ([`next_call`]). `None` sends every result in full.
     pub keep_tool_results: Option<usize>,
+    /// What the focus has left of the budgets on its path (`flame_model::budget`), when the
+    /// caller keeps budgets: a call appends a note telling the model of it when it says
+    /// something new ([`next_call`]). `None` tells the model nothing of budgets.
+    pub allowance: Option<&'a flame_model::budget::Allowance>,
 }
 
 /// The assembled context.

@@ -1044,6 +1044,7 @@ mod tests {
             workspace: None,
             trails: &trails,
             keep_tool_results: keep,
+            allowance: None,
         };
         let full = crate::assemble(&input(None)).unwrap();
         let masked = crate::assemble(&input(Some(2))).unwrap();

@@ -45,6 +45,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use flame_model::budget::ToldBudget;
 use flame_model::{
     CacheLifetime, FrameContext, Message, MessageId, OpeningReason, Role, SectionKind,
     SectionState, Timestamp, ToldFrame,
@@ -282,7 +283,13 @@ fn fresh_opening(
     let notes: HashSet<MessageId> = stored
         .map(|s| s.notes.iter().chain(&s.superseded_notes).copied().collect())
         .unwrap_or_default();
-    let (live, live_settled) = live_messages(input, None, &notes, settled);
+    let (mut live, live_settled) = live_messages(input, None, &notes, settled);
+    // The notes of the earlier opening are not sent, so the model is told of its budget anew.
+    let budget = budget_note(input, None);
+    let note = budget.as_ref().map(|(text, _)| text.clone());
+    if let Some(text) = &note {
+        live.push(Arc::new(unstored_note(input, text)));
+    }
     let through = mask::boundary(&live, input.keep_tool_results);
     let masked = mask_with(&live, through, input, masks, live_settled);
     let newly_masked = newly_masked(&live, &masked.messages, stored.and_then(|s| s.masked_through));
@@ -309,6 +316,7 @@ fn fresh_opening(
         superseded_notes,
         rebuild_asked: false,
         rewritten_per_mille: 0,
+        budget_told: budget.and_then(|(_, told)| told),
     };
     let report = &mut doc.report;
     let shared = input.budget.tool_schemas.saturating_add(report.sections[0].tokens);
@@ -329,7 +337,7 @@ fn fresh_opening(
             .saturating_add(input.budget.tool_schemas)
             .saturating_sub(shared),
     };
-    NextCall { doc, update: Some(ContextUpdate { context, note: None }) }
+    NextCall { doc, update: Some(ContextUpdate { context, note }) }
 }
 
 /// The call under the stored opening: a note appended if frames changed, a batch of masking
@@ -346,8 +354,15 @@ fn kept_opening(
     let (mut live, live_settled) = live_messages(input, stored.first_message, &skip, settled);
     let previous_end = previous_end(&live);
     let note = note(plan, input, &stored.told);
-    if let Some(note) = &note {
-        live.push(Arc::new(unstored_note(input, &note.text)));
+    let budget = budget_note(input, stored.budget_told.as_ref());
+    let text = match (&note, &budget) {
+        (Some(note), Some((budget, _))) => Some(format!("{}\n\n{budget}", note.text)),
+        (Some(note), None) => Some(note.text.clone()),
+        (None, Some((budget, _))) => Some(budget.clone()),
+        (None, None) => None,
+    };
+    if let Some(text) = &text {
+        live.push(Arc::new(unstored_note(input, text)));
     }
     let current = stored.masked_through;
     let candidate = mask::boundary(&live, input.keep_tool_results).max(current);
@@ -412,15 +427,16 @@ fn kept_opening(
     let through = if batched.is_some() { candidate } else { current };
     doc.report.opening.noted_frames = note.as_ref().map_or(0, |n| n.frames);
     doc.report.opening.newly_masked = newly_masked(&live, &doc.messages, current);
-    let changed = note.is_some() || batched.is_some();
+    let changed = text.is_some() || batched.is_some();
     let update = changed.then(|| ContextUpdate {
         context: FrameContext {
             masked_through: through,
             told: note.as_ref().map_or_else(|| stored.told.clone(), |n| n.told.clone()),
             rewritten_per_mille: stored.rewritten_per_mille.saturating_add(batched.unwrap_or(0)),
+            budget_told: budget.map_or_else(|| stored.budget_told.clone(), |(_, told)| told),
             ..stored.clone()
         },
-        note: note.map(|n| n.text),
+        note: text,
     });
     NextCall { doc, update }
 }
@@ -620,6 +636,22 @@ fn note(plan: &Plan<'_>, input: &ContextInput<'_>, told_before: &[ToldFrame]) ->
     }
     text.push_str("\n</stack-update>");
     Some(Note { text, told: now, frames })
+}
+
+/// The note telling the model what the focus has left of its budgets, when it says something
+/// new since `told` (see `flame_model::budget::budget_note`), and what the model is told then;
+/// `None` when the caller keeps no budgets or there is nothing new. Frames are named by their
+/// id and title as the path shows them (every budget that bounds a frame is on its path).
+fn budget_note(
+    input: &ContextInput<'_>,
+    told: Option<&ToldBudget>,
+) -> Option<(String, Option<ToldBudget>)> {
+    let allowance = input.allowance?;
+    let title = |id: &flame_model::FrameId| match input.frames.iter().find(|f| &f.id == id) {
+        Some(frame) => format!("frame {id} \"{}\"", frame.title),
+        None => format!("frame {id}"),
+    };
+    flame_model::budget::budget_note(allowance, told, title)
 }
 
 /// A note not stored yet, as the doc sends it: last, and counted as the store will count it.

@@ -8,6 +8,7 @@
 //! agent, its settings or the HTTP stack.
 
 use flame_api::{Flame, PlanSpec, PopRequest};
+use flame_model::budget::FrameBudget;
 use flame_model::lifecycle::PopStatus;
 use flame_model::{Actor, FrameId, ToolCall, ToolSpec};
 use serde::Deserialize;
@@ -30,6 +31,7 @@ pub fn specs() -> Vec<ToolSpec> {
         "properties": {
             "title": {"type": "string", "description": "2-5 words"},
             "success_criteria": {"type": "string", "description": "What defines done, concretely and verifiably"},
+            "budget": budget_schema(),
             "children": {"type": "array", "items": {"$ref": "#/$defs/frame"}, "description": "Planned children of this frame"}
         },
         "required": ["title", "success_criteria"]
@@ -45,7 +47,8 @@ pub fn specs() -> Vec<ToolSpec> {
             "Start a child frame of the current frame for a distinct subtask (one that could fail and be retried on its own, touches other files or subjects, or deserves its own summary). You continue working inside it.",
             json!({"type": "object", "properties": {
                 "title": {"type": "string", "description": "2-5 words"},
-                "success_criteria": {"type": "string", "description": "What defines done, concretely and verifiably"}
+                "success_criteria": {"type": "string", "description": "What defines done, concretely and verifiably"},
+                "budget": budget_schema()
             }, "required": ["title", "success_criteria"]}),
         ),
         spec(
@@ -91,6 +94,61 @@ pub fn specs() -> Vec<ToolSpec> {
             json!({"type": "object", "properties": {"id": {"type": "string"}, "tool_call_id": {"type": "string"}}, "required": ["id"]}),
         ),
     ]
+}
+
+/// The optional budget a pushed or planned frame is given, out of what its parent has left. The
+/// dollar amount is a plain number: llama.cpp compiles a schema into a grammar and bounds only
+/// integers.
+fn budget_schema() -> Value {
+    json!({
+        "type": "object",
+        "description": "Optional: what the frame and everything under it may spend, out of what its parent has left",
+        "properties": {
+            "usd": {"type": "number", "description": "Dollars"},
+            "tokens": {"type": "integer", "minimum": 0},
+            "tool_calls": {"type": "integer", "minimum": 0}
+        }
+    })
+}
+
+/// A budget as the model gives it: dollars as a number.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+struct BudgetArgs {
+    usd: Option<f64>,
+    tokens: Option<u64>,
+    tool_calls: Option<u64>,
+}
+
+impl BudgetArgs {
+    fn budget(self) -> Result<FrameBudget, String> {
+        let micro_usd = self.usd.map(flame_model::budget::micro_usd).transpose()?;
+        Ok(FrameBudget { micro_usd, tokens: self.tokens, tool_calls: self.tool_calls })
+    }
+}
+
+/// A frame to plan as the model gives it.
+#[derive(Deserialize)]
+struct PlannedFrame {
+    title: String,
+    success_criteria: String,
+    budget: Option<BudgetArgs>,
+    #[serde(default)]
+    children: Vec<PlannedFrame>,
+}
+
+impl PlannedFrame {
+    fn spec(self) -> Result<PlanSpec, String> {
+        Ok(PlanSpec {
+            title: self.title,
+            success_criteria: self.success_criteria,
+            budget: self.budget.map(BudgetArgs::budget).transpose()?,
+            children: self
+                .children
+                .into_iter()
+                .map(PlannedFrame::spec)
+                .collect::<Result<_, _>>()?,
+        })
+    }
 }
 
 /// What running a tool did.
@@ -168,10 +226,13 @@ fn run_inner(flame: &Flame, current: &FrameId, call: &ToolCall) -> Result<ToolOu
             struct Args {
                 title: String,
                 success_criteria: String,
+                budget: Option<BudgetArgs>,
             }
             let a: Args = args(call)?;
-            let frame =
-                flame.push(A, Some(current), &a.title, &a.success_criteria).map_err(failed)?;
+            let budget = a.budget.map(BudgetArgs::budget).transpose()?;
+            let frame = flame
+                .push_with_budget(A, Some(current), &a.title, &a.success_criteria, budget)
+                .map_err(|e| format!("No frame was pushed: {}", e.message))?;
             let text = format!(
                 "Pushed frame {} \"{}\". You are now working in it.",
                 frame.id, frame.title
@@ -225,18 +286,22 @@ fn run_inner(flame: &Flame, current: &FrameId, call: &ToolCall) -> Result<ToolOu
         "plan_frames" => {
             #[derive(Deserialize)]
             struct Args {
-                frames: Vec<PlanSpec>,
+                frames: Vec<PlannedFrame>,
                 parent: Option<String>,
                 position: Option<u32>,
             }
             let a: Args = args(call)?;
+            let specs: Vec<PlanSpec> =
+                a.frames.into_iter().map(PlannedFrame::spec).collect::<Result<_, _>>()?;
             let parent = a
                 .parent
                 .as_deref()
                 .map(|p| frame_in_tree(flame, current, p))
                 .transpose()?
                 .unwrap_or_else(|| current.clone());
-            let planned = flame.plan(A, Some(&parent), a.position, &a.frames).map_err(failed)?;
+            let planned = flame
+                .plan(A, Some(&parent), a.position, &specs)
+                .map_err(|e| format!("Nothing was planned: {}", e.message))?;
             let list: Vec<String> =
                 planned.iter().map(|f| format!("{} \"{}\"", f.id, f.title)).collect();
             let mut outcome = ToolOutcome::ok(format!("Planned {}.", list.join(", ")), None);
@@ -347,7 +412,10 @@ mod tests {
     /// Arguments a model could send for each tool, each of which the schema must accept.
     fn valid_samples(name: &str) -> Vec<Value> {
         match name {
-            "push_frame" => vec![json!({"title": "Auth", "success_criteria": "Login works"})],
+            "push_frame" => vec![
+                json!({"title": "Auth", "success_criteria": "Login works"}),
+                json!({"title": "Auth", "success_criteria": "Login works", "budget": {"usd": 0.5, "tool_calls": 40}}),
+            ],
             "pop_frame" => vec![
                 json!({"status": "completed", "results": "Done", "artifacts": ["src/a.rs"], "decisions": ["JWT"]}),
                 json!({"status": "failed", "reason": "Tests fail"}),
@@ -358,6 +426,7 @@ mod tests {
                 json!({"frames": [{"title": "A", "success_criteria": "a", "children": [
                     {"title": "A1", "success_criteria": "a1", "children": [{"title": "A1x", "success_criteria": "x"}]}
                 ]}], "parent": "f0000000000", "position": 0}),
+                json!({"frames": [{"title": "A", "success_criteria": "a", "budget": {"tokens": 100000}}]}),
             ],
             "start_frame" | "read_frame_log" => vec![json!({"id": "f0000000000"})],
             "invalidate_frame" => vec![json!({"id": "f0000000000", "reason": "not needed"})],
@@ -370,7 +439,10 @@ mod tests {
     /// lacks one (which only a recursion that really points at the frame shape catches).
     fn invalid_samples(name: &str) -> Vec<Value> {
         match name {
-            "push_frame" => vec![json!({"title": "Auth"})],
+            "push_frame" => vec![
+                json!({"title": "Auth"}),
+                json!({"title": "Auth", "success_criteria": "a", "budget": {"tool_calls": -1}}),
+            ],
             "pop_frame" => vec![
                 json!({"status": "done"}),
                 json!({}),

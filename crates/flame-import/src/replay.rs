@@ -365,6 +365,7 @@ pub fn replay(draft: &Draft, options: &ReplayOptions) -> Result<Replay, String> 
             workspace: None,
             trails: &trails,
             keep_tool_results: Some(keep),
+            allowance: None,
         };
         let rules = CallRules { now: call.at, policy };
         let next = flame_context::next_call(&input, contexts[call.frame].as_ref(), &rules, None)

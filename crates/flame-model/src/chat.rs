@@ -114,6 +114,10 @@ pub struct FrameContext {
     /// What the batches of masking since the opening was made sent again of their requests
     /// (the part the provider had cached), in thousandths of a request, added up.
     pub rewritten_per_mille: u64,
+    /// What the frame's model was last told of its budget (`None`: nothing, or that no budget
+    /// bounds it), so that a budget note is appended only when it says something new.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_told: Option<crate::budget::ToldBudget>,
 }
 
 /// A frame as the model was last told of it.

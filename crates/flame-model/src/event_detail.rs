@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::budget::FrameBudget;
 use crate::{EventKind, FrameId, MessageId, Status};
 
 /// What an event recorded, in its kind's own shape.
@@ -61,6 +62,8 @@ pub enum EventDetail {
     CriteriaCompacted { success_criteria_compacted: String },
     /// `rolled_back`: which files were put back.
     RolledBack(RollbackRecord),
+    /// `budget_set`: the frame's new budget (none when cleared) and the one before.
+    BudgetSet { budget: Option<FrameBudget>, previous_budget: Option<FrameBudget> },
     /// `started` and `resumed`, which need nothing beyond their kind.
     Nothing {},
     /// A stored detail that does not have its kind's shape, kept as its JSON text.
@@ -113,6 +116,8 @@ struct StoredFields {
     deleted: Option<Vec<String>>,
     not_restored: Option<Vec<String>>,
     success_criteria_compacted: Option<String>,
+    budget: Option<FrameBudget>,
+    previous_budget: Option<FrameBudget>,
 }
 
 impl EventDetail {
@@ -217,6 +222,10 @@ impl StoredFields {
             EventKind::CriteriaCompacted => EventDetail::CriteriaCompacted {
                 success_criteria_compacted: self.success_criteria_compacted?,
             },
+            EventKind::BudgetSet => EventDetail::BudgetSet {
+                budget: self.budget,
+                previous_budget: self.previous_budget,
+            },
             EventKind::Started | EventKind::Resumed => EventDetail::Nothing {},
         })
     }
@@ -320,6 +329,13 @@ mod tests {
             (
                 EventKind::CriteriaCompacted,
                 EventDetail::CriteriaCompacted { success_criteria_compacted: "passes".into() },
+            ),
+            (
+                EventKind::BudgetSet,
+                EventDetail::BudgetSet {
+                    budget: Some(FrameBudget { tool_calls: Some(5), ..FrameBudget::default() }),
+                    previous_budget: None,
+                },
             ),
             (EventKind::Started, EventDetail::Nothing {}),
             (EventKind::Resumed, EventDetail::Nothing {}),

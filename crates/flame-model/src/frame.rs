@@ -242,10 +242,12 @@ pub enum EventKind {
     RolledBack,
     /// The frame's success criteria were compacted (generated after it was created).
     CriteriaCompacted,
+    /// The frame's budget was set, changed or cleared.
+    BudgetSet,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 19] = [
+    pub const ALL: [EventKind; 20] = [
         EventKind::TreeCreated,
         EventKind::Pushed,
         EventKind::Planned,
@@ -265,6 +267,7 @@ impl EventKind {
         EventKind::WorkspaceSet,
         EventKind::RolledBack,
         EventKind::CriteriaCompacted,
+        EventKind::BudgetSet,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -288,6 +291,7 @@ impl EventKind {
             EventKind::WorkspaceSet => "workspace_set",
             EventKind::RolledBack => "rolled_back",
             EventKind::CriteriaCompacted => "criteria_compacted",
+            EventKind::BudgetSet => "budget_set",
         }
     }
 

@@ -6,6 +6,7 @@
 //! functions ([`lifecycle`]); `flame-store` applies them inside its transactions, and
 //! [`FrameTree::check_invariants`] states what must hold after every operation.
 
+pub mod budget;
 mod chat;
 pub mod cost;
 mod error;

@@ -2,9 +2,10 @@
 //! lifecycle rules of `flame_model::lifecycle` against the rows it reads, writes the change and
 //! its events, and marks the touched frames' logs as pending — all or nothing. The operations
 //! are split by job: whole trees (`trees`), planned frames (`planning`), the lifecycle of
-//! started work (`lifecycle_ops`), messages and replies (`messages`), the file trail (`trail`), followed sessions (`follow`), checkpoints and rollbacks (`checkpoints`), reads (`reads`), and the
+//! started work (`lifecycle_ops`), messages and replies (`messages`), the file trail (`trail`), budgets (`budgets`), followed sessions (`follow`), checkpoints and rollbacks (`checkpoints`), reads (`reads`), and the
 //! transaction with the steps every operation shares (`writer`).
 
+mod budgets;
 mod checkpoints;
 mod contexts;
 mod follow;
@@ -16,6 +17,7 @@ mod trail;
 mod trees;
 mod writer;
 
+pub use budgets::{BudgetSnapshot, ReplyUsage, SubtreeUsage};
 pub use checkpoints::{CheckpointRow, LaterChange, MAX_CHECKPOINT_PATHS, NewCheckpoint};
 pub use flame_model::RollbackRecord;
 pub use follow::{

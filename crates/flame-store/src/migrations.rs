@@ -40,6 +40,7 @@ const MIGRATIONS: &[Migration] = &[
     Migration { version: 14, sql: include_str!("migrations/0014_frame_search_catch_up.sql") },
     Migration { version: 15, sql: include_str!("migrations/0015_cache_true_context.sql") },
     Migration { version: 16, sql: include_str!("migrations/0016_follow.sql") },
+    Migration { version: 17, sql: include_str!("migrations/0017_budgets.sql") },
 ];
 
 /// The version a freshly opened database is at.

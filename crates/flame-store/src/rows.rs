@@ -31,10 +31,10 @@ pub(crate) const MESSAGE_COLUMN_COUNT: usize = 16;
 /// order [`MessageRow::values`] binds them.
 pub(crate) const MESSAGE_WRITTEN_COLUMNS: &str = "frame_id, role, content, tool_calls, \
     tool_result, tokens, model, usage, created_at, interrupted, usage_input, usage_output, \
-    usage_cache_read, usage_cache_write, usage_cache_write_long";
+    usage_cache_read, usage_cache_write, usage_cache_write_long, tool_call_count";
 
 /// How many columns [`MESSAGE_WRITTEN_COLUMNS`] names.
-pub(crate) const MESSAGE_VALUES: usize = 15;
+pub(crate) const MESSAGE_VALUES: usize = 16;
 
 /// An insert of `rows` messages, their values bound in order ([`MessageRow::values`]).
 pub(crate) fn insert_messages_sql(rows: usize) -> String {
@@ -59,6 +59,7 @@ pub(crate) struct MessageRow<'m> {
     tokens: i64,
     at: Timestamp,
     usage: UsageColumns,
+    tool_call_count: i64,
 }
 
 impl<'m> MessageRow<'m> {
@@ -77,6 +78,7 @@ impl<'m> MessageRow<'m> {
             tokens: tokens as i64,
             at,
             usage: UsageColumns::of(&message.usage),
+            tool_call_count: tool_call_count(message),
         }
     }
 
@@ -98,8 +100,14 @@ impl<'m> MessageRow<'m> {
             &self.usage.cache_read,
             &self.usage.cache_write,
             &self.usage.cache_write_long,
+            &self.tool_call_count,
         ]
     }
+}
+
+/// How many tool calls `message` makes: the `tool_call_count` column, which budgets sum.
+pub(crate) fn tool_call_count(message: &NewMessage) -> i64 {
+    message.tool_calls.as_ref().map_or(0, |calls| calls.len() as i64)
 }
 
 pub(crate) const EVENT_COLUMNS: &str = "seq, tree_id, frame_id, kind, actor, at, detail";

@@ -126,7 +126,7 @@ async fn captured(wire: Wire) -> Vec<String> {
     s.flame.set_workspace(Actor::Person, &tree, Some(workspace.path())).unwrap();
     let mut settings = s.agent.settings().clone();
     settings.approval = ApprovalPolicy::default();
-    settings.max_tool_rounds = 40;
+    settings.turn_budget.tool_calls = Some(40);
     settings.default_model =
         Some(if wire == Wire::Anthropic { "claude-sonnet-4-5" } else { "gpt-4.1" }.into());
     let base = s.server.base_url.clone();

@@ -407,7 +407,7 @@ async fn an_opening_made_again_keeps_the_newest_k_results_whole() {
             .unwrap();
     }
     let mut settings = s.agent.settings().clone();
-    settings.max_tool_rounds = 25;
+    settings.turn_budget.tool_calls = Some(25);
     // Not the default (1), so the test shows the setting reaches the context.
     settings.keep_tool_results = 5;
     let base = s.server.base_url.clone();

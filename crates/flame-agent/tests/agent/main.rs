@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use flame_agent::{Agent, Answer, Ask, Autonomy, ChatEvent, Settings, Stopped};
 use flame_api::{DataDir, Env, ErrorCode, Flame};
+use flame_model::budget::FrameBudget;
 use flame_model::{Actor, Role, Status};
 use flame_models::replay::{ReplayServer, Reply};
 use flame_models::{CancellationToken, ProviderKind, RetryPolicy};
@@ -64,7 +65,7 @@ async fn setup(autonomy: Autonomy, replies: Vec<Reply>) -> Setup {
     let settings = Settings {
         default_model: Some("claude-sonnet-4-5".into()),
         autonomy,
-        max_tool_rounds: 4,
+        turn_budget: FrameBudget { tool_calls: Some(4), ..FrameBudget::default() },
         ..Settings::default()
     };
     let base = server.base_url.clone();
@@ -315,15 +316,25 @@ async fn results_are_generated_strictly_with_one_retry() {
 }
 
 #[tokio::test]
-async fn the_tool_round_limit_stops_a_looping_agent() {
+async fn the_per_turn_budget_stops_a_looping_agent_and_the_next_message_goes_on() {
     let status = || turn("Checking.", Some(("frame_status", json!({}))));
-    let s = setup(Autonomy::Auto, vec![status(), status(), status(), status(), status()]).await;
+    let done = turn("Done.", None);
+    let s = setup(Autonomy::Auto, vec![status(), status(), status(), status(), done]).await;
     let outcome = s
         .agent
         .send(Actor::Person, None, "Loop", None, &CancellationToken::new(), &mut |_| {})
         .await
         .unwrap();
-    assert_eq!((outcome.rounds, outcome.stopped), (4, Stopped::ToolRoundLimit));
+    let Stopped::TurnBudget { reason } = &outcome.stopped else { panic!("{outcome:?}") };
+    assert!(reason.contains("budget of 4 tool calls"), "{reason}");
+    assert_eq!(outcome.rounds, 4);
+    // The next message is a new turn, with the whole budget again.
+    let outcome = s
+        .agent
+        .send(Actor::Person, None, "Go on", None, &CancellationToken::new(), &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!((outcome.rounds, outcome.stopped), (1, Stopped::Finished));
 }
 
 #[tokio::test]

@@ -50,6 +50,7 @@ fn spec_tree(s: &Scratch) -> Vec<(String, FrameId)> {
             &[flame_api::PlanSpec {
                 title: "B2".into(),
                 success_criteria: "pagination".into(),
+                budget: None,
                 children: vec![],
             }],
         )
@@ -268,6 +269,7 @@ fn kept_frames_follow_every_change_to_what_the_context_shows() {
     let spec = |title: &str| flame_api::PlanSpec {
         title: title.into(),
         success_criteria: format!("criteria of {title}"),
+        budget: None,
         children: vec![],
     };
     let planned = s.flame.plan(A, Some(&b), None, &[spec("P")]).unwrap().remove(0).id;

@@ -12,7 +12,12 @@ use crate::{Scratch, home};
 const A: Actor = Actor::Person;
 
 fn spec(title: &str, children: Vec<PlanSpec>) -> PlanSpec {
-    PlanSpec { title: title.to_owned(), success_criteria: format!("{title} is done"), children }
+    PlanSpec {
+        title: title.to_owned(),
+        success_criteria: format!("{title} is done"),
+        budget: None,
+        children,
+    }
 }
 
 pub fn completed(results: &str) -> PopRequest {

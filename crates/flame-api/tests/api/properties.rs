@@ -57,6 +57,7 @@ fn apply(flame: &Flame, known: &[FrameId], op: &Op) -> Result<(), flame_api::Api
     let spec = |title: &str, children| PlanSpec {
         title: title.into(),
         success_criteria: "c".into(),
+        budget: None,
         children,
     };
     match op {

@@ -113,6 +113,7 @@ impl Frame0 {
             workspace: None,
             trails: &trails,
             keep_tool_results: self.keep,
+            allowance: None,
         };
         let rules = CallRules { now: self.now, policy: self.policy };
         let next = next_call(&input, self.stored.as_ref(), &rules, None).unwrap();

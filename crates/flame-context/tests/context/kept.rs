@@ -116,6 +116,7 @@ impl Case {
             workspace: Some("/work/space"),
             trails: &self.trails,
             keep_tool_results: Some(1),
+            allowance: None,
         };
         let kept = opening(&input, Some((&mut self.kept, self.settled)));
         assert_eq!(kept, opening(&input, None), "{what}");
@@ -254,6 +255,7 @@ fn forgetting_messages_lets_an_id_name_another_message() {
             workspace: None,
             trails: &trails,
             keep_tool_results: Some(1),
+            allowance: None,
         };
         if forget {
             kept.forget_messages();

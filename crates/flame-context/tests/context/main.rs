@@ -94,6 +94,7 @@ pub fn context_with_files(
         workspace,
         trails,
         keep_tool_results: None,
+        allowance: None,
     };
     assemble(&input).unwrap()
 }

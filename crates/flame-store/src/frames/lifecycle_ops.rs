@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 
+use flame_model::budget::FrameBudget;
 use flame_model::lifecycle::{self, Operation, PopStatus};
 use flame_model::{EventDetail, EventKind, Frame, FrameError, FrameId, Status};
 use rusqlite::params;
@@ -36,6 +37,19 @@ impl Store {
         title: &str,
         criteria: &str,
     ) -> Result<Frame, StoreError> {
+        self.push_budgeted(change, id, parent, title, criteria, None)
+    }
+
+    /// [`Store::push`], the child given `budget` in the same transaction.
+    pub fn push_budgeted(
+        &mut self,
+        change: Change,
+        id: &FrameId,
+        parent: &FrameId,
+        title: &str,
+        criteria: &str,
+        budget: Option<&FrameBudget>,
+    ) -> Result<Frame, StoreError> {
         lifecycle::check_identity(title, criteria)?;
         self.write(change, |w| {
             let parent = w.frame(parent)?;
@@ -59,6 +73,9 @@ impl Store {
                 success_criteria: criteria.to_owned(),
             };
             w.event(&parent.tree, id, EventKind::Pushed, &detail)?;
+            if budget.is_some_and(|b| !b.is_empty()) {
+                w.set_budget_row(&parent.tree, id, budget)?;
+            }
             w.set_focus(&parent.tree, id)?;
             w.frame(id)
         })

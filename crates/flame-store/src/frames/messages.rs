@@ -9,7 +9,7 @@ use flame_model::{
 };
 use rusqlite::{OptionalExtension, params};
 
-use crate::rows::{MessageRow, UsageColumns, insert_messages_sql, payload_text};
+use crate::rows::{MessageRow, UsageColumns, insert_messages_sql, payload_text, tool_call_count};
 use crate::{Store, StoreError};
 
 use super::Change;
@@ -148,11 +148,11 @@ impl Store {
             w.tx.prepare_cached(
                 "UPDATE messages SET content = ?2, tool_calls = ?3, usage = ?4, tokens = ?5, interrupted = ?6, open = 0,
                      usage_input = ?7, usage_output = ?8, usage_cache_read = ?9, usage_cache_write = ?10,
-                     usage_cache_write_long = ?11
+                     usage_cache_write_long = ?11, tool_call_count = ?12
                  WHERE id = ?1",
             )?
             .execute(params![id.0, fit_reply(&reply.content), payload_text(&reply.tool_calls), usage.json, tokens as i64, reply.interrupted,
-                usage.input, usage.output, usage.cache_read, usage.cache_write, usage.cache_write_long])?;
+                usage.input, usage.output, usage.cache_read, usage.cache_write, usage.cache_write_long, tool_call_count(reply)])?;
             let target = w.frame(&frame)?;
             w.count_message(&target, tokens)?;
             w.event(&target.tree, &frame, EventKind::MessageAdded, &EventDetail::MessageAdded { message: id })?;

@@ -1,6 +1,7 @@
 //! Planned frames: planning them (with nested children), and editing, moving and deleting them
 //! while they are still only planned.
 
+use flame_model::budget::FrameBudget;
 use flame_model::lifecycle::{self, Operation};
 use flame_model::{EventDetail, EventKind, Frame, FrameError, FrameId, Status, TreeId};
 use rusqlite::params;
@@ -16,6 +17,8 @@ pub struct PlanItem {
     pub id: FrameId,
     pub title: String,
     pub success_criteria: String,
+    /// The frame's budget, if it is given one.
+    pub budget: Option<FrameBudget>,
     pub children: Vec<PlanItem>,
 }
 
@@ -165,6 +168,7 @@ impl Store {
             // Children before parents, so no row ever points at a deleted one.
             for gone in subtree.iter().rev() {
                 w.event(&frame.tree, &gone.id, EventKind::Deleted, &EventDetail::Deleted { title: gone.title.clone() })?;
+                w.tx.execute("DELETE FROM frame_budgets WHERE frame_id = ?1", [gone.id.as_str()])?;
                 w.tx.execute("DELETE FROM frames WHERE id = ?1", [gone.id.as_str()])?;
             }
             w.shift_positions(&parent, frame.position + 1, -1)?;
@@ -211,6 +215,9 @@ impl Writer<'_> {
             success_criteria: item.success_criteria.clone(),
         };
         self.event(tree, &item.id, EventKind::Planned, &detail)?;
+        if item.budget.is_some_and(|b| !b.is_empty()) {
+            self.set_budget_row(tree, &item.id, item.budget.as_ref())?;
+        }
         created.push(item.id.clone());
         for (i, child) in item.children.iter().enumerate() {
             self.insert_plan(tree, &item.id, i as u32, child, created)?;

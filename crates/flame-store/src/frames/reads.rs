@@ -362,7 +362,7 @@ pub(crate) const USAGE_BY_MODEL: &str = concat!(
 );
 
 /// A model and its summed counts, from the columns at `first` onwards.
-fn model_usage(row: &rusqlite::Row, first: usize) -> rusqlite::Result<ModelUsage> {
+pub(super) fn model_usage(row: &rusqlite::Row, first: usize) -> rusqlite::Result<ModelUsage> {
     let count = |i: usize| row.get::<_, i64>(first + i).map(|n| n.max(0) as u64);
     Ok(ModelUsage {
         model: row.get(first)?,

@@ -57,6 +57,7 @@ impl Fixture {
             id: self.ids.frame_id(),
             title: title.to_owned(),
             success_criteria: "c".to_owned(),
+            budget: None,
             children: vec![],
         }
     }

@@ -179,6 +179,7 @@ fn titles_and_results_are_found_and_follow_edits_and_pops() {
         id: f.ids.frame_id(),
         title: "Measure oldname".into(),
         success_criteria: "c".into(),
+        budget: None,
         children: vec![],
     };
     f.store.plan(c, &root, None, std::slice::from_ref(&planned)).unwrap();
