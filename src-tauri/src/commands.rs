@@ -127,6 +127,15 @@ pub fn frame_context(
     startup.flame()?.context(id.as_ref(), budget)
 }
 
+/// Asks for frame `frame`'s opening (what its conversation starts with: the tree as it stood) to
+/// be made again at its next model call, as the person: the context inspector's "Make the
+/// opening again".
+#[tauri::command]
+#[specta::specta]
+pub fn rebuild_context(startup: State<'_, Startup>, frame: FrameId) -> Result<(), ApiError> {
+    startup.flame()?.rebuild_context(Actor::Person, &frame)
+}
+
 /// Creates a tree, its root frame in progress and focused, and makes it current. `workspace`
 /// (null: none) is the folder its agent's workspace tools work in (`~/` is the home folder).
 // Async: it takes a checkpoint of the workspace (git), which must not hold the window's thread.

@@ -48,6 +48,12 @@ export const commands = {
 	 */
 	frameContext: (id: FrameId | null, budget: Budget | null) => typedError<ContextDoc_Serialize, ApiError>(__TAURI_INVOKE("frame_context", { id, budget })),
 	/**
+	 *  Asks for frame `frame`'s opening (what its conversation starts with: the tree as it stood) to
+	 *  be made again at its next model call, as the person: the context inspector's "Make the
+	 *  opening again".
+	 */
+	rebuildContext: (frame: FrameId) => typedError<null, ApiError>(__TAURI_INVOKE("rebuild_context", { frame })),
+	/**
 	 *  Sends `text` in frame `frame` (null: the focused frame) with `model` (null: the default) and
 	 *  answers it, streaming every [`ChatEvent`] over `channel`. A new message cancels an answer
 	 *  still running.
