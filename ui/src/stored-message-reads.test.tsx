@@ -99,7 +99,13 @@ function setUp() {
         frame: ROOT,
         rounds: 1,
         stopped: { kind: "finished" },
-        usage: { input_tokens: 1, output_tokens: 1, cache_read_tokens: 0, cache_write_tokens: 0 },
+        usage: {
+          input_tokens: 1,
+          output_tokens: 1,
+          cache_read_tokens: 0,
+          cache_write_tokens: 0,
+          cache_write_long_tokens: 0,
+        },
       }),
   };
 }

@@ -142,7 +142,13 @@ const FINISHED: ChatOutcome = {
   frame: FRAME,
   rounds: 1,
   stopped: { kind: "finished" },
-  usage: { input_tokens: 1, output_tokens: 1, cache_read_tokens: 0, cache_write_tokens: 0 },
+  usage: {
+    input_tokens: 1,
+    output_tokens: 1,
+    cache_read_tokens: 0,
+    cache_write_tokens: 0,
+    cache_write_long_tokens: 0,
+  },
 };
 
 /** Runs a command the way the app does, minus the reload. */
