@@ -142,6 +142,7 @@ describe("frame costs in the window", () => {
           ["output", "50"],
           ["cache_read", "1"],
           ["cache_write", "12.5"],
+          ["cache_write_long", "20"],
         ] as const) {
           const input = await row.findElement(By.css(`input[name=price_${rate}]`));
           await app.driver.executeScript("arguments[0].scrollIntoView({block: 'center'})", input);
