@@ -20,7 +20,7 @@ const RATES = [
   { field: "output", label: "Output" },
   { field: "cache_read", label: "Cache read" },
   { field: "cache_write", label: "Cache write" },
-  { field: "cache_write_long", label: "Cache write (1 h)" },
+  { field: "cache_write_long", label: "Cache write (1\u00a0h)" },
 ] as const;
 
 type Rate = (typeof RATES)[number]["field"];

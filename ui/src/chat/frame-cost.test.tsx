@@ -93,7 +93,7 @@ describe("the context inspector's cost breakdown", () => {
     };
     const root = mount(<CostBreakdown cost={cost} />);
     const heads = root.querySelectorAll("[data-testid=context-cost-models] th");
-    expect(Array.from(heads, (h) => h.textContent)[4]).toBe("Cache write (1 h)");
+    expect(Array.from(heads, (h) => h.textContent)[4]).toBe("Cache write (1\u00a0h)");
     const rows = Array.from(root.querySelectorAll("[data-testid=context-cost-models] tbody tr"));
     expect(rows.map((r) => Array.from(r.children, (c) => c.textContent))).toEqual([
       ["claude-sonnet-4-5", "1,000,000", "20,000", "300", "4,000", "0", "$3.01", "2026-11"],

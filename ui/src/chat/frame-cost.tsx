@@ -50,7 +50,7 @@ export function CostBreakdown({ cost }: { cost: FrameCost | null }) {
               <th class="number">Input</th>
               <th class="number">Cache read</th>
               <th class="number">Cache write</th>
-              <th class="number">Cache write (1 h)</th>
+              <th class="number">Cache write (1&nbsp;h)</th>
               <th class="number">Output</th>
               <th class="number">Cost</th>
               <th>Price as of</th>
