@@ -19,7 +19,10 @@ export interface ScriptedReply {
 export interface Received {
   /** The model the request named. */
   model: string;
+  /** The system prompt: Flame's preamble, the same for every frame of a tree. */
   system: string;
+  /** The first message after the system prompt: the frame's opening, its `<stack-context>`. */
+  opening: string;
   last: string;
   /** Every message's text, in order, the system prompt included. */
   all: string[];
@@ -91,9 +94,11 @@ export class FakeModel {
           model: string;
           messages: { role: string; content: unknown }[];
         };
+        const conversation = parsed.messages.filter((m) => m.role !== "system");
         this.received.push({
           model: parsed.model,
           system: text(parsed.messages.find((m) => m.role === "system")),
+          opening: text(conversation[0]),
           last: text(parsed.messages[parsed.messages.length - 1]),
           all: parsed.messages.map(text),
         });

@@ -82,7 +82,9 @@ describe("chatting with a model", () => {
       expect(await app.driver.findElements(By.css("[data-testid=messages] img"))).toHaveLength(0);
       expect(await app.driver.getTitle()).toBe(titleBefore);
       expect(model.received.at(-1)?.last).toContain("hello from the window");
-      expect(model.received.at(-1)?.system).toContain("<stack-context");
+      // The frame's place in the stack is the conversation's first message, after the preamble.
+      expect(model.received.at(-1)?.opening).toContain("<stack-context id=");
+      expect(model.received.at(-1)?.system).not.toContain("<stack-context id=");
       const stored = flame(app.home, "log", root);
       expect(JSON.stringify(stored)).toContain("Hello from the model");
     });
@@ -158,7 +160,7 @@ describe("chatting with a model", () => {
       );
       expect(await item.getAttribute("aria-current")).toBe("true");
       // The model saw the new frame as its place in the stack.
-      expect(model.received.at(-1)?.system).toContain("Choose a greeting");
+      expect(model.received.at(-1)?.opening).toContain("Choose a greeting");
     });
   });
 
