@@ -13,6 +13,8 @@ export interface ScriptedReply {
   tool?: { name: string; arguments: Record<string, unknown> };
   /** Milliseconds between chunks; slow replies let a test watch (or stop) the stream. */
   interval?: number;
+  /** The usage the reply reports last, as OpenAI does (cached: read from its prompt cache). */
+  usage?: { prompt: number; cached: number; completion: number };
 }
 
 /** What the model received, per request. */
@@ -59,7 +61,17 @@ function chunks(reply: ScriptedReply): string[] {
     out.push(call({ name: reply.tool.name, arguments: args.slice(0, half) }, true));
     out.push(call({ arguments: args.slice(half) }, false));
   }
-  out.push(chunk({}, reply.tool === undefined ? "stop" : "tool_calls"), "data: [DONE]\n\n");
+  out.push(chunk({}, reply.tool === undefined ? "stop" : "tool_calls"));
+  if (reply.usage !== undefined) {
+    const { prompt, cached, completion } = reply.usage;
+    const usage = {
+      prompt_tokens: prompt,
+      completion_tokens: completion,
+      prompt_tokens_details: { cached_tokens: cached },
+    };
+    out.push(`data: ${JSON.stringify({ id: "chatcmpl-e2e", choices: [], usage })}\n\n`);
+  }
+  out.push("data: [DONE]\n\n");
   return out;
 }
 
