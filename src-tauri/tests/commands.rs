@@ -325,8 +325,7 @@ fn rebuild_context_has_the_next_call_make_the_opening_again() {
     assert_eq!(after["reason"], "asked");
     assert_eq!(after["made_now"], true);
 
-    let err =
-        invoke_with(&window, "rebuild_context", json!({"frame": "fzzzzzzzzzz"})).unwrap_err();
+    let err = invoke_with(&window, "rebuild_context", json!({"frame": "fzzzzzzzzzz"})).unwrap_err();
     assert_eq!(err["code"], "not_found");
 }
 
