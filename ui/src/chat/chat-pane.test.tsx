@@ -34,6 +34,7 @@ import {
   settle,
   storedMessage,
 } from "../test-backend";
+import { NO_TOKENS } from "../test-costs";
 import { ChatPane } from "./chat-pane";
 import { WINDOW_SIZE, WINDOW_STEP, type MessageRequest } from "./message-window";
 import { useModelChoice } from "./model-picker";
@@ -142,13 +143,7 @@ const FINISHED: ChatOutcome = {
   frame: FRAME,
   rounds: 1,
   stopped: { kind: "finished" },
-  usage: {
-    input_tokens: 1,
-    output_tokens: 1,
-    cache_read_tokens: 0,
-    cache_write_tokens: 0,
-    cache_write_long_tokens: 0,
-  },
+  usage: { ...NO_TOKENS, input_tokens: 1, output_tokens: 1 },
 };
 
 /** Runs a command the way the app does, minus the reload. */
