@@ -35,8 +35,8 @@ function typedRate(rate: Rate, text: string): number | null | undefined {
 }
 
 /** A rate as the person sees it in its field: dollars, or nothing for an unset one. */
-function rateText(micros: number | null | undefined): string {
-  return micros === null || micros === undefined ? "" : microsToDollars(micros);
+function rateText(micros: number | null): string {
+  return micros === null ? "" : microsToDollars(micros);
 }
 
 /** One row of the table: the price in use for a model, and where it comes from. */
