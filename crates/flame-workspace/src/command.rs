@@ -34,9 +34,17 @@ pub const OUTPUT_TAIL_BYTES: usize = 15 * 1024;
 /// How long the group gets between SIGTERM and SIGKILL.
 const TERMINATE_GRACE: Duration = Duration::from_millis(500);
 
+/// The most of a command's whole output written to its log (the file the window offers); past
+/// it the output is still read, counted and kept as the reply's tail, but no longer written, and
+/// the reply says so. `yes` writes about 430 MB a second: without a cap, a command at the default
+/// timeout could fill the data folder with 50 GB.
+pub const MAX_COMMAND_LOG_BYTES: u64 = 64 * 1024 * 1024;
+
 /// How long output is still read after the group is killed, for processes that left the group
-/// (`setsid`) and keep the pipe open; past it the run ends without them.
-const DRAIN_GRACE: Duration = Duration::from_secs(2);
+/// (`setsid`) and keep the pipe open; past it the run ends without them. With
+/// [`TERMINATE_GRACE`] and [`POLL_INTERVAL`] it bounds how far past its timeout a run can end:
+/// about 1.6 s at most, whatever the command does with its output.
+const DRAIN_GRACE: Duration = Duration::from_secs(1);
 
 /// How often a running command checks for Stop and its deadline.
 const POLL_INTERVAL: Duration = Duration::from_millis(50);
@@ -148,6 +156,8 @@ pub struct CommandOutcome {
     pub tail: Vec<u8>,
     /// Bytes of output in all (head, tail and what was cut between them).
     pub output_bytes: u64,
+    /// Bytes of output written to the log: all of it, or [`MAX_COMMAND_LOG_BYTES`].
+    pub logged_bytes: u64,
     /// Whether output was still arriving from processes that left the group when the run
     /// stopped reading.
     pub output_abandoned: bool,
@@ -183,6 +193,12 @@ impl CommandOutcome {
         out.push_str(&ended);
         if self.output_abandoned {
             out.push_str("\n[processes that left the command's group still held its output; they were not waited for]");
+        }
+        if self.log_error.is_none() && self.logged_bytes < self.output_bytes {
+            out.push_str(&format!(
+                "\n[the whole output was {} bytes; only its first {} bytes were kept on disk]",
+                self.output_bytes, self.logged_bytes
+            ));
         }
         out
     }
@@ -321,28 +337,35 @@ impl Workspace {
 
         let deadline = Instant::now() + timeout;
         let mut kept = HeadTail::default();
+        let mut logged = 0u64;
         let mut log_error = None;
         let mut ending = None;
         let mut status: Option<ExitStatus> = None;
         let mut drain_until: Option<Instant> = None;
-        let mut output_abandoned = false;
+        let mut output_ended = false;
+        let output_abandoned;
         loop {
-            match chunks.recv_timeout(POLL_INTERVAL) {
-                Ok(Chunk::Data(data)) => {
-                    kept.push(&data);
-                    if log_error.is_none()
-                        && let Err(e) = log.write_all(&data)
-                    {
-                        log_error = Some(e.to_string());
+            // Once the pipe has closed there is nothing to read, but the deadline and Stop still
+            // hold: a command may close its output and run on (`exec >/dev/null; sleep 25`).
+            if output_ended {
+                std::thread::sleep(POLL_INTERVAL);
+            } else {
+                match chunks.recv_timeout(POLL_INTERVAL) {
+                    Ok(Chunk::Data(data)) => {
+                        kept.push(&data);
+                        let room = MAX_COMMAND_LOG_BYTES - logged;
+                        let taken =
+                            &data[..data.len().min(usize::try_from(room).unwrap_or(usize::MAX))];
+                        if log_error.is_none() && !taken.is_empty() {
+                            match log.write_all(taken) {
+                                Ok(()) => logged += taken.len() as u64,
+                                Err(e) => log_error = Some(e.to_string()),
+                            }
+                        }
                     }
+                    Ok(Chunk::End) | Err(RecvTimeoutError::Disconnected) => output_ended = true,
+                    Err(RecvTimeoutError::Timeout) => {}
                 }
-                Ok(Chunk::End) | Err(RecvTimeoutError::Disconnected) => {
-                    if status.is_none() {
-                        status = Some(child.wait().map_err(io("wait for"))?);
-                    }
-                    break;
-                }
-                Err(RecvTimeoutError::Timeout) => {}
             }
             if status.is_none() {
                 status = child.try_wait().map_err(io("wait for"))?;
@@ -361,9 +384,11 @@ impl Workspace {
                     drain_until = Some(Instant::now() + DRAIN_GRACE);
                 }
             }
-            if drain_until.is_some_and(|until| Instant::now() >= until) {
-                output_abandoned = true;
+            let drained = drain_until.is_some_and(|until| Instant::now() >= until);
+            if (output_ended && ending.is_some()) || drained {
+                output_abandoned = !output_ended;
                 if status.is_none() {
+                    // The group was killed (SIGKILL at the latest), so this wait is short.
                     status = Some(child.wait().map_err(io("wait for"))?);
                 }
                 break;
@@ -387,6 +412,7 @@ impl Workspace {
             head: kept.head,
             tail: kept.tail.into(),
             output_bytes: kept.total,
+            logged_bytes: logged,
             output_abandoned,
             log_error,
         })

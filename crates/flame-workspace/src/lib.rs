@@ -22,7 +22,8 @@ pub use change::{
 };
 pub use command::{
     CancelHandle, CommandOutcome, CommandRequest, DEFAULT_COMMAND_TIMEOUT, Ending, Environment,
-    Exit, MAX_COMMAND_TIMEOUT, OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES, is_scrubbed_variable,
+    Exit, MAX_COMMAND_LOG_BYTES, MAX_COMMAND_TIMEOUT, OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES,
+    is_scrubbed_variable,
 };
 pub use confine::{ResolvedPath, Workspace};
 pub use error::WorkspaceError;
