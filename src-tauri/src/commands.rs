@@ -441,7 +441,7 @@ pub async fn generate_results(
 #[tauri::command]
 #[specta::specta]
 pub fn get_settings(startup: State<'_, Startup>) -> Result<Settings, ApiError> {
-    Ok(settings_file(&startup)?.load()?.redacted(&|name| std::env::var(name).ok()))
+    Ok(settings_file(&startup)?.load()?.redacted(&startup.env_reader()))
 }
 
 /// Saves the model settings. A key left as the placeholder the UI was shown is kept (unless the
@@ -460,7 +460,7 @@ pub fn save_settings(
     if let Ok(flame) = startup.flame() {
         merged.configure(flame);
     }
-    Ok(file.load()?.redacted(&|name| std::env::var(name).ok()))
+    Ok(file.load()?.redacted(&startup.env_reader()))
 }
 
 /// Every model to pick and where it came from: the settings', each provider's list (cached
@@ -475,7 +475,7 @@ pub async fn list_models(
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |since| i64::try_from(since.as_millis()).unwrap_or(i64::MAX));
     let options = flame_agent::model_list::ListOptions::default();
-    let env = |name: &str| std::env::var(name).ok();
+    let env = startup.env_reader();
     flame_agent::model_list::list_models_for(&file, &env, now_ms, &options).await
 }
 
@@ -497,7 +497,7 @@ fn agent(startup: &Startup) -> Result<Agent, ApiError> {
     Agent::from_settings_file(
         startup.flame()?.clone(),
         startup.settings_path(),
-        |name| std::env::var(name).ok(),
+        startup.env_reader(),
         RetryPolicy::default(),
     )
 }

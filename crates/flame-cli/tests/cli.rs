@@ -21,6 +21,9 @@ mod terminal;
 #[path = "cli/workspace.rs"]
 mod workspace;
 
+/// The key `flame chat` is given in its environment; it must reach only the provider.
+const SENTINEL: &str = "sk-ant-cli-SENTINEL-0123456789";
+
 struct Home {
     dir: tempfile::TempDir,
 }
@@ -472,7 +475,7 @@ async fn chat_in(
             .args(&all)
             .env("FLAME_HOME", &path)
             .env("XDG_CONFIG_HOME", path.join("config"))
-            .env("ANTHROPIC_API_KEY", "sk-ant-cli-SENTINEL-0123456789")
+            .env("ANTHROPIC_API_KEY", SENTINEL)
             .env("ANTHROPIC_BASE_URL", base)
             .env_remove("FLAME_LOG")
             .output()
@@ -550,7 +553,7 @@ async fn a_chat_whose_reader_goes_away_stops_quietly() {
             .args(["chat", &crud, "Write a lot"])
             .env("FLAME_HOME", &path)
             .env("XDG_CONFIG_HOME", path.join("config"))
-            .env("ANTHROPIC_API_KEY", "sk-ant-cli-SENTINEL-0123456789")
+            .env("ANTHROPIC_API_KEY", SENTINEL)
             .env("ANTHROPIC_BASE_URL", base)
             .env_remove("FLAME_LOG")
             .stdout(std::process::Stdio::piped())

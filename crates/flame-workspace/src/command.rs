@@ -4,7 +4,6 @@
 //! interleaved as a terminal shows them) streams whole to the caller's log; the reply keeps only
 //! a head and a tail. Commands are not sandboxed: they can do whatever the person's account can.
 
-use std::ffi::{OsStr, OsString};
 use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -17,7 +16,7 @@ use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
-use crate::{Touched, Workspace, WorkspaceError};
+use crate::{Environment, Touched, Workspace, WorkspaceError};
 
 /// How long a command may run when no timeout is asked for.
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
@@ -53,50 +52,6 @@ const POLL_INTERVAL: Duration = Duration::from_millis(50);
 /// output held between the reading thread and the caller.
 const PIPE_CHUNK_BYTES: usize = 64 * 1024;
 const PIPE_CHUNKS_IN_FLIGHT: usize = 4;
-
-/// Variables that name Flame's providers or are Flame's own; with [`is_scrubbed_variable`].
-const SCRUBBED_PREFIXES: [&str; 3] = ["FLAME_", "ANTHROPIC_", "OPENAI_"];
-
-/// Suffixes of the usual names for API keys and tokens of any service.
-const SCRUBBED_SUFFIXES: [&str; 5] =
-    ["_API_KEY", "_APIKEY", "_API_TOKEN", "_AUTH_TOKEN", "_SECRET_KEY"];
-
-/// Whether a variable is removed from a command's environment. The rule: a name (compared in
-/// upper case) that starts with `FLAME_`, `ANTHROPIC_` or `OPENAI_` (Flame's own settings and
-/// the providers' keys and base URLs), or that ends with `_API_KEY`, `_APIKEY`, `_API_TOKEN`,
-/// `_AUTH_TOKEN` or `_SECRET_KEY` (any other service's key). Everything else — `PATH`, `HOME`,
-/// the toolchains' variables — is passed on, so commands run as in the person's terminal.
-pub fn is_scrubbed_variable(name: &OsStr) -> bool {
-    let Some(name) = name.to_str() else { return false };
-    let upper = name.to_ascii_uppercase();
-    SCRUBBED_PREFIXES.iter().any(|prefix| upper.starts_with(prefix))
-        || SCRUBBED_SUFFIXES.iter().any(|suffix| upper.ends_with(suffix))
-}
-
-/// The environment a command starts from, before scrubbing: explicit, so it is an input like
-/// any other.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Environment {
-    variables: Vec<(OsString, OsString)>,
-}
-
-impl Environment {
-    /// This process's environment.
-    pub fn inherited() -> Environment {
-        Environment::from_variables(std::env::vars_os())
-    }
-
-    pub fn from_variables(
-        variables: impl IntoIterator<Item = (OsString, OsString)>,
-    ) -> Environment {
-        Environment { variables: variables.into_iter().collect() }
-    }
-
-    /// The variables a command gets: all but the scrubbed ones.
-    pub fn scrubbed(&self) -> impl Iterator<Item = &(OsString, OsString)> {
-        self.variables.iter().filter(|(name, _)| !is_scrubbed_variable(name))
-    }
-}
 
 /// A command to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -291,7 +246,7 @@ enum Chunk {
 
 impl Workspace {
     /// Runs `request.command` with `bash -c` in the workspace folder with `environment`
-    /// scrubbed (see [`is_scrubbed_variable`]), until it exits, its timeout passes or `cancel`
+    /// scrubbed (see [`crate::is_scrubbed_variable`]), until it exits, its timeout passes or `cancel`
     /// is cancelled; then its process group is killed. The whole output is written to `log`
     /// as it arrives.
     pub fn run_command(
