@@ -137,19 +137,9 @@ pub fn create_tree(
     criteria: String,
     workspace: Option<String>,
 ) -> Result<Tree, ApiError> {
-    let workspace = checked_folder(&startup, workspace.as_deref())?;
+    // The facade checks it against every folder of Flame's own (`Startup::own_folders`).
+    let workspace = workspace.as_deref().and_then(folder_path);
     startup.flame()?.create_tree(Actor::Person, &title, &criteria, workspace.as_deref())
-}
-
-/// A workspace folder the person typed or chose, checked against every folder of Flame's own
-/// (the facade knows only the data directory; the settings folder may hold keys).
-fn checked_folder(
-    startup: &Startup,
-    text: Option<&str>,
-) -> Result<Option<std::path::PathBuf>, ApiError> {
-    let Some(path) = text.and_then(folder_path) else { return Ok(None) };
-    flame_api::check_workspace(&path, &startup.own_folders())?;
-    Ok(Some(path))
 }
 
 /// A folder the person typed or chose: blank is none, and `~` starts at the home folder (a `~`
@@ -172,7 +162,8 @@ pub fn set_tree_workspace(
     tree: TreeId,
     workspace: Option<String>,
 ) -> Result<Tree, ApiError> {
-    let workspace = checked_folder(&startup, workspace.as_deref())?;
+    // The facade checks it against every folder of Flame's own (`Startup::own_folders`).
+    let workspace = workspace.as_deref().and_then(folder_path);
     startup.flame()?.set_workspace(Actor::Person, &tree, workspace.as_deref())
 }
 

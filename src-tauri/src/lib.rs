@@ -28,6 +28,15 @@ pub fn assemble<R: Runtime>(builder: tauri::Builder<R>, startup: Startup) -> tau
             bindings.mount_events(app);
             app.manage(dialogs::Dialogs::new(app.handle().clone()));
             change_watch::spawn(app.handle().clone());
+            // The web view's data and caches are Flame's too: no workspace may lie in or hold one.
+            if let Ok(flame) = app.state::<Startup>().flame() {
+                let paths = app.path();
+                flame.add_own_folders(
+                    [paths.app_data_dir(), paths.app_local_data_dir(), paths.app_cache_dir()]
+                        .into_iter()
+                        .flatten(),
+                );
+            }
             if let Some(window) = app.get_webview_window("main") {
                 webkit::paint_without_gpu(&window);
             }

@@ -54,6 +54,10 @@ impl Startup {
         // first outline.
         if let Ok(flame) = &flame {
             flame_agent::Settings::at_or_default(settings_path.as_deref()).configure(flame);
+            // The settings' folder may hold keys and the approval policy: never a workspace.
+            flame.add_own_folders(
+                settings_path.as_deref().and_then(Path::parent).map(Path::to_path_buf),
+            );
         }
         Startup {
             flame,
@@ -86,13 +90,20 @@ impl Startup {
         self.settings_path.clone()
     }
 
-    /// Flame's own folders, which paths from the window may not export into or import from:
-    /// the data directory and the folder of the settings (where keys may be kept).
+    /// Flame's own folders, which paths from the window may not export into or import from and
+    /// no workspace may lie in or hold: the data directory, the folder of the settings (where
+    /// keys may be kept) and the window's own (`Flame::own_folders`).
     pub fn own_folders(&self) -> Vec<PathBuf> {
-        let data = self.flame.as_ref().ok().map(|flame| flame.data_dir().path().to_path_buf());
-        let settings =
-            self.settings_path.as_ref().and_then(|path| path.parent()).map(Path::to_path_buf);
-        data.into_iter().chain(settings).collect()
+        match &self.flame {
+            Ok(flame) => flame.own_folders(),
+            Err(_) => self
+                .settings_path
+                .as_deref()
+                .and_then(Path::parent)
+                .map(Path::to_path_buf)
+                .into_iter()
+                .collect(),
+        }
     }
 
     /// Starts a new answer; it cancels any answer still running.

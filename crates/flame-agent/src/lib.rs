@@ -690,7 +690,8 @@ fn waiting_request_for(
 }
 
 /// The workspace of `tree`: `None` when it has none, an error message when its folder cannot be
-/// opened (moved or deleted since it was chosen).
+/// opened (moved or deleted since it was chosen) or now leads into Flame's own folders (replaced
+/// by a link since: what the opened folder is, not its name, is checked).
 fn open_workspace(
     flame: &Flame,
     tree: &TreeId,
@@ -698,7 +699,9 @@ fn open_workspace(
     let Some(folder) = flame.tree(tree).map_err(|e| e.message)?.workspace else {
         return Ok(None);
     };
-    flame_workspace::Workspace::open(&folder).map(Some).map_err(|e| e.to_string())
+    let workspace = flame_workspace::Workspace::open(&folder).map_err(|e| e.to_string())?;
+    flame.check_workspace_in_use(workspace.root()).map_err(|e| e.message)?;
+    Ok(Some(workspace))
 }
 
 /// What the model is told when the person refuses `call`, with their words (cut to

@@ -188,7 +188,19 @@ impl Flame {
             .join(flame_checkpoint::shadow_folder_name(Path::new(workspace)))
     }
 
+    /// The shadow of `workspace`, a tree's folder as stored (canonical when it was set). It is
+    /// checked again first: a folder replaced by a link since (to Flame's own data, or anywhere)
+    /// is refused, so neither a snapshot nor a rollback follows it.
     fn shadow(&self, workspace: &str) -> Result<Shadow, ApiError> {
+        let real = crate::check_workspace(Path::new(workspace), &self.own_folders())?;
+        if real != workspace {
+            return Err(ApiError::new(
+                ErrorCode::Invalid,
+                format!(
+                    "the workspace folder {workspace} now leads to {real} (a link was put in its place); no checkpoint is taken or restored there until the tree's workspace folder is chosen again"
+                ),
+            ));
+        }
         Shadow::open(&self.shadow_folder(workspace), Path::new(workspace))
             .map_err(|e| checkpoint_error("open the workspace's checkpoints", e))
     }

@@ -96,6 +96,9 @@ pub struct Flame {
     /// How many of the focus's newest tool results the context sends in full
     /// (`set_keep_tool_results`).
     keep_tool_results: AtomicUsize,
+    /// Flame's folders besides the data directory that the front ends named (`add_own_folders`):
+    /// no workspace may lie in one or hold one.
+    own_folders: Mutex<Vec<std::path::PathBuf>>,
 }
 
 /// What the front ends show about the running Flame.
@@ -156,6 +159,7 @@ impl Flame {
             kept_parts: Mutex::default(),
             keep_tool_results: AtomicUsize::new(flame_context::DEFAULT_KEEP_TOOL_RESULTS),
             outline_ahead: outline::OutlineAhead::default(),
+            own_folders: Mutex::default(),
         })
     }
 

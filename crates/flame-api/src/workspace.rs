@@ -84,9 +84,35 @@ fn output_file_stem(call_id: &str) -> String {
 }
 
 impl Flame {
-    /// The workspace `path` checked against this Flame's data directory.
+    /// Adds folders of Flame's own besides the data directory — the settings' folder, where keys
+    /// and the approval policy may be kept; the window's caches — which no workspace may lie in
+    /// or hold. Every front end adds its own when it opens Flame.
+    pub fn add_own_folders(&self, folders: impl IntoIterator<Item = PathBuf>) {
+        let mut own = self.own_folders.lock().unwrap_or_else(|p| p.into_inner());
+        for folder in folders {
+            if !own.contains(&folder) {
+                own.push(folder);
+            }
+        }
+    }
+
+    /// Flame's own folders: the data directory and those the front end added.
+    pub fn own_folders(&self) -> Vec<PathBuf> {
+        let added = self.own_folders.lock().unwrap_or_else(|p| p.into_inner());
+        std::iter::once(self.data_dir.path().to_path_buf()).chain(added.iter().cloned()).collect()
+    }
+
+    /// The workspace `path` checked against Flame's own folders.
     fn checked_workspace(&self, path: Option<&Path>) -> Result<Option<String>, ApiError> {
-        path.map(|p| check_workspace(p, &[self.data_dir.path().to_path_buf()])).transpose()
+        path.map(|p| check_workspace(p, &self.own_folders())).transpose()
+    }
+
+    /// Checks a tree's workspace folder as it is now, where `real` is where it resolves to at
+    /// this moment (through a handle the caller holds open): a folder set long ago may have been
+    /// replaced by a link since, to Flame's own data. Called every time a workspace is opened for
+    /// the agent's tools or a checkpoint.
+    pub fn check_workspace_in_use(&self, real: &Path) -> Result<(), ApiError> {
+        check_workspace(real, &self.own_folders()).map(|_| ())
     }
 
     /// Creates a tree (its root frame in progress and focused) and makes it current.

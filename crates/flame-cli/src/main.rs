@@ -13,6 +13,7 @@ mod render;
 mod replay;
 mod terminal;
 
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -85,6 +86,8 @@ fn run(flame: &Arc<Flame>, cli: &Cli, environment: &Arc<Environment>) -> Result<
     // settings read without the keys.
     let settings = flame_agent::Settings::default_path();
     flame_agent::Settings::at_or_default(settings.as_deref()).configure(flame);
+    // The settings' folder may hold keys and the approval policy: never a workspace.
+    flame.add_own_folders(settings.as_deref().and_then(Path::parent).map(Path::to_path_buf));
     match &cli.command {
         Command::Tree { command: TreeCommand::New { title, criteria, workspace } } => {
             let tree = flame.create_tree(ACTOR, title, criteria, workspace.as_deref())?;

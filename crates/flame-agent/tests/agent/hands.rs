@@ -381,6 +381,40 @@ async fn a_workspace_folder_gone_since_is_said_plainly_and_offers_no_tools() {
     assert!(result.content.contains("cannot be opened"), "{}", result.content);
 }
 
+#[tokio::test]
+async fn a_workspace_folder_replaced_by_a_link_to_flames_data_is_refused_every_time() {
+    let (s, workspace) = workspace_setup(
+        ApprovalPolicy::default().allowing(&[ToolKind::Changing]),
+        vec![
+            turn(
+                "Writing it.",
+                Some(("write_file", json!({"path": "flame.db", "content": "gone"}))),
+            ),
+            turn("Done.", None),
+        ],
+    )
+    .await;
+    let child = s.flame.status(None).unwrap().focus;
+    let database = s.dir.path().join("flame.db");
+    let before = std::fs::read(&database).unwrap();
+    // The folder was checked when it was set; now it is a link to the data directory.
+    std::fs::remove_dir_all(workspace.path()).unwrap();
+    std::os::unix::fs::symlink(s.dir.path(), workspace.path()).unwrap();
+    s.agent
+        .send(Actor::Person, None, "Go", None, &CancellationToken::new(), &mut |_| {})
+        .await
+        .unwrap();
+    let result =
+        s.flame.messages(&child).unwrap().into_iter().find(|m| m.role == Role::Tool).unwrap();
+    assert!(result.tool_result.unwrap().is_error);
+    assert!(result.content.contains("Flame's own folder"), "{}", result.content);
+    assert_ne!(std::fs::read(&database).unwrap(), b"gone");
+    assert!(std::fs::read(&database).unwrap().starts_with(&before[..16]), "the store was written");
+    // No checkpoint follows the link either: the frame's changes say why.
+    let err = s.flame.frame_changes(&child, false).unwrap_err();
+    assert!(err.message.contains("Flame's own folder"), "{}", err.message);
+}
+
 /// `turn` with a call id of its own, so that many calls of one tool can be told apart.
 fn read_turn(n: usize) -> Reply {
     let Reply::Stream { body, .. } =

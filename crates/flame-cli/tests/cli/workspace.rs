@@ -140,3 +140,26 @@ async fn a_command_cannot_read_the_key_from_the_flame_process_that_runs_it() {
     assert!(!result.contains(super::SENTINEL), "the key reached the command: {result}");
     assert!(!result.contains("ANTHROPIC_API_KEY"), "{result}");
 }
+
+#[test]
+fn the_settings_folder_and_a_folder_holding_it_are_refused_as_workspaces() {
+    let home = Home::new();
+    let config = tempfile::tempdir().unwrap();
+    let settings = config.path().join("flame");
+    std::fs::create_dir_all(&settings).unwrap();
+    std::fs::write(settings.join("settings.json"), r#"{"default_model": "claude-sonnet-4-5"}"#)
+        .unwrap();
+    for folder in [&settings, &config.path().to_path_buf()] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_flame"))
+            .args(["tree", "new", "Look", "--criteria", "Done", "--workspace"])
+            .arg(folder)
+            .env("FLAME_HOME", home.path())
+            .env("XDG_CONFIG_HOME", config.path())
+            .env_remove("FLAME_LOG")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{} was taken: {err}", folder.display());
+        assert!(err.contains("Flame's own folder"), "{err}");
+    }
+}
