@@ -47,6 +47,19 @@ pub struct PreparedChange {
     expected: Fingerprint,
 }
 
+impl PreparedChange {
+    /// What the file was when this change was prepared, as text: `absent`, or its length and a
+    /// hash of its content. Two preparations of one change give the same `base` exactly when
+    /// they found the same file, so a change shown to the person is applied only while the file
+    /// is still as it was shown ([`Workspace::apply_shown`]).
+    pub fn base(&self) -> String {
+        match self.expected {
+            Fingerprint::Absent => "absent".to_owned(),
+            Fingerprint::Present { len, hash } => format!("{len}:{hash:016x}"),
+        }
+    }
+}
+
 /// A change that was applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AppliedChange {
@@ -208,6 +221,20 @@ impl Workspace {
             replacements: change.replacements,
             bytes_written: change.content.len() as u64,
         })
+    }
+
+    /// Applies `change` only if it was prepared on the file the person was shown (`shown`, the
+    /// [`PreparedChange::base`] of the change they saw; `None` when no one was asked): a file
+    /// changed since it was shown is refused, never overwritten with a change no one saw.
+    pub fn apply_shown(
+        &self,
+        change: PreparedChange,
+        shown: Option<&str>,
+    ) -> Result<AppliedChange, WorkspaceError> {
+        if shown.is_some_and(|base| base != change.base()) {
+            return Err(WorkspaceError::ChangedSinceShown { path: change.path });
+        }
+        self.apply(change)
     }
 
     /// Prepares and applies a write at once, for callers that need no approval in between.

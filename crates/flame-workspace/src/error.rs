@@ -91,6 +91,11 @@ pub enum WorkspaceError {
     )]
     ChangedSincePrepared { path: String },
 
+    #[error(
+        "{path} changed on disk after the person was shown this change, so it was not applied; read it again and redo the change"
+    )]
+    ChangedSinceShown { path: String },
+
     #[error("the glob {glob:?} is not valid: {message}")]
     InvalidGlob { glob: String, message: String },
 

@@ -90,7 +90,7 @@ async fn the_agent_reads_edits_and_runs_with_approval_then_pops_with_its_trail()
     assert_eq!(request.call.name, "edit_file");
     let Ask::Workspace {
         tool_kind: ToolKind::Changing,
-        preview: Preview::Change { path, created: false, diff },
+        preview: Preview::Change { path, created: false, diff, base },
     } = &request.ask
     else {
         panic!("{:?}", request.ask)
@@ -116,7 +116,13 @@ async fn the_agent_reads_edits_and_runs_with_approval_then_pops_with_its_trail()
 
     let outcome = s
         .agent
-        .answer_request(&child, Answer::Accept, None, &CancellationToken::new(), &mut |_| {})
+        .answer_request(
+            &child,
+            Answer::Accept { shown: Some(base.clone()) },
+            None,
+            &CancellationToken::new(),
+            &mut |_| {},
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -133,7 +139,13 @@ async fn the_agent_reads_edits_and_runs_with_approval_then_pops_with_its_trail()
 
     let outcome = s
         .agent
-        .answer_request(&child, Answer::AcceptKind, None, &CancellationToken::new(), &mut |_| {})
+        .answer_request(
+            &child,
+            Answer::AcceptKind { shown: None },
+            None,
+            &CancellationToken::new(),
+            &mut |_| {},
+        )
         .await
         .unwrap();
     assert_eq!(outcome.stopped, Stopped::Finished);
@@ -174,6 +186,71 @@ async fn the_agent_reads_edits_and_runs_with_approval_then_pops_with_its_trail()
     let last = s.server.requests().last().unwrap().json();
     assert!(last["system"].as_str().unwrap().contains("greet.py"), "{last}");
     assert_key_nowhere(&s);
+}
+
+#[tokio::test]
+async fn a_change_allowed_after_the_file_changed_is_asked_again_not_applied() {
+    let (s, workspace) = workspace_setup(
+        ApprovalPolicy::default(),
+        vec![
+            turn(
+                "Rewriting it.",
+                Some(("write_file", json!({"path": "greet.py", "content": "print('hello')\n"}))),
+            ),
+            turn("Rewritten.", None),
+        ],
+    )
+    .await;
+    let child = s.flame.status(None).unwrap().focus;
+    let file = workspace.path().join("greet.py");
+    let outcome = s
+        .agent
+        .send(Actor::Person, None, "Fix it", None, &CancellationToken::new(), &mut |_| {})
+        .await
+        .unwrap();
+    let Stopped::AwaitingApproval { request } = outcome.stopped else { panic!("{outcome:?}") };
+    let Ask::Workspace { preview: Preview::Change { base: shown, .. }, .. } = &request.ask else {
+        panic!("{:?}", request.ask)
+    };
+    // While the prompt waits, the person's own edit lands in the file.
+    std::fs::write(&file, "print('helo')\nprint('my own line')\n").unwrap();
+    let accept = |shown: &str| Answer::Accept { shown: Some(shown.to_owned()) };
+    let outcome = s
+        .agent
+        .answer_request(&child, accept(shown), None, &CancellationToken::new(), &mut |_| {})
+        .await
+        .unwrap();
+    // Nothing was written: the change as it would be now is put to the person instead.
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "print('helo')\nprint('my own line')\n");
+    let Stopped::AwaitingApproval { request } = outcome.stopped else { panic!("{outcome:?}") };
+    let Ask::Workspace { preview: Preview::Change { base: now, diff, .. }, .. } = &request.ask
+    else {
+        panic!("{:?}", request.ask)
+    };
+    assert_ne!(now, shown);
+    assert!(diff.contains("-print('my own line')"), "the new question shows what goes: {diff}");
+    // An answer that does not say what it was shown is asked again too.
+    let outcome = s
+        .agent
+        .answer_request(
+            &child,
+            Answer::Accept { shown: None },
+            None,
+            &CancellationToken::new(),
+            &mut |_| {},
+        )
+        .await
+        .unwrap();
+    assert!(matches!(outcome.stopped, Stopped::AwaitingApproval { .. }), "{outcome:?}");
+    assert!(s.flame.messages(&child).unwrap().iter().all(|m| m.role != Role::Tool));
+    // Allowed as it is now, it is applied.
+    let outcome = s
+        .agent
+        .answer_request(&child, accept(now), None, &CancellationToken::new(), &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!(outcome.stopped, Stopped::Finished);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "print('hello')\n");
 }
 
 #[tokio::test]
