@@ -30,7 +30,7 @@ pub use decode::decode_stream;
 /// The tool calls and usage a turn brings are the same types a stored message holds, and the
 /// tools a request offers are described as everywhere else in Flame.
 pub use flame_model::{ToolCall, ToolSpec, Usage};
-pub use http::{Client, RetryPolicy};
+pub use http::{Client, MAX_REDIRECTS, RetryPolicy};
 pub use provider_models::{MAX_PROVIDER_LIST_PAGES, PROVIDER_LIST_TIMEOUT, ProviderModels};
 pub use tokio_util::sync::CancellationToken;
 
