@@ -92,7 +92,11 @@ pub fn import(
     let root = draft.push_frame(root);
 
     let subagent_dir = path.with_extension("").join("subagents");
-    let mut used_agents: Vec<String> = Vec::new();
+    let mut used_agents: HashSet<String> = HashSet::new();
+    // The subagent calls in message order, taken a segment at a time (see `segment::place_with`).
+    let mut tasks: Vec<&(String, usize, String, String)> = main.tasks.iter().collect();
+    tasks.sort_by_key(|(_, index, _, _)| *index);
+    let mut next_task = 0;
     let segment_frames = segment::place_with(
         &mut draft,
         root,
@@ -100,10 +104,10 @@ pub fn import(
         &main.calls,
         options.segment,
         |draft, frame, seg, parent_open| {
-            for (tool_use, index, description, prompt) in &main.tasks {
-                if !(seg.start..seg.end).contains(index) {
-                    continue;
-                }
+            while let Some(&(tool_use, index, description, prompt)) = tasks.get(next_task)
+                && *index < seg.end
+            {
+                next_task += 1;
                 let result = main.results.get(tool_use);
                 let agent = main
                     .agents
@@ -140,7 +144,7 @@ pub fn import(
                     let file = subagent_dir.join(format!("agent-{agent}.jsonl"));
                     if file.exists() {
                         add_thread(draft, child, &file, progress)?;
-                        used_agents.push(agent);
+                        used_agents.insert(agent);
                     } else {
                         draft.report.problem(format!(
                             "subagent {agent} (tool call {tool_use}): {} is missing; its frame has no messages",
