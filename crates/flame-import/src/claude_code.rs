@@ -26,6 +26,19 @@ use crate::{ImportError, ImportOptions, ImportReport, Progress};
 /// The tool that starts a subagent (renamed `Agent` in later versions; both are accepted).
 const SUBAGENT_TOOLS: [&str; 2] = ["Task", "Agent"];
 
+/// The longest subagent id read; Claude Code's are a few characters (`a2898e3`,
+/// `acompact-…`).
+pub const MAX_AGENT_ID_BYTES: usize = 128;
+
+/// Whether a subagent id is a plain name — ASCII letters, digits, `-` and `_`, at most
+/// [`MAX_AGENT_ID_BYTES`] — which is all that goes into the name of the file read for it: an id
+/// is a name, never a path (`../` in one read a transcript from outside the session's folder).
+fn is_agent_name(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= MAX_AGENT_ID_BYTES
+        && id.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
+}
+
 /// A `Task` call's result as the parent received it.
 #[derive(Debug, Clone, PartialEq)]
 struct TaskResult {
@@ -140,7 +153,12 @@ pub fn import(
                     }
                 }
                 let child = draft.push_frame(child);
-                if let Some(agent) = agent {
+                if let Some(agent) = agent.as_deref().filter(|agent| !is_agent_name(agent)) {
+                    let shown: String = agent.chars().take(MAX_AGENT_ID_BYTES).collect();
+                    draft.report.problem(format!(
+                        "tool call {tool_use}: the subagent id {shown:?} is not a plain name (letters, digits, - and _, at most {MAX_AGENT_ID_BYTES} bytes), so no file is read for it; its frame has no messages"
+                    ));
+                } else if let Some(agent) = agent {
                     let file = subagent_dir.join(format!("agent-{agent}.jsonl"));
                     if file.exists() {
                         add_thread(draft, child, &file, progress)?;

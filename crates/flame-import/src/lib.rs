@@ -21,6 +21,7 @@ mod time;
 
 use std::path::{Path, PathBuf};
 
+pub use claude_code::MAX_AGENT_ID_BYTES;
 pub use draft::{
     Draft, DraftFile, DraftFrame, DraftMessage, FrameKind, ImportReport, LIVE_ENCODING,
     MAX_LISTED_PROBLEMS, Materialised, ModelCall, fit_title, title_from,
