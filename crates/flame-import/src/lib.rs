@@ -26,6 +26,7 @@ pub use draft::{
     Draft, DraftFile, DraftFrame, DraftMessage, FrameKind, ImportReport, LIVE_ENCODING,
     MAX_LISTED_PROBLEMS, Materialised, ModelCall, fit_title, title_from,
 };
+pub use jsonl::MAX_RECORD_BYTES;
 pub use thread::SegmentStart;
 pub use time::parse_rfc3339;
 
