@@ -36,7 +36,7 @@ const ACTOR: Actor = Actor::Cli;
 fn main() -> ExitCode {
     // Before anything else runs: the keys are read from this copy, and no command `flame chat`
     // runs can read them from this process (see `Environment::withdraw_secrets`).
-    let (environment, withdrawn) = flame_workspace::Environment::withdraw_secrets();
+    let (environment, withdrawn) = Environment::withdraw_secrets();
     let cli = Cli::parse();
     let filter = environment.get("FLAME_LOG").unwrap_or_else(|| "warn".to_owned());
     let data_dir = match &cli.home {

@@ -40,8 +40,7 @@ pub fn for_each_record(
     let mut line = Vec::with_capacity(64 * 1024);
     let (mut number, mut read, mut reported) = (0usize, 0u64, 0u64);
     progress(Progress { file: name.clone(), bytes_read: 0, total_bytes: total });
-    loop {
-        let Some(n) = read_line_bounded(&mut reader, &mut line).map_err(io)? else { break };
+    while let Some(n) = read_line_bounded(&mut reader, &mut line).map_err(io)? {
         number += 1;
         read += n;
         if read - reported >= PROGRESS_EVERY {
