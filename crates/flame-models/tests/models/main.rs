@@ -122,6 +122,11 @@ async fn anthropic_streams_text_with_usage() {
     assert_eq!(body["messages"][2]["content"][0]["type"], "tool_result");
 }
 
+/// A `307 Temporary Redirect` to `location`, which keeps the request's method and body.
+fn redirect_to(location: String) -> Reply {
+    Reply::Json { status: 307, headers: vec![("location".into(), location)], body: String::new() }
+}
+
 #[tokio::test]
 async fn no_key_follows_a_redirect_to_another_origin() {
     for (kind, path, answer) in [
@@ -132,12 +137,7 @@ async fn no_key_follows_a_redirect_to_another_origin() {
         let elsewhere = ReplayServer::start().await.unwrap();
         elsewhere.push([Reply::stream(wire(answer))]);
         let location = format!("{}{path}", elsewhere.base_url);
-        let redirect = Reply::Json {
-            status: 307,
-            headers: vec![("location".into(), location)],
-            body: String::new(),
-        };
-        let (result, _, server) = run(kind, vec![redirect]).await;
+        let (result, _, server) = run(kind, vec![redirect_to(location)]).await;
         let err = result.unwrap_err();
         assert!(matches!(err, ModelError::Http { status: 307, .. }), "{err:?}");
         assert!(err.to_string().contains("another origin"), "{err}");
@@ -152,14 +152,7 @@ async fn no_key_follows_a_redirect_to_another_origin() {
 async fn a_redirect_within_the_origin_is_followed_with_the_key() {
     let server = ReplayServer::start().await.unwrap();
     let location = format!("{}/v1/messages", server.base_url);
-    server.push([
-        Reply::Json {
-            status: 307,
-            headers: vec![("location".into(), location)],
-            body: String::new(),
-        },
-        Reply::stream(wire("anthropic-text.sse")),
-    ]);
+    server.push([redirect_to(location), Reply::stream(wire("anthropic-text.sse"))]);
     let turn = client()
         .stream(
             &provider(ProviderKind::Anthropic, &server),
@@ -179,11 +172,7 @@ async fn a_redirect_within_the_origin_is_followed_with_the_key() {
 async fn past_max_redirects_within_the_origin_the_request_stops() {
     let server = ReplayServer::start().await.unwrap();
     let location = format!("{}/v1/messages", server.base_url);
-    let redirect = Reply::Json {
-        status: 307,
-        headers: vec![("location".into(), location)],
-        body: String::new(),
-    };
+    let redirect = redirect_to(location);
     server.route("POST", "/v1/messages", redirect);
     let err = client()
         .stream(

@@ -37,18 +37,34 @@ fn database(dir: &Path, schema: &str) -> PathBuf {
     path
 }
 
+/// An `opencode.db` whose `part` table has `rows` rows, each one's `data` the value of the SQL
+/// expression `data`: stored, or with `computed` made again on every read (SQLite would make a
+/// value of any size it says, from a file of a few kilobytes).
+fn parts(dir: &Path, rows: usize, data: &str, computed: bool) -> PathBuf {
+    let (column, value) = if computed {
+        (format!("data TEXT GENERATED ALWAYS AS ({data}) VIRTUAL"), String::new())
+    } else {
+        ("data TEXT".to_owned(), format!(", {data}"))
+    };
+    let names = if computed {
+        "id, message_id, time_created"
+    } else {
+        "id, message_id, time_created, data"
+    };
+    database(
+        dir,
+        &format!(
+            "CREATE TABLE part (id TEXT, message_id TEXT, time_created INTEGER, {column});
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n LIMIT {rows})
+             INSERT INTO part ({names}) SELECT i, 'm', 0{value} FROM n;"
+        ),
+    )
+}
+
 #[test]
 fn past_max_foreign_rows_the_read_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let path = database(
-        dir.path(),
-        &format!(
-            "CREATE TABLE part (id TEXT, message_id TEXT, time_created INTEGER, data TEXT);
-             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n LIMIT {})
-             INSERT INTO part SELECT i, 'm', 0, '{{}}' FROM n;",
-            MAX_FOREIGN_ROWS + 1
-        ),
-    );
+    let path = parts(dir.path(), MAX_FOREIGN_ROWS + 1, "'{}'", false);
     let err = read_opencode_db(&path).unwrap_err();
     assert!(matches!(err, ForeignError::TooLarge { .. }), "{err:?}");
     assert!(
@@ -104,15 +120,11 @@ fn a_virtual_table_is_refused() {
 #[test]
 fn past_max_foreign_value_bytes_no_value_is_made() {
     let dir = tempfile::tempdir().unwrap();
-    // A column computed on every read: SQLite would make a value of any size it says.
-    let path = database(
+    let path = parts(
         dir.path(),
-        &format!(
-            "CREATE TABLE part (id TEXT, message_id TEXT, time_created INTEGER,
-                 data TEXT GENERATED ALWAYS AS (printf('%.*c', {}, 'x')) VIRTUAL);
-             INSERT INTO part (id, message_id, time_created) VALUES ('p', 'm', 0);",
-            MAX_FOREIGN_VALUE_BYTES + 1
-        ),
+        1,
+        &format!("printf('%.*c', {}, 'x')", MAX_FOREIGN_VALUE_BYTES + 1),
+        true,
     );
     let err = read_opencode_db(&path).unwrap_err();
     assert!(matches!(err, ForeignError::TooLarge { .. }), "{err:?}");
@@ -127,15 +139,7 @@ fn past_max_foreign_bytes_the_read_is_refused_before_any_is_held() {
     let dir = tempfile::tempdir().unwrap();
     let value = MAX_FOREIGN_VALUE_BYTES / 2;
     let rows = MAX_FOREIGN_BYTES / value + 1;
-    let path = database(
-        dir.path(),
-        &format!(
-            "CREATE TABLE part (id TEXT, message_id TEXT, time_created INTEGER,
-                 data TEXT GENERATED ALWAYS AS (printf('%.*c', {value}, 'x')) VIRTUAL);
-             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n LIMIT {rows})
-             INSERT INTO part (id, message_id, time_created) SELECT i, 'm', 0 FROM n;"
-        ),
-    );
+    let path = parts(dir.path(), rows, &format!("printf('%.*c', {value}, 'x')"), true);
     let err = read_opencode_db(&path).unwrap_err();
     assert!(matches!(err, ForeignError::TooLarge { .. }), "{err:?}");
     assert!(err.to_string().contains(&format!("more than {MAX_FOREIGN_BYTES} bytes")), "{err}");
@@ -156,12 +160,7 @@ fn past_its_deadline_a_read_is_interrupted() {
     let dir = tempfile::tempdir().unwrap();
     // A million rows within every other limit take about a second to read here; the deadline
     // is a tenth of that.
-    let path = database(
-        dir.path(),
-        "CREATE TABLE part (id TEXT, message_id TEXT, time_created INTEGER, data TEXT);
-         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n LIMIT 1000000)
-         INSERT INTO part SELECT i, 'm', 0, '{}' FROM n;",
-    );
+    let path = parts(dir.path(), 1_000_000, "'{}'", false);
     let limits = ForeignLimits { time: Duration::from_millis(100), ..ForeignLimits::default() };
     let read = read_opencode_db_within(&path, limits).map(|rows| rows.parts.len());
     assert!(matches!(read, Err(ForeignError::TooSlow { .. })), "{read:?}");
