@@ -98,29 +98,6 @@ enum Fingerprint {
 }
 
 impl Workspace {
-    fn fingerprint_of(&self, resolved: &ResolvedPath) -> Result<Fingerprint, WorkspaceError> {
-        let mut file = match self.open_regular(&resolved.relative) {
-            Err(WorkspaceError::NotFound { .. }) => return Ok(Fingerprint::Absent),
-            opened => opened?.0,
-        };
-        let mut hasher = std::hash::DefaultHasher::new();
-        let mut buffer = vec![0u8; 64 * 1024];
-        let mut len = 0u64;
-        loop {
-            let read = file
-                .read(&mut buffer)
-                .map_err(|e| WorkspaceError::io("read", &resolved.relative, e))?;
-            if read == 0 {
-                break;
-            }
-            hasher.write(&buffer[..read]);
-            len += read as u64;
-        }
-        Ok(Fingerprint::Present { len, hash: hasher.finish() })
-    }
-}
-
-impl Workspace {
     /// Prepares replacing (or creating) `path` with `content`.
     pub fn prepare_write(
         &self,
@@ -255,6 +232,28 @@ impl Workspace {
 }
 
 impl Workspace {
+    /// What the file `resolved` is now: absent, or its length and a hash of its content.
+    fn fingerprint_of(&self, resolved: &ResolvedPath) -> Result<Fingerprint, WorkspaceError> {
+        let mut file = match self.open_regular(&resolved.relative) {
+            Err(WorkspaceError::NotFound { .. }) => return Ok(Fingerprint::Absent),
+            opened => opened?.0,
+        };
+        let mut hasher = std::hash::DefaultHasher::new();
+        let mut buffer = vec![0u8; 64 * 1024];
+        let mut len = 0u64;
+        loop {
+            let read = file
+                .read(&mut buffer)
+                .map_err(|e| WorkspaceError::io("read", &resolved.relative, e))?;
+            if read == 0 {
+                break;
+            }
+            hasher.write(&buffer[..read]);
+            len += read as u64;
+        }
+        Ok(Fingerprint::Present { len, hash: hasher.finish() })
+    }
+
     /// A file's size and its text, `None` when it is not text. Refuses files over
     /// [`MAX_EDIT_FILE_BYTES`].
     fn read_text(&self, resolved: &ResolvedPath) -> Result<(u64, Option<String>), WorkspaceError> {
