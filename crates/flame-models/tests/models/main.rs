@@ -122,6 +122,12 @@ async fn anthropic_streams_text_with_usage() {
     assert_eq!(body["messages"][2]["content"][0]["type"], "tool_result");
 }
 
+/// One Anthropic turn streamed from `server`, with no events kept.
+async fn stream_anthropic(server: &ReplayServer) -> Result<flame_models::Turn, ModelError> {
+    let provider = provider(ProviderKind::Anthropic, server);
+    client().stream(&provider, &request(), &CancellationToken::new(), |_| {}).await
+}
+
 /// A `307 Temporary Redirect` to `location`, which keeps the request's method and body.
 fn redirect_to(location: String) -> Reply {
     Reply::Json { status: 307, headers: vec![("location".into(), location)], body: String::new() }
@@ -153,15 +159,7 @@ async fn a_redirect_within_the_origin_is_followed_with_the_key() {
     let server = ReplayServer::start().await.unwrap();
     let location = format!("{}/v1/messages", server.base_url);
     server.push([redirect_to(location), Reply::stream(wire("anthropic-text.sse"))]);
-    let turn = client()
-        .stream(
-            &provider(ProviderKind::Anthropic, &server),
-            &request(),
-            &CancellationToken::new(),
-            |_| {},
-        )
-        .await
-        .unwrap();
+    let turn = stream_anthropic(&server).await.unwrap();
     assert_eq!(turn.text, "Hello!");
     let keys: Vec<_> =
         server.requests().iter().map(|r| r.header("x-api-key").map(str::to_owned)).collect();
@@ -171,18 +169,8 @@ async fn a_redirect_within_the_origin_is_followed_with_the_key() {
 #[tokio::test]
 async fn past_max_redirects_within_the_origin_the_request_stops() {
     let server = ReplayServer::start().await.unwrap();
-    let location = format!("{}/v1/messages", server.base_url);
-    let redirect = redirect_to(location);
-    server.route("POST", "/v1/messages", redirect);
-    let err = client()
-        .stream(
-            &provider(ProviderKind::Anthropic, &server),
-            &request(),
-            &CancellationToken::new(),
-            |_| {},
-        )
-        .await
-        .unwrap_err();
+    server.route("POST", "/v1/messages", redirect_to(format!("{}/v1/messages", server.base_url)));
+    let err = stream_anthropic(&server).await.unwrap_err();
     assert!(matches!(err, ModelError::Unreachable { .. }), "{err:?}");
     assert!(err.to_string().contains("error following redirect"), "{err}");
     // Each of the client's three attempts made the first request and followed MAX_REDIRECTS.
