@@ -201,19 +201,33 @@ export type Answer = Answer_Serialize | Answer_Deserialize;
 
 /**  The person's answer to a waiting call. */
 export type Answer_Deserialize = 
-/**  Run this call. */
-{ kind: "accept" } | 
-/**  Run this call and, without asking, the rest of the tree's calls of its kind. */
-{ kind: "accept_kind" } | 
+/**
+ *  Run this call. For a write or edit, `shown` is the `base` of the change the person was
+ *  shown ([`Preview::Change`]): if the file changed since (or `shown` is missing), nothing is
+ *  written and the person is asked again with the change as it would be now.
+ */
+{ kind: "accept"; shown?: string | null } | 
+/**
+ *  Run this call and, without asking, the rest of the tree's calls of its kind; `shown` as
+ *  for [`Answer::Accept`].
+ */
+{ kind: "accept_kind"; shown?: string | null } | 
 /**  Do not run it; the model gets a tool error with the person's words, if any. */
 { kind: "refuse"; reason?: string | null };
 
 /**  The person's answer to a waiting call. */
 export type Answer_Serialize = 
-/**  Run this call. */
-{ kind: "accept" } | 
-/**  Run this call and, without asking, the rest of the tree's calls of its kind. */
-{ kind: "accept_kind" } | 
+/**
+ *  Run this call. For a write or edit, `shown` is the `base` of the change the person was
+ *  shown ([`Preview::Change`]): if the file changed since (or `shown` is missing), nothing is
+ *  written and the person is asked again with the change as it would be now.
+ */
+{ kind: "accept"; shown?: string | null } | 
+/**
+ *  Run this call and, without asking, the rest of the tree's calls of its kind; `shown` as
+ *  for [`Answer::Accept`].
+ */
+{ kind: "accept_kind"; shown?: string | null } | 
 /**  Do not run it; the model gets a tool error with the person's words, if any. */
 { kind: "refuse"; reason: string | null };
 
@@ -1654,10 +1668,11 @@ export type PopStatus = "completed" | "failed" | "blocked";
 /**  What a waiting workspace call would do, computed when the question is read. */
 export type Preview = 
 /**
- *  A write or edit: the unified diff it would apply (capped), and whether it creates the
- *  file.
+ *  A write or edit: the unified diff it would apply (capped), whether it creates the file,
+ *  and the file it was made from (`flame_workspace::PreparedChange::base`), which the answer
+ *  hands back so that only this change, on this file, is applied.
  */
-{ kind: "change"; path: string; created: boolean; diff: string } | 
+{ kind: "change"; path: string; created: boolean; diff: string; base: string } | 
 /**
  *  A command, exactly as it would run, in `folder`, with its timeout. Commands are not
  *  sandboxed: the window says so beside this.

@@ -674,7 +674,13 @@ describe("the chat pane", () => {
       ask: {
         kind: "workspace",
         tool_kind: "changing",
-        preview: { kind: "change", path: "notes.md", created: true, diff: "+# Notes\n" },
+        preview: {
+          kind: "change",
+          path: "notes.md",
+          created: true,
+          diff: "+# Notes\n",
+          base: "absent",
+        },
       },
     };
     const root = await mount(
@@ -701,7 +707,7 @@ describe("the chat pane", () => {
       await settle();
     });
     await act(settle);
-    expect(answered).toEqual([[FRAME, { kind: "accept_kind" }]]);
+    expect(answered).toEqual([[FRAME, { kind: "accept_kind", shown: "absent" }]]);
     expect(root.querySelector("[data-testid=approval]")).toBeNull();
   });
 
