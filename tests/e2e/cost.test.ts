@@ -150,7 +150,9 @@ describe("frame costs in the window", () => {
           await input.sendKeys(dollars);
         }
         await keepScreenshot(app, "settings-prices");
-        await (await app.find("[data-testid=settings-dialog] button[type=submit]")).click();
+        const save = await app.find("[data-testid=settings-dialog] button[type=submit]");
+        await app.driver.executeScript("arguments[0].scrollIntoView({block: 'center'})", save);
+        await save.click();
         // `flame` reads the saved prices too; the window shows what it says.
         await app.driver.wait(
           () => Promise.resolve(focused().cost.own.micro_usd !== before.cost.own.micro_usd),
