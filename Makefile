@@ -116,7 +116,7 @@ fmt:
 # without a sanitizer (sanitizers need nightly flags), one target at a time, seeded from the
 # fixtures by fuzz/seed.sh. A crash stops the run and leaves its input under fuzz/artifacts/.
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS := sse_openai sse_anthropic import_claude_code import_opencode import_flame_json context_xml
+FUZZ_TARGETS := sse_openai sse_anthropic import_claude_code import_opencode opencode_db import_flame_json context_xml
 fuzz:
 	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
 	fuzz/seed.sh

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 corpus=fuzz/corpus
-mkdir -p "$corpus"/{sse_openai,sse_anthropic,import_claude_code,import_opencode,import_flame_json,context_xml}
+mkdir -p "$corpus"/{sse_openai,sse_anthropic,import_claude_code,import_opencode,opencode_db,import_flame_json,context_xml}
 
 # The SSE targets read their first byte as a count of chunk lengths that follow it (see
 # fuzz_targets/sse_openai.rs), then the stream itself: each recorded stream is seeded whole and
@@ -31,6 +31,9 @@ storage=crates/flame-import/tests/import/fixtures/opencode/storage
 for kind in session message part; do
     find "$storage/$kind" -name '*.json' | sort | xargs jq -c .
 done >"$corpus/import_opencode/fixture.jsonl"
+
+# OpenCode's database: the fixture, as OpenCode 1.2 writes it.
+cp crates/flame-import/tests/import/fixtures/opencode/opencode.db "$corpus/opencode_db/fixture.db"
 
 # Flame exports: the sample tree every new data directory starts with.
 cp crates/flame-api/src/sample_tree.json "$corpus/import_flame_json/sample_tree.json"

@@ -30,6 +30,7 @@ pub fn builder<R: Runtime>() -> Builder<R> {
             commands::earlier_messages,
             commands::update_results,
             commands::frame_context,
+            commands::rebuild_context,
             commands::send_message,
             commands::answer_request,
             commands::answer_again,

@@ -13,6 +13,7 @@ pub const COMMAND_NAMES: &[&str] = &[
     "earlier_messages",
     "update_results",
     "frame_context",
+    "rebuild_context",
     "send_message",
     "answer_request",
     "answer_again",

@@ -149,6 +149,15 @@ pub fn frame_context(
     startup.flame()?.context(id.as_ref(), budget)
 }
 
+/// Asks for frame `frame`'s opening (what its conversation starts with: the tree as it stood) to
+/// be made again at its next model call, as the person: the context inspector's "Make the
+/// opening again".
+#[tauri::command]
+#[specta::specta]
+pub fn rebuild_context(startup: State<'_, Startup>, frame: FrameId) -> Result<(), ApiError> {
+    startup.flame()?.rebuild_context(Actor::Person, &frame)
+}
+
 /// Creates a tree, its root frame in progress and focused, and makes it current. `workspace`
 /// (null: none) is the folder its agent's workspace tools work in (`~/` is the home folder).
 // Async: it takes a checkpoint of the workspace (git), which must not hold the window's thread.
@@ -160,19 +169,9 @@ pub fn create_tree(
     criteria: String,
     workspace: Option<String>,
 ) -> Result<Tree, ApiError> {
-    let workspace = checked_folder(&startup, workspace.as_deref())?;
+    // The facade checks it against every folder of Flame's own (`Startup::own_folders`).
+    let workspace = workspace.as_deref().and_then(folder_path);
     startup.flame()?.create_tree(Actor::Person, &title, &criteria, workspace.as_deref())
-}
-
-/// A workspace folder the person typed or chose, checked against every folder of Flame's own
-/// (the facade knows only the data directory; the settings folder may hold keys).
-fn checked_folder(
-    startup: &Startup,
-    text: Option<&str>,
-) -> Result<Option<std::path::PathBuf>, ApiError> {
-    let Some(path) = text.and_then(folder_path) else { return Ok(None) };
-    flame_api::check_workspace(&path, &startup.own_folders())?;
-    Ok(Some(path))
 }
 
 /// A folder the person typed or chose: blank is none, and `~` starts at the home folder (a `~`
@@ -195,7 +194,8 @@ pub fn set_tree_workspace(
     tree: TreeId,
     workspace: Option<String>,
 ) -> Result<Tree, ApiError> {
-    let workspace = checked_folder(&startup, workspace.as_deref())?;
+    // The facade checks it against every folder of Flame's own (`Startup::own_folders`).
+    let workspace = workspace.as_deref().and_then(folder_path);
     startup.flame()?.set_workspace(Actor::Person, &tree, workspace.as_deref())
 }
 
@@ -464,7 +464,7 @@ pub async fn generate_results(
 #[tauri::command]
 #[specta::specta]
 pub fn get_settings(startup: State<'_, Startup>) -> Result<Settings, ApiError> {
-    Ok(settings_file(&startup)?.load()?.redacted(&|name| std::env::var(name).ok()))
+    Ok(settings_file(&startup)?.load()?.redacted(&startup.env_reader()))
 }
 
 /// Saves the model settings. A key left as the placeholder the UI was shown is kept (unless the
@@ -483,7 +483,7 @@ pub fn save_settings(
     if let Ok(flame) = startup.flame() {
         merged.configure(flame);
     }
-    Ok(file.load()?.redacted(&|name| std::env::var(name).ok()))
+    Ok(file.load()?.redacted(&startup.env_reader()))
 }
 
 /// Every model to pick and where it came from: the settings', each provider's list (cached
@@ -498,7 +498,7 @@ pub async fn list_models(
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |since| i64::try_from(since.as_millis()).unwrap_or(i64::MAX));
     let options = flame_agent::model_list::ListOptions::default();
-    let env = |name: &str| std::env::var(name).ok();
+    let env = startup.env_reader();
     flame_agent::model_list::list_models_for(&file, &env, now_ms, &options).await
 }
 
@@ -520,7 +520,7 @@ fn agent(startup: &Startup) -> Result<Agent, ApiError> {
     Agent::from_settings_file(
         startup.flame()?.clone(),
         startup.settings_path(),
-        |name| std::env::var(name).ok(),
+        startup.env_reader(),
         RetryPolicy::default(),
     )
 }

@@ -33,6 +33,15 @@ pub fn assemble<R: Runtime>(builder: tauri::Builder<R>, startup: Startup) -> tau
             // Where the agents keep their sessions, from the environment as they read it.
             let homes = flame_api::agent_homes_from_env();
             app.manage(follower::spawn(app.handle().clone(), homes));
+            // The web view's data and caches are Flame's too: no workspace may lie in or hold one.
+            if let Ok(flame) = app.state::<Startup>().flame() {
+                let paths = app.path();
+                flame.add_own_folders(
+                    [paths.app_data_dir(), paths.app_local_data_dir(), paths.app_cache_dir()]
+                        .into_iter()
+                        .flatten(),
+                );
+            }
             if let Some(window) = app.get_webview_window("main") {
                 webkit::paint_without_gpu(&window);
             }
@@ -45,19 +54,26 @@ pub fn assemble<R: Runtime>(builder: tauri::Builder<R>, startup: Startup) -> tau
 /// A data directory or database that cannot be used does not stop the window from opening: the
 /// failure is kept in [`Startup`] and every command answers with it, so the UI shows the person
 /// a clear error instead of the process dying.
-pub fn run() {
-    let filter = std::env::var("FLAME_LOG").unwrap_or_else(|_| "info".to_owned());
+///
+/// `withdrawn` is the process's environment, keys included, that
+/// `flame_workspace::Environment::withdraw_secrets` took out of the process, and whether it could.
+pub fn run(withdrawn: (flame_workspace::Environment, std::io::Result<usize>)) {
+    let (environment, wiped) = withdrawn;
+    let filter = environment.get("FLAME_LOG").unwrap_or_else(|| "info".to_owned());
     let data_dir = flame_api::DataDir::from_env();
     let log_dir = data_dir.as_ref().ok().map(flame_api::DataDir::diagnostics_dir);
     let logging = flame_api::logging::init(&filter, log_dir.as_deref());
     if let Some(problem) = &logging.file_error {
         tracing::warn!("{problem}; logging to stderr only");
     }
+    if let Err(err) = wiped {
+        tracing::warn!("keys in the environment stay readable by the commands run: {err}");
+    }
 
     // The token encodings are not built ahead of time: each holds tens of megabytes for as long
     // as the app runs, and is built (in about a tenth of a second) when a count first needs it,
     // which an app opened only to read its trees never does.
-    let startup = Startup::open(data_dir);
+    let startup = Startup::open(data_dir).with_environment(environment);
     match startup.flame() {
         // A new data directory starts with the sample tree, to explore or delete.
         Ok(flame) => match flame.offer_sample_tree(flame_model::Actor::Person) {

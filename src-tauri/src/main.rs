@@ -3,7 +3,10 @@
 
 fn main() {
     return_large_blocks_to_the_system();
-    flame_desktop::run();
+    // Before any other thread starts: the keys are read from this copy, and no command the agent
+    // runs can read them from this process (see `Environment::withdraw_secrets`).
+    let withdrawn = flame_workspace::Environment::withdraw_secrets();
+    flame_desktop::run(withdrawn);
 }
 
 /// Fixes glibc's mmap threshold at its default of 128 KiB.

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use flame_api::{ApiError, DataDir, Flame};
 use flame_models::CancellationToken;
+use flame_workspace::Environment;
 
 /// Either an open [`Flame`] or the reason it could not be opened, with where the model settings
 /// live and the chat that is answering now (so it can be cancelled).
@@ -13,6 +14,8 @@ use flame_models::CancellationToken;
 pub struct Startup {
     flame: Result<Arc<Flame>, ApiError>,
     settings_path: Option<PathBuf>,
+    /// The process's environment, keys included: where keys and base URLs are read.
+    environment: Arc<Environment>,
     answering: Mutex<Option<(u64, CancellationToken)>>,
     answers: AtomicU64,
 }
@@ -51,8 +54,30 @@ impl Startup {
         // first outline.
         if let Ok(flame) = &flame {
             flame_agent::Settings::at_or_default(settings_path.as_deref()).configure(flame);
+            // The settings' folder may hold keys and the approval policy: never a workspace.
+            flame.add_own_folders(
+                settings_path.as_deref().and_then(Path::parent).map(Path::to_path_buf),
+            );
         }
-        Startup { flame, settings_path, answering: Mutex::default(), answers: AtomicU64::new(0) }
+        Startup {
+            flame,
+            settings_path,
+            environment: Arc::new(Environment::inherited()),
+            answering: Mutex::default(),
+            answers: AtomicU64::new(0),
+        }
+    }
+
+    /// Reads keys and base URLs from `environment` (the app's, taken out of the process at
+    /// start) rather than from the process's environment as it is now.
+    pub fn with_environment(self, environment: Environment) -> Startup {
+        Startup { environment: Arc::new(environment), ..self }
+    }
+
+    /// Reads one variable of the environment keys and base URLs come from.
+    pub fn env_reader(&self) -> impl Fn(&str) -> Option<String> + Send + Sync + 'static {
+        let environment = Arc::clone(&self.environment);
+        move |name| environment.get(name)
     }
 
     /// The open Flame, or the startup error for a command to return.
@@ -65,13 +90,20 @@ impl Startup {
         self.settings_path.clone()
     }
 
-    /// Flame's own folders, which paths from the window may not export into or import from:
-    /// the data directory and the folder of the settings (where keys may be kept).
+    /// Flame's own folders, which paths from the window may not export into or import from and
+    /// no workspace may lie in or hold: the data directory, the folder of the settings (where
+    /// keys may be kept) and the window's own (`Flame::own_folders`).
     pub fn own_folders(&self) -> Vec<PathBuf> {
-        let data = self.flame.as_ref().ok().map(|flame| flame.data_dir().path().to_path_buf());
-        let settings =
-            self.settings_path.as_ref().and_then(|path| path.parent()).map(Path::to_path_buf);
-        data.into_iter().chain(settings).collect()
+        match &self.flame {
+            Ok(flame) => flame.own_folders(),
+            Err(_) => self
+                .settings_path
+                .as_deref()
+                .and_then(Path::parent)
+                .map(Path::to_path_buf)
+                .into_iter()
+                .collect(),
+        }
     }
 
     /// Starts a new answer; it cancels any answer still running.

@@ -299,6 +299,36 @@ fn frame_context_returns_the_context_and_its_account() {
     assert_eq!(err["code"], "not_found");
 }
 
+/// "Make the opening again": the frame's next call makes its opening again, as the context the
+/// inspector reads says; a frame that does not exist is refused.
+#[test]
+fn rebuild_context_has_the_next_call_make_the_opening_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_app, window) = window_on(tmp.path());
+    let root = new_tree(&window);
+    // What the agent does before each model call stores the frame's first opening.
+    let id = flame_model::FrameId::parse(&root).unwrap();
+    open_flame(tmp.path())
+        .prepare_call(&id, flame_api::DEFAULT_BUDGET, flame_api::CachePolicy::default())
+        .unwrap();
+    let opening = || {
+        let doc = invoke_with(&window, "frame_context", json!({"id": root, "budget": null}));
+        doc.expect("frame_context succeeds")["report"]["opening"].clone()
+    };
+    let before = opening();
+    assert_eq!((&before["generation"], &before["made_now"]), (&json!(1), &json!(false)));
+
+    let asked = invoke_with(&window, "rebuild_context", json!({"frame": root}));
+    assert_eq!(asked.expect("rebuild_context succeeds"), Value::Null);
+    let after = opening();
+    assert_eq!(after["generation"], 2, "{after}");
+    assert_eq!(after["reason"], "asked");
+    assert_eq!(after["made_now"], true);
+
+    let err = invoke_with(&window, "rebuild_context", json!({"frame": "fzzzzzzzzzz"})).unwrap_err();
+    assert_eq!(err["code"], "not_found");
+}
+
 #[test]
 fn send_message_answers_through_the_command_layer_against_the_replay_server() {
     let tmp = tempfile::tempdir().unwrap();

@@ -69,13 +69,18 @@ describe("the chat pane", () => {
           By.css("[data-testid=token-bar] [data-kind]"),
         );
         expect(stripes.length).toBeGreaterThan(1);
+        // The system text is the preamble; the frame's place in the stack is its opening.
         const system = await app.find("[data-testid=context-system]");
-        const text = await system.getText();
-        expect(text).toContain("<stack-context");
+        expect(await system.getText()).not.toContain("<stack-context id=");
+        const opening = await app.find("[data-testid=context-opening-text]");
+        const text = await opening.getText();
+        expect(text).toContain("<stack-context id=");
         expect(text).toContain("Two panes: graph and chat");
-        // The system text is shown as text: the XML makes no elements.
+        // Both are shown as text: the XML makes no elements.
         expect(
-          await app.driver.findElements(By.css("[data-testid=context-system] *")),
+          await app.driver.findElements(
+            By.css("[data-testid=context-system] *, [data-testid=context-opening-text] *"),
+          ),
         ).toHaveLength(0);
       },
       { prepareHome: treeHome(tree) },

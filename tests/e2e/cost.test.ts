@@ -142,6 +142,7 @@ describe("frame costs in the window", () => {
           ["output", "50"],
           ["cache_read", "1"],
           ["cache_write", "12.5"],
+          ["cache_write_long", "20"],
         ] as const) {
           const input = await row.findElement(By.css(`input[name=price_${rate}]`));
           await app.driver.executeScript("arguments[0].scrollIntoView({block: 'center'})", input);
@@ -149,7 +150,9 @@ describe("frame costs in the window", () => {
           await input.sendKeys(dollars);
         }
         await keepScreenshot(app, "settings-prices");
-        await (await app.find("[data-testid=settings-dialog] button[type=submit]")).click();
+        const save = await app.find("[data-testid=settings-dialog] button[type=submit]");
+        await app.driver.executeScript("arguments[0].scrollIntoView({block: 'center'})", save);
+        await save.click();
         // `flame` reads the saved prices too; the window shows what it says.
         await app.driver.wait(
           () => Promise.resolve(focused().cost.own.micro_usd !== before.cost.own.micro_usd),

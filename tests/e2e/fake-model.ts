@@ -13,13 +13,18 @@ export interface ScriptedReply {
   tool?: { name: string; arguments: Record<string, unknown> };
   /** Milliseconds between chunks; slow replies let a test watch (or stop) the stream. */
   interval?: number;
+  /** The usage the reply reports last, as OpenAI does (cached: read from its prompt cache). */
+  usage?: { prompt: number; cached: number; completion: number };
 }
 
 /** What the model received, per request. */
 export interface Received {
   /** The model the request named. */
   model: string;
+  /** The system prompt: Flame's preamble, the same for every frame of a tree. */
   system: string;
+  /** The first message after the system prompt: the frame's opening, its `<stack-context>`. */
+  opening: string;
   last: string;
   /** Every message's text, in order, the system prompt included. */
   all: string[];
@@ -56,7 +61,17 @@ function chunks(reply: ScriptedReply): string[] {
     out.push(call({ name: reply.tool.name, arguments: args.slice(0, half) }, true));
     out.push(call({ arguments: args.slice(half) }, false));
   }
-  out.push(chunk({}, reply.tool === undefined ? "stop" : "tool_calls"), "data: [DONE]\n\n");
+  out.push(chunk({}, reply.tool === undefined ? "stop" : "tool_calls"));
+  if (reply.usage !== undefined) {
+    const { prompt, cached, completion } = reply.usage;
+    const usage = {
+      prompt_tokens: prompt,
+      completion_tokens: completion,
+      prompt_tokens_details: { cached_tokens: cached },
+    };
+    out.push(`data: ${JSON.stringify({ id: "chatcmpl-e2e", choices: [], usage })}\n\n`);
+  }
+  out.push("data: [DONE]\n\n");
   return out;
 }
 
@@ -91,9 +106,11 @@ export class FakeModel {
           model: string;
           messages: { role: string; content: unknown }[];
         };
+        const conversation = parsed.messages.filter((m) => m.role !== "system");
         this.received.push({
           model: parsed.model,
           system: text(parsed.messages.find((m) => m.role === "system")),
+          opening: text(conversation[0]),
           last: text(parsed.messages[parsed.messages.length - 1]),
           all: parsed.messages.map(text),
         });

@@ -117,7 +117,8 @@ describe("the agent's hands", () => {
             15_000,
             "the parent's answer",
           );
-          const parentContext = model.received[4]?.system ?? "";
+          // The parent's first call makes its opening, which holds the popped child's files.
+          const parentContext = model.received[4]?.opening ?? "";
           expect(parentContext).toContain("greet.py");
 
           // The finished frame's own conversation shows its tool cards.

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 import { FakeModel } from "./fake-model";
 import { flame, status, type StatusFrame } from "./flame-cli";
-import { type App, withApp, textOf } from "./harness";
+import { type App, keepScreenshot, withApp, textOf } from "./harness";
 
 const PIECES = ["Hello", " from the", " model: ", '<img src=x onerror="document.title=1">'];
 
@@ -82,9 +82,83 @@ describe("chatting with a model", () => {
       expect(await app.driver.findElements(By.css("[data-testid=messages] img"))).toHaveLength(0);
       expect(await app.driver.getTitle()).toBe(titleBefore);
       expect(model.received.at(-1)?.last).toContain("hello from the window");
-      expect(model.received.at(-1)?.system).toContain("<stack-context");
+      // The frame's place in the stack is the conversation's first message, after the preamble.
+      expect(model.received.at(-1)?.opening).toContain("<stack-context id=");
+      expect(model.received.at(-1)?.system).not.toContain("<stack-context id=");
       const stored = flame(app.home, "log", root);
       expect(JSON.stringify(stored)).toContain("Hello from the model");
+    });
+  });
+
+  it("shows the frame's opening and cache in the inspector, and makes the opening again", async () => {
+    model.answer(
+      { pieces: ["Hello."], interval: 10, usage: { prompt: 2_000, cached: 1_500, completion: 20 } },
+      { pieces: ["Hello again."], interval: 10 },
+    );
+    await launch("inspector opening", async (app, root) => {
+      const box = await app.find("[data-testid=composer] textarea");
+      await box.sendKeys("hello", Key.ENTER);
+      await replyStored(app);
+      // A frame the model has not been told of: the next call appends a note on it.
+      flame(app.home, "plan", "Write the tests", "--criteria", "They pass", "--parent", root);
+      await (await app.find("[data-testid=inspector-toggle]")).click();
+      await app.driver.wait(
+        async () => (await textOf(app, "[data-testid=context-next-call]")).includes("a note on 1"),
+        10_000,
+        "the inspector tells of the note the next call appends",
+      );
+      expect(await textOf(app, "[data-testid=context-opening]")).toMatch(
+        /^Opening 1 \([\d,]+ tokens\): made when the conversation entered the frame, .+\.$/,
+      );
+      expect(await textOf(app, "[data-testid=context-next-call]")).toMatch(
+        /^The next call reads about \S+ tokens from the provider's cache and writes about \S+; appends a note on 1 frame that changed\.$/,
+      );
+      expect(await textOf(app, "[data-testid=context-hit-rate]")).toContain("75.0%");
+      expect(await textOf(app, "[data-testid=context-opening-text]")).toContain("Say hello");
+      expect(await textOf(app, "[data-testid=context-opening-text]")).not.toContain(
+        "Write the tests",
+      );
+
+      await (await app.find("[data-testid=rebuild-opening]")).click();
+      await app.driver.wait(
+        async () =>
+          (await textOf(app, "[data-testid=rebuild-status]")).includes(
+            "the next call makes the opening again",
+          ),
+        10_000,
+        "the new opening is announced",
+      );
+      expect(await textOf(app, "[data-testid=context-opening]")).toMatch(
+        /^The next call makes opening 2 \([\d,]+ tokens\): made again because the person asked\.$/,
+      );
+      expect(await textOf(app, "[data-testid=context-opening-text]")).toContain("Write the tests");
+      expect(await app.find("[data-testid=rebuild-opening]").then((b) => b.isEnabled())).toBe(
+        false,
+      );
+      await keepScreenshot(app, "inspector-opening");
+      // The store has it, as the command line reads it.
+      const read = flame(app.home, "context", root) as {
+        report: { opening: { generation: number; reason: string; made_now: boolean } };
+      };
+      expect(read.report.opening).toMatchObject({ generation: 2, reason: "asked", made_now: true });
+
+      // The next call sends that opening, and then it is the frame's.
+      await (await app.find("[data-testid=composer] textarea")).sendKeys("and again", Key.ENTER);
+      await app.driver.wait(
+        async () => (await textOf(app, "[data-testid=messages]")).includes("Hello again."),
+        15_000,
+        "the second reply",
+      );
+      expect(model.received.at(-1)?.opening).toContain("Write the tests");
+      await app.driver.wait(
+        async () =>
+          /^Opening 2 \([\d,]+ tokens\): made again because the person asked, .+\.$/.test(
+            await textOf(app, "[data-testid=context-opening]"),
+          ),
+        10_000,
+        "the inspector shows the opening as made",
+      );
+      expect(await textOf(app, "[data-testid=rebuild-status]")).toBe("");
     });
   });
 
@@ -158,7 +232,7 @@ describe("chatting with a model", () => {
       );
       expect(await item.getAttribute("aria-current")).toBe("true");
       // The model saw the new frame as its place in the stack.
-      expect(model.received.at(-1)?.system).toContain("Choose a greeting");
+      expect(model.received.at(-1)?.opening).toContain("Choose a greeting");
     });
   });
 

@@ -48,6 +48,7 @@ export type Backend = Pick<
   | "earlierMessages"
   | "frameDetail"
   | "frameContext"
+  | "rebuildContext"
   | "cancelAnswer"
   | "generateResults"
   | "getSettings"

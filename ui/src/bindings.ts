@@ -48,6 +48,12 @@ export const commands = {
 	 */
 	frameContext: (id: FrameId | null, budget: Budget | null) => typedError<ContextDoc_Serialize, ApiError>(__TAURI_INVOKE("frame_context", { id, budget })),
 	/**
+	 *  Asks for frame `frame`'s opening (what its conversation starts with: the tree as it stood) to
+	 *  be made again at its next model call, as the person: the context inspector's "Make the
+	 *  opening again".
+	 */
+	rebuildContext: (frame: FrameId) => typedError<null, ApiError>(__TAURI_INVOKE("rebuild_context", { frame })),
+	/**
 	 *  Sends `text` in frame `frame` (null: the focused frame) with `model` (null: the default) and
 	 *  answers it, streaming every [`ChatEvent`] over `channel`. A new message cancels an answer
 	 *  still running.
@@ -178,6 +184,16 @@ export const commands = {
 	unfollowSession: (id: string) => typedError<boolean, ApiError>(__TAURI_INVOKE("unfollow_session", { id })),
 	/**  Follows every new session of `agent` from now on (`on`), or no longer. */
 	followAgent: (agent: Agent, on: boolean) => typedError<null, ApiError>(__TAURI_INVOKE("follow_agent", { agent, on })),
+	/**
+	 *  A frame's budget, what its subtree spent of it, and what it has left by every budget on its
+	 *  path (the chat pane's header and the graph's tooltip).
+	 */
+	frameBudget: (id: FrameId) => typedError<BudgetView_Serialize, ApiError>(__TAURI_INVOKE("frame_budget", { id })),
+	/**
+	 *  Gives frame `id` a budget (null, or one that limits nothing, clears it), out of what its
+	 *  parent has left.
+	 */
+	setFrameBudget: (id: FrameId, budget: FrameBudget_Deserialize | null) => typedError<BudgetView_Serialize, ApiError>(__TAURI_INVOKE("set_frame_budget", { id, budget })),
 };
 
 /** Events */
@@ -190,24 +206,47 @@ export const events = {
 /**  A coding agent whose sessions Flame can follow. */
 export type Agent = "claude-code" | "codex" | "opencode";
 
+/**
+ *  What a frame has left: in each unit, the budget on its path (its own or an ancestor's) with
+ *  the least left. Empty when no budget bounds the frame.
+ */
+export type Allowance = {
+	/**  At most one per unit, in unit order. */
+	bounds: Bound[],
+};
+
 /**  The person's answer to a waiting call. */
 export type Answer = Answer_Serialize | Answer_Deserialize;
 
 /**  The person's answer to a waiting call. */
 export type Answer_Deserialize = 
-/**  Run this call. */
-{ kind: "accept" } | 
-/**  Run this call and, without asking, the rest of the tree's calls of its kind. */
-{ kind: "accept_kind" } | 
+/**
+ *  Run this call. For a write or edit, `shown` is the `base` of the change the person was
+ *  shown ([`Preview::Change`]): if the file changed since (or `shown` is missing), nothing is
+ *  written and the person is asked again with the change as it would be now.
+ */
+{ kind: "accept"; shown?: string | null } | 
+/**
+ *  Run this call and, without asking, the rest of the tree's calls of its kind; `shown` as
+ *  for [`Answer::Accept`].
+ */
+{ kind: "accept_kind"; shown?: string | null } | 
 /**  Do not run it; the model gets a tool error with the person's words, if any. */
 { kind: "refuse"; reason?: string | null };
 
 /**  The person's answer to a waiting call. */
 export type Answer_Serialize = 
-/**  Run this call. */
-{ kind: "accept" } | 
-/**  Run this call and, without asking, the rest of the tree's calls of its kind. */
-{ kind: "accept_kind" } | 
+/**
+ *  Run this call. For a write or edit, `shown` is the `base` of the change the person was
+ *  shown ([`Preview::Change`]): if the file changed since (or `shown` is missing), nothing is
+ *  written and the person is asked again with the change as it would be now.
+ */
+{ kind: "accept"; shown?: string | null } | 
+/**
+ *  Run this call and, without asking, the rest of the tree's calls of its kind; `shown` as
+ *  for [`Answer::Accept`].
+ */
+{ kind: "accept_kind"; shown?: string | null } | 
 /**  Do not run it; the model gets a tool error with the person's words, if any. */
 { kind: "refuse"; reason: string | null };
 
@@ -280,6 +319,18 @@ export type Autonomy =
 /**  A push or pop by the agent waits for the person to accept or refuse it. */
 "ask";
 
+/**
+ *  One limit that bounds a frame: a budget on its path (its own or an ancestor's), in one unit,
+ *  and what that budget's subtree has spent of it.
+ */
+export type Bound = {
+	/**  The frame whose budget it is. */
+	frame: FrameId,
+	unit: BudgetUnit,
+	limit: number,
+	spent: number,
+};
+
 /**  The tokens a context may use. */
 export type Budget = {
 	/**  The model's context window. */
@@ -288,6 +339,42 @@ export type Budget = {
 	reply_reserve: number,
 	/**  Tokens the tool definitions take. */
 	tool_schemas: number,
+};
+
+/**  A unit a budget is counted in. */
+export type BudgetUnit = 
+/**  Micro-dollars. */
+"usd" | "tokens" | "tool_calls";
+
+/**  A frame's budget as the window, `flame budget` and `flame status` show it. */
+export type BudgetView = BudgetView_Serialize | BudgetView_Deserialize;
+
+/**  A frame's budget as the window, `flame budget` and `flame status` show it. */
+export type BudgetView_Deserialize = {
+	frame: FrameId,
+	/**  The frame's own budget. */
+	budget?: FrameBudget_Deserialize | null,
+	/**
+	 *  What the frame's subtree has spent, at the prices in use; kept for budgeted frames
+	 *  only (an unbudgeted frame's cost is its `FrameCost`).
+	 */
+	spent?: Spend | null,
+	/**  What the frame has left by every budget on its path (its own and its ancestors'). */
+	allowance: Allowance,
+};
+
+/**  A frame's budget as the window, `flame budget` and `flame status` show it. */
+export type BudgetView_Serialize = {
+	frame: FrameId,
+	/**  The frame's own budget. */
+	budget: FrameBudget_Serialize | null,
+	/**
+	 *  What the frame's subtree has spent, at the prices in use; kept for budgeted frames
+	 *  only (an unbudgeted frame's cost is its `FrameCost`).
+	 */
+	spent: Spend | null,
+	/**  What the frame has left by every budget on its path (its own and its ancestors'). */
+	allowance: Allowance,
 };
 
 /**  One file of a frame's changes. */
@@ -806,6 +893,44 @@ export type FrameActions_Serialize = {
 	chat: boolean,
 	/**  What `/start` with no frame named would start here (see [`start_target`]). */
 	start_target: FrameId | null,
+};
+
+/**
+ *  A budget: any of a limit in dollars, in tokens and in tool calls (`None`: no limit in that
+ *  unit). On a frame it bounds the frame's subtree; in the settings, one turn of the agent.
+ */
+export type FrameBudget = FrameBudget_Serialize | FrameBudget_Deserialize;
+
+/**
+ *  A budget: any of a limit in dollars, in tokens and in tool calls (`None`: no limit in that
+ *  unit). On a frame it bounds the frame's subtree; in the settings, one turn of the agent.
+ */
+export type FrameBudget_Deserialize = {
+	/**  Micro-dollars, priced as [`crate::cost`] prices usage. */
+	micro_usd?: number | null,
+	/**
+	 *  Tokens the replies counted: input (read from the cache, written to it, or neither) and
+	 *  output.
+	 */
+	tokens?: number | null,
+	/**  Tool calls the replies made. */
+	tool_calls?: number | null,
+};
+
+/**
+ *  A budget: any of a limit in dollars, in tokens and in tool calls (`None`: no limit in that
+ *  unit). On a frame it bounds the frame's subtree; in the settings, one turn of the agent.
+ */
+export type FrameBudget_Serialize = {
+	/**  Micro-dollars, priced as [`crate::cost`] prices usage. */
+	micro_usd: number | null,
+	/**
+	 *  Tokens the replies counted: input (read from the cache, written to it, or neither) and
+	 *  output.
+	 */
+	tokens: number | null,
+	/**  Tool calls the replies made. */
+	tool_calls: number | null,
 };
 
 /**
@@ -1548,6 +1673,8 @@ export type OutlineColumns_Deserialize = {
 	own_costs: number[],
 	/**  The focused frame's whole cost; null when its subtree recorded no usage. */
 	focus_cost?: FrameCost_Deserialize | null,
+	/**  The tree's budgeted frames (few), as [`TreeOutline::budgets`]. */
+	budgets: BudgetView_Deserialize[],
 };
 
 /**
@@ -1600,6 +1727,8 @@ export type OutlineColumns_Serialize = {
 	own_costs: number[],
 	/**  The focused frame's whole cost; null when its subtree recorded no usage. */
 	focus_cost: FrameCost_Serialize | null,
+	/**  The tree's budgeted frames (few), as [`TreeOutline::budgets`]. */
+	budgets: BudgetView_Serialize[],
 };
 
 /**  A planned frame to create, with its planned children. */
@@ -1609,6 +1738,8 @@ export type PlanSpec = PlanSpec_Serialize | PlanSpec_Deserialize;
 export type PlanSpec_Deserialize = {
 	title: string,
 	success_criteria: string,
+	/**  A budget for the frame, out of what the frame it is planned under has left. */
+	budget?: FrameBudget_Deserialize | null,
 	children?: PlanSpec_Deserialize[],
 };
 
@@ -1616,6 +1747,8 @@ export type PlanSpec_Deserialize = {
 export type PlanSpec_Serialize = {
 	title: string,
 	success_criteria: string,
+	/**  A budget for the frame, out of what the frame it is planned under has left. */
+	budget: FrameBudget_Serialize | null,
 	children: PlanSpec_Serialize[],
 };
 
@@ -1648,10 +1781,11 @@ export type PopStatus = "completed" | "failed" | "blocked";
 /**  What a waiting workspace call would do, computed when the question is read. */
 export type Preview = 
 /**
- *  A write or edit: the unified diff it would apply (capped), and whether it creates the
- *  file.
+ *  A write or edit: the unified diff it would apply (capped), whether it creates the file,
+ *  and the file it was made from (`flame_workspace::PreparedChange::base`), which the answer
+ *  hands back so that only this change, on this file, is applied.
  */
-{ kind: "change"; path: string; created: boolean; diff: string } | 
+{ kind: "change"; path: string; created: boolean; diff: string; base: string } | 
 /**
  *  A command, exactly as it would run, in `folder`, with its timeout. Commands are not
  *  sandboxed: the window says so beside this.
@@ -1963,8 +2097,14 @@ export type Settings_Deserialize = {
 	autonomy?: Autonomy,
 	/**  Which workspace tool calls run at once and which ask the person first. */
 	approval?: ApprovalPolicy_Deserialize,
-	/**  How many rounds of tool calls one message may lead to. */
-	max_tool_rounds?: number,
+	/**
+	 *  What one turn — a message answered, with every call it leads to — may spend before the
+	 *  agent stops and waits for the person to say "go on": tool calls, and dollars where the
+	 *  model's price is known. It replaced a fixed limit of eight rounds of tool calls, which
+	 *  stopped real work long before it bounded spend. A frame's own budget bounds its subtree
+	 *  across turns.
+	 */
+	turn_budget?: FrameBudget_Deserialize,
 	/**  The storage (MiB) a workspace's checkpoints may take before the oldest are pruned. */
 	checkpoint_cap_mb?: number,
 	/**
@@ -1994,8 +2134,14 @@ export type Settings_Serialize = {
 	autonomy: Autonomy,
 	/**  Which workspace tool calls run at once and which ask the person first. */
 	approval: ApprovalPolicy_Serialize,
-	/**  How many rounds of tool calls one message may lead to. */
-	max_tool_rounds: number,
+	/**
+	 *  What one turn — a message answered, with every call it leads to — may spend before the
+	 *  agent stops and waits for the person to say "go on": tool calls, and dollars where the
+	 *  model's price is known. It replaced a fixed limit of eight rounds of tool calls, which
+	 *  stopped real work long before it bounded spend. A frame's own budget bounds its subtree
+	 *  across turns.
+	 */
+	turn_budget: FrameBudget_Serialize,
 	/**  The storage (MiB) a workspace's checkpoints may take before the oldest are pruned. */
 	checkpoint_cap_mb: number,
 	/**
@@ -2039,6 +2185,19 @@ export type SnippetPart = {
 	matched: boolean,
 };
 
+/**  What a subtree (or a turn) has spent. */
+export type Spend = {
+	/**  What the priced tokens cost, in micro-dollars. */
+	micro_usd: number,
+	/**
+	 *  Whether the dollars cover every token: tokens of a model with no known price are counted
+	 *  in `tokens` but cost nothing Flame knows of.
+	 */
+	priced: Completeness,
+	tokens: number,
+	tool_calls: number,
+};
+
 /**  Where a frame is in its lifecycle (see [`crate::lifecycle`]). */
 export type Status = 
 /**  Defined but not started. */
@@ -2058,8 +2217,16 @@ export type Status =
 export type Stopped = 
 /**  The model answered without calling a tool. */
 { kind: "finished" } | 
-/**  The tool-round limit was reached; the person may send another message to go on. */
-{ kind: "tool_round_limit" } | 
+/**
+ *  The turn spent the settings' per-turn budget (`turn_budget`); the person may send
+ *  another message to go on.
+ */
+{ kind: "turn_budget"; reason: string } | 
+/**
+ *  A budget on the frame's path is spent, so no further call was made: the person raises
+ *  it or pops the frame. `frame` is the frame whose budget it is.
+ */
+{ kind: "budget_spent"; frame: FrameId; reason: string } | 
 /**
  *  A tool call waits for the person to accept or refuse it: a push or pop under
  *  [`Autonomy::Ask`], or a workspace call whose kind asks.
@@ -2251,6 +2418,11 @@ export type TreeOutline_Deserialize = {
 	 *  its subtree recorded no usage.
 	 */
 	focus_cost?: FrameCost_Deserialize | null,
+	/**
+	 *  The tree's budgeted frames, each with its budget, its subtree's spend and what it has
+	 *  left: the graph's colours by budget used and its mark on a spent one.
+	 */
+	budgets: BudgetView_Deserialize[],
 };
 
 /**
@@ -2278,6 +2450,11 @@ export type TreeOutline_Serialize = {
 	 *  its subtree recorded no usage.
 	 */
 	focus_cost?: FrameCost_Serialize,
+	/**
+	 *  The tree's budgeted frames, each with its budget, its subtree's spend and what it has
+	 *  left: the graph's colours by budget used and its mark on a spent one.
+	 */
+	budgets?: BudgetView_Serialize[],
 };
 
 /**  One piece of work with one root frame. */

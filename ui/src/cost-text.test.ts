@@ -26,6 +26,12 @@ describe("amounts", () => {
     for (const { cost, text } of CASES.summaries) expect(describeCost(cost)).toBe(text);
   });
 
+  it("count an hour's cache writes among the tokens of an unknown price", () => {
+    const cost = summary(0, "unknown", 0, { model: "m", tokens: 100 });
+    cost.unpriced_usage = { ...cost.unpriced_usage, cache_write_long_tokens: 1_200 };
+    expect(describeCost(cost)).toBe("price unknown: 1,300 tokens of m");
+  });
+
   it("name the subtree's cost only when the descendants add to it", () => {
     const leaf: FrameCost = {
       own: summary(420_000, "complete"),

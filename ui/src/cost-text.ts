@@ -31,10 +31,14 @@ export function formatUsd(micro: number): string {
   return dollars(micro, 2);
 }
 
-/** Every token a usage counts: input, output, cache reads and writes. */
+/** Every token a usage counts: input, output, cache reads and writes of either lifetime. */
 export function totalTokens(usage: Usage): number {
   return (
-    usage.input_tokens + usage.output_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+    usage.input_tokens +
+    usage.output_tokens +
+    usage.cache_read_tokens +
+    usage.cache_write_tokens +
+    usage.cache_write_long_tokens
   );
 }
 

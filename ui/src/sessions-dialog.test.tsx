@@ -9,19 +9,7 @@ import type {
 } from "./bindings";
 import { SessionsDialog } from "./sessions-dialog";
 import { answer, fakeBackend, settle } from "./test-backend";
-
-const NOTHING = {
-  micro_usd: 0,
-  completeness: "none" as const,
-  usage: { cache_read_tokens: 0, cache_write_tokens: 0, input_tokens: 0, output_tokens: 0 },
-  unpriced_usage: {
-    cache_read_tokens: 0,
-    cache_write_tokens: 0,
-    input_tokens: 0,
-    output_tokens: 0,
-  },
-  unpriced_models: [],
-};
+import { summary } from "./test-costs";
 
 function session(id: string, extra: Partial<SessionEntry> = {}): SessionEntry {
   return {
@@ -33,7 +21,7 @@ function session(id: string, extra: Partial<SessionEntry> = {}): SessionEntry {
     first_request: "Look at this folder",
     last_activity: 1_795_719_000_000,
     size: 57_000,
-    recorded_cost: { ...NOTHING, micro_usd: 5_200, completeness: "complete" },
+    recorded_cost: summary(5_200, "complete", 0),
     flame_cost: { kind: "not_available", reason: "needs the replay priced" },
     followed: false,
     tree: null,

@@ -2,13 +2,26 @@ import { render } from "preact";
 import { act } from "preact/test-utils";
 import { afterEach, describe, expect, it } from "vitest";
 
-import type { ModelPrice, Settings_Deserialize, Settings_Serialize as Settings } from "./bindings";
+import type {
+  ModelPrice_Serialize as ModelPrice,
+  Settings_Deserialize,
+  Settings_Serialize as Settings,
+} from "./bindings";
 import { SettingsDialog } from "./settings-dialog";
 import { editPrice, priceRows, removePrice } from "./settings-prices";
 import { DEFAULT_APPROVAL, answer, fakeBackend, settle } from "./test-backend";
 
+/** A price as Anthropic's are built in: cache writes for an hour at twice the input price. */
 function price(model: string, input: number, asOf = "2026-11"): ModelPrice {
-  return { model, input, output: 5 * input, cache_read: input / 10, cache_write: 0, as_of: asOf };
+  return {
+    model,
+    input,
+    output: 5 * input,
+    cache_read: input / 10,
+    cache_write: (input * 5) / 4,
+    cache_write_long: 2 * input,
+    as_of: asOf,
+  };
 }
 
 const SONNET = price("claude-sonnet-4-5", 3_000_000);
@@ -90,6 +103,7 @@ describe("the prices in the settings dialog", () => {
       row(model)?.querySelector(`input[name=price_${field}]`);
     expect((input("claude-sonnet-4-5", "input") as HTMLInputElement).value).toBe("3");
     expect((input("claude-sonnet-4-5", "cache_read") as HTMLInputElement).value).toBe("0.3");
+    expect((input("claude-sonnet-4-5", "cache_write_long") as HTMLInputElement).value).toBe("6");
 
     // Half typed, an amount stays as typed; a finished one is the person's price.
     await act(async () => {
@@ -116,15 +130,35 @@ describe("the prices in the settings dialog", () => {
     });
     await act(async () => {
       type(input("llama3.1:8b", "input"), "0.1");
+      type(input("llama3.1:8b", "cache_write"), "0.125");
       type(row("llama3.1:8b")?.querySelector("input[name=price_as_of]"), "2026-11");
       await settle();
     });
+    // A one-hour write left empty is priced as the cache write, which the field shows greyed.
+    const long = input("llama3.1:8b", "cache_write_long") as HTMLInputElement;
+    expect([long.value, long.placeholder]).toEqual(["", "0.125"]);
+    await act(async () => {
+      type(long, "0.2");
+      await settle();
+    });
+    await act(async () => {
+      type(input("claude-sonnet-4-5", "cache_write_long"), "7.5");
+      await settle();
+    });
+    await act(async () => {
+      type(input("claude-sonnet-4-5", "cache_write_long"), "");
+      await settle();
+    });
+    expect(input("claude-sonnet-4-5", "cache_write_long")?.getAttribute("aria-invalid")).toBe(
+      "false",
+    );
     await act(async () => {
       root
         .querySelector("[data-testid=settings-dialog]")
         ?.dispatchEvent(new Event("submit", { cancelable: true }));
       await settle();
     });
+    // The one-hour write of a price edited elsewhere is kept; one emptied is sent as null.
     expect(sent.at(-1)?.prices).toEqual([
       { ...HAIKU, output: 4_500_000 },
       {
@@ -132,9 +166,11 @@ describe("the prices in the settings dialog", () => {
         input: 100_000,
         output: 0,
         cache_read: 0,
-        cache_write: 0,
+        cache_write: 125_000,
+        cache_write_long: 200_000,
         as_of: "2026-11",
       },
+      { ...SONNET, cache_write_long: null },
     ]);
   });
 });

@@ -3,11 +3,15 @@
 // person's own beside them; changing a built-in price saves it as the person's, which replaces
 // it ("Reset" goes back to the built-in one), and "Add a price" prices another model (a local one,
 // say). Amounts are typed in dollars and sent as whole micro-dollars, the backend's unit; the
-// backend checks them again when the settings are saved.
+// backend checks them again when the settings are saved. The one-hour cache write may be left
+// empty, which prices it as the cache write (as the backend does with a price that has none).
 
 import { useState } from "preact/hooks";
 
-import type { ModelPrice, Settings_Serialize as Settings } from "./bindings";
+import type {
+  ModelPrice_Serialize as ModelPrice,
+  Settings_Serialize as Settings,
+} from "./bindings";
 import { dollarsToMicros, microsToDollars } from "./cost-text";
 
 /** The rates a person edits, in the order of the table's columns. */
@@ -16,9 +20,24 @@ const RATES = [
   { field: "output", label: "Output" },
   { field: "cache_read", label: "Cache read" },
   { field: "cache_write", label: "Cache write" },
+  { field: "cache_write_long", label: "Cache write (1\u00a0h)" },
 ] as const;
 
 type Rate = (typeof RATES)[number]["field"];
+
+/**
+ * What `text`, typed for `rate`, sets it to: whole micro-dollars, or null for a one-hour cache
+ * write left empty (priced as the cache write); undefined when it is not an amount.
+ */
+function typedRate(rate: Rate, text: string): number | null | undefined {
+  if (rate === "cache_write_long" && text.trim() === "") return null;
+  return dollarsToMicros(text) ?? undefined;
+}
+
+/** A rate as the person sees it in its field: dollars, or nothing for an unset one. */
+function rateText(micros: number | null): string {
+  return micros === null ? "" : microsToDollars(micros);
+}
 
 /** One row of the table: the price in use for a model, and where it comes from. */
 export interface PriceRow {
@@ -82,6 +101,7 @@ export const NEW_PRICE: ModelPrice = {
   output: 0,
   cache_read: 0,
   cache_write: 0,
+  cache_write_long: null,
   as_of: "",
 };
 
@@ -103,8 +123,8 @@ export function PricesSection({
 
   const setRate = (row: PriceRow, rate: Rate, text: string) => {
     setDrafts((d) => ({ ...d, [`${row.key}/${rate}`]: text }));
-    const micros = dollarsToMicros(text);
-    if (micros !== null) onChange((prices) => editPrice(prices, row, { [rate]: micros }));
+    const micros = typedRate(rate, text);
+    if (micros !== undefined) onChange((prices) => editPrice(prices, row, { [rate]: micros }));
   };
 
   return (
@@ -114,7 +134,7 @@ export function PricesSection({
         What each model's calls cost, in dollars per million tokens, to show what frames cost. The
         built-in prices are the providers' list prices on the date shown; change one to use your
         own, or add a model Flame has no price for. Tokens of a model with no price are shown with
-        the price unknown.
+        the price unknown. A one-hour cache write left empty costs what a cache write does.
       </p>
       <details open={open} onToggle={(e) => setOpen(e.currentTarget.open)}>
         <summary>
@@ -180,15 +200,18 @@ export function PricesSection({
                   </td>
                   {RATES.map((r) => {
                     const draft = drafts[`${row.key}/${r.field}`];
-                    const text = draft ?? microsToDollars(row.price[r.field]);
+                    const text = draft ?? rateText(row.price[r.field]);
+                    const long = r.field === "cache_write_long";
                     return (
                       <td key={r.field} class="number">
                         <input
                           name={`price_${r.field}`}
                           inputMode="decimal"
                           aria-label={`${r.label}, dollars per million tokens, for ${name}`}
-                          aria-invalid={dollarsToMicros(text) === null}
+                          aria-invalid={typedRate(r.field, text) === undefined}
                           value={text}
+                          placeholder={long ? rateText(row.price.cache_write) : undefined}
+                          title={long ? "Empty: the same as the cache write" : undefined}
                           onInput={(e) => setRate(row, r.field, e.currentTarget.value)}
                         />
                       </td>

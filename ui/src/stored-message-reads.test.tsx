@@ -26,6 +26,7 @@ import {
   settle,
   storedMessage,
 } from "./test-backend";
+import { NO_TOKENS } from "./test-costs";
 
 const ROOT = "f0000000001";
 
@@ -99,7 +100,7 @@ function setUp() {
         frame: ROOT,
         rounds: 1,
         stopped: { kind: "finished" },
-        usage: { input_tokens: 1, output_tokens: 1, cache_read_tokens: 0, cache_write_tokens: 0 },
+        usage: { ...NO_TOKENS, input_tokens: 1, output_tokens: 1 },
       }),
   };
 }

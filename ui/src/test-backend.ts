@@ -91,6 +91,7 @@ export function fakeBackend(parts: Partial<Backend>): Backend {
     earlierMessages: refuse,
     frameDetail: refuse,
     frameContext: refuse,
+    rebuildContext: refuse,
     cancelAnswer: () => Promise.resolve(false),
     generateResults: refuse,
     getSettings: refuse,

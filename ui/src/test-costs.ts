@@ -7,6 +7,7 @@ export const NO_TOKENS: Usage = {
   output_tokens: 0,
   cache_read_tokens: 0,
   cache_write_tokens: 0,
+  cache_write_long_tokens: 0,
 };
 
 /** A cost of `micro` micro-dollars over `tokens` input tokens, some of them unpriced. */

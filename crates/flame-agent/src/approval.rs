@@ -79,9 +79,10 @@ pub enum Ask {
 #[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Preview {
-    /// A write or edit: the unified diff it would apply (capped), and whether it creates the
-    /// file.
-    Change { path: String, created: bool, diff: String },
+    /// A write or edit: the unified diff it would apply (capped), whether it creates the file,
+    /// and the file it was made from (`flame_workspace::PreparedChange::base`), which the answer
+    /// hands back so that only this change, on this file, is applied.
+    Change { path: String, created: bool, diff: String, base: String },
     /// A command, exactly as it would run, in `folder`, with its timeout. Commands are not
     /// sandboxed: the window says so beside this.
     Command { command: String, folder: String, timeout_seconds: u64 },
@@ -98,10 +99,21 @@ pub enum Preview {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Answer {
-    /// Run this call.
-    Accept,
-    /// Run this call and, without asking, the rest of the tree's calls of its kind.
-    AcceptKind,
+    /// Run this call. For a write or edit, `shown` is the `base` of the change the person was
+    /// shown ([`Preview::Change`]): if the file changed since (or `shown` is missing), nothing is
+    /// written and the person is asked again with the change as it would be now.
+    Accept {
+        #[serde(default)]
+        #[specta(optional)]
+        shown: Option<String>,
+    },
+    /// Run this call and, without asking, the rest of the tree's calls of its kind; `shown` as
+    /// for [`Answer::Accept`].
+    AcceptKind {
+        #[serde(default)]
+        #[specta(optional)]
+        shown: Option<String>,
+    },
     /// Do not run it; the model gets a tool error with the person's words, if any.
     Refuse { reason: Option<String> },
 }

@@ -86,9 +86,12 @@ pub(crate) fn preview(workspace: Option<&Workspace>, call: &ToolCall) -> Preview
         }
     };
     match change {
-        Ok(change) => {
-            Preview::Change { path: change.path, created: change.creates, diff: change.diff }
-        }
+        Ok(change) => Preview::Change {
+            base: change.base(),
+            path: change.path,
+            created: change.creates,
+            diff: change.diff,
+        },
         Err(err) => invalid(err.to_string()),
     }
 }
@@ -127,11 +130,13 @@ pub(crate) struct CommandSetting<'a> {
 }
 
 /// Runs `call` in `workspace`. Blocking work (files, the command) runs off the async thread; Stop
-/// (`cancel`) kills a running command's process group.
+/// (`cancel`) kills a running command's process group. `shown` is the base of the change the
+/// person allowed (`Preview::Change`), which a write or edit must still apply to.
 pub(crate) async fn run(
     workspace: &Workspace,
     call: &ToolCall,
     command: CommandSetting<'_>,
+    shown: Option<String>,
     cancel: &CancellationToken,
 ) -> HandsOutcome {
     if let Some(why) = call.unreadable_arguments() {
@@ -192,7 +197,8 @@ pub(crate) async fn run(
             }
         }
         other => {
-            match tokio::task::spawn_blocking(move || run_file_call(&workspace, other)).await {
+            match tokio::task::spawn_blocking(move || run_file_call(&workspace, other, shown)).await
+            {
                 Ok(Ok(done)) => done,
                 Ok(Err(err)) => HandsOutcome::error(err.to_string()),
                 Err(err) => HandsOutcome::error(format!("the tool could not be run: {err}")),
@@ -204,6 +210,7 @@ pub(crate) async fn run(
 fn run_file_call(
     workspace: &Workspace,
     call: WorkspaceCall,
+    shown: Option<String>,
 ) -> Result<HandsOutcome, WorkspaceError> {
     Ok(match call {
         WorkspaceCall::ReadFile(args) => {
@@ -235,17 +242,17 @@ fn run_file_call(
             HandsOutcome::done(found.render(), detail, found.touched())
         }
         WorkspaceCall::WriteFile(args) => {
-            let applied = workspace.write_file(&args.path, args.content)?;
-            change_outcome(applied)
+            let change = workspace.prepare_write(&args.path, args.content)?;
+            change_outcome(workspace.apply_shown(change, shown.as_deref())?)
         }
         WorkspaceCall::EditFile(args) => {
-            let applied = workspace.edit_file(
+            let change = workspace.prepare_edit(
                 &args.path,
                 &args.old_string,
                 &args.new_string,
                 args.replace_all,
             )?;
-            change_outcome(applied)
+            change_outcome(workspace.apply_shown(change, shown.as_deref())?)
         }
         // Commands run in `run`, which can stop them; this is never reached with one.
         WorkspaceCall::RunCommand(_) => {

@@ -568,16 +568,32 @@ impl Agent {
                 }
                 None => self.settings.autonomy == Autonomy::Ask && tools::needs_approval(call),
             };
+            // A write or edit the person allowed is applied only on the file they were shown;
+            // a file changed since is put to them again, as the change would be now.
+            let mut shown = None;
+            if let Some(Answer::Accept { shown: base } | Answer::AcceptKind { shown: base }) =
+                &answer
+                && kind == Some(ToolKind::Changing)
+            {
+                let request = waiting_request_for(&self.flame, &tree, call)?;
+                if let Ask::Workspace { preview: Preview::Change { base: now, .. }, .. } =
+                    &request.ask
+                    && base.as_deref() != Some(now.as_str())
+                {
+                    return Ok(Ran::Waiting(request));
+                }
+                shown.clone_from(base);
+            }
             let refusal = match answer.take() {
                 Some(Answer::Refuse { reason }) => Some(refusal_text(call, reason.as_deref())),
-                Some(Answer::AcceptKind) => {
+                Some(Answer::AcceptKind { .. }) => {
                     if let Some(kind) = kind.filter(|k| !allowed.contains(k)) {
                         self.flame.allow_kind(Actor::Person, &tree, kind)?;
                         allowed.push(kind);
                     }
                     None
                 }
-                Some(Answer::Accept) => None,
+                Some(Answer::Accept { .. }) => None,
                 // A question asked after the conversation moved would be asked in a frame the
                 // window no longer shows; the model is told to make the call again there.
                 None if asks && &current != frame => Some(format!(
@@ -611,7 +627,8 @@ impl Agent {
                                 self.checkpoint(frame, CheckpointReason::BeforeCall, call, on_event)
                                     .await;
                             }
-                            let mut outcome = hands::run(workspace, call, setting, cancel).await;
+                            let mut outcome =
+                                hands::run(workspace, call, setting, shown, cancel).await;
                             if changes {
                                 // What the snapshot after the call finds changed is what the
                                 // call changed: for a command, the only way to know.
@@ -766,7 +783,8 @@ fn waiting_request_for(
 }
 
 /// The workspace of `tree`: `None` when it has none, an error message when its folder cannot be
-/// opened (moved or deleted since it was chosen).
+/// opened (moved or deleted since it was chosen) or now leads into Flame's own folders (replaced
+/// by a link since: what the opened folder is, not its name, is checked).
 fn open_workspace(
     flame: &Flame,
     tree: &TreeId,
@@ -774,7 +792,9 @@ fn open_workspace(
     let Some(folder) = flame.tree(tree).map_err(|e| e.message)?.workspace else {
         return Ok(None);
     };
-    flame_workspace::Workspace::open(&folder).map(Some).map_err(|e| e.to_string())
+    let workspace = flame_workspace::Workspace::open(&folder).map_err(|e| e.to_string())?;
+    flame.check_workspace_in_use(workspace.root()).map_err(|e| e.message)?;
+    Ok(Some(workspace))
 }
 
 /// What the model is told when the person refuses `call`, with their words (cut to

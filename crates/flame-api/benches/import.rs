@@ -1,14 +1,17 @@
 //! Importing the shared Claude Code sessions through the facade: parse, count, segment, and
-//! write the tree with its logs; and importing a generated Flame export of 100k frames and 200k
-//! messages (`flame_import::scale`) as `flame import` does. Prints `BENCH import.<name> <value>
-//! <unit>` lines.
+//! write the tree with its logs; importing a generated Flame export of 100k frames and 200k
+//! messages (`flame_import::scale`) as `flame import` does; and importing a generated Claude Code
+//! transcript of a million lines (a request every 20 lines, a recorded call in every reply). Prints
+//! `BENCH import.<name> <value> <unit>` lines.
 //!
 //! `FLAME_BENCH_IMPORT_FRAMES` (100000) and `FLAME_BENCH_IMPORT_MESSAGES` (twice the frames)
-//! size the generated export, for quick runs.
+//! size the generated export, and `FLAME_BENCH_TRANSCRIPT_LINES` (1000000) the transcript, for
+//! quick runs.
 
 #![allow(clippy::print_stdout)]
 
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use flame_api::{DataDir, Env, Flame};
@@ -65,7 +68,92 @@ fn generated_export() {
     );
 }
 
+/// Writes a Claude Code transcript of `lines` records to `path`, in units of 20 lines: a person's
+/// request, nine rounds of a reply calling `Bash` and the tool's result (the last round's command
+/// a successful `git commit`), and a closing reply; every reply records its model call's usage.
+/// Every request and commit starts a segment and every reply records a call: the shape that made
+/// segmentation quadratic (each segment scanned every recorded call).
+fn write_transcript(path: &Path, lines: usize) {
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let session = "5e55a0e1-0000-4000-8000-000000000000";
+    let mut parent = String::from("null");
+    for line in 0..lines {
+        let uuid = format!("00000000-0000-4000-8000-{line:012}");
+        let at = format!(
+            "2026-02-12T{:02}:{:02}:{:02}.{:03}Z",
+            (line / 3_600_000) % 24,
+            (line / 60_000) % 60,
+            (line / 1000) % 60,
+            line % 1000
+        );
+        let head = format!(
+            r#""parentUuid":{parent},"sessionId":"{session}","cwd":"/home/ada/project","uuid":"{uuid}","timestamp":"{at}""#
+        );
+        let unit = line / 20;
+        let record = match line % 20 {
+            0 => format!(
+                r#"{{{head},"type":"user","message":{{"role":"user","content":"Request {unit}: make part {unit} of the parser handle nested lists"}}}}"#
+            ),
+            19 => format!(
+                r#"{{{head},"type":"assistant","message":{{"model":"claude-sonnet-4-5","id":"msg_{line}","type":"message","role":"assistant","content":[{{"type":"text","text":"Part {unit} is done and committed."}}],"usage":{{"input_tokens":900,"output_tokens":12}}}}}}"#
+            ),
+            step if step % 2 == 1 => {
+                let command = if step == 17 {
+                    format!("git commit -am 'Part {unit}'")
+                } else {
+                    format!("cargo test -p parser part_{unit}_{step}")
+                };
+                format!(
+                    r#"{{{head},"type":"assistant","message":{{"model":"claude-sonnet-4-5","id":"msg_{line}","type":"message","role":"assistant","content":[{{"type":"text","text":"Step {step} of part {unit}: running the tests."}},{{"type":"tool_use","id":"toolu_{line}","name":"Bash","input":{{"command":"{command}"}}}}],"usage":{{"input_tokens":{},"output_tokens":40,"cache_read_input_tokens":12000}}}}}}"#,
+                    1000 + line % 700
+                )
+            }
+            step => format!(
+                r#"{{{head},"type":"user","message":{{"role":"user","content":[{{"tool_use_id":"toolu_{}","type":"tool_result","content":"ok: step {step} of part {unit} passed","is_error":false}}]}}}}"#,
+                line - 1
+            ),
+        };
+        writeln!(out, "{record}").unwrap();
+        parent = format!("\"{uuid}\"");
+    }
+    out.flush().unwrap();
+}
+
+/// Imports the generated transcript through the facade, as `flame import FILE` does; its reading
+/// into a draft (segmentation included) is printed on its own too.
+fn generated_transcript() {
+    let lines = env_count("FLAME_BENCH_TRANSCRIPT_LINES", 1_000_000);
+    let name = if lines.is_multiple_of(1_000_000) {
+        format!("{}m", lines / 1_000_000)
+    } else {
+        format!("{}k", lines / 1000)
+    };
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = dir.path().join("session.jsonl");
+    write_transcript(&file, lines);
+
+    let started = Instant::now();
+    let draft = flame_import::import(&file, None, &Default::default(), &mut |_| {}).unwrap();
+    println!(
+        "BENCH import.claude_code_{name}_lines_read {:.0} ms",
+        started.elapsed().as_secs_f64() * 1e3
+    );
+    println!("BENCH import.claude_code_{name}_lines_frames {} frames", draft.frames.len());
+    drop(draft);
+
+    let home = DataDir::resolve(Some(dir.path().join("home").as_os_str()), None, None).unwrap();
+    let flame = Flame::open_with(home, Env::fixed(1_795_307_601_000, 2)).unwrap();
+    let started = Instant::now();
+    let summary = flame.import_file(Actor::Cli, &file, None, true, None, &mut |_| {}).unwrap();
+    assert!(summary.messages > (lines as u64) / 2, "{summary:?}");
+    println!(
+        "BENCH import.claude_code_{name}_lines {:.0} ms",
+        started.elapsed().as_secs_f64() * 1e3
+    );
+}
+
 fn main() {
+    generated_transcript();
     generated_export();
     let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/claude-code");
     flame_tokens::warm_up();

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
-use flame_checkpoint::{ChangeKind, CheckpointError, CommitId, Shadow};
+use flame_checkpoint::{ChangeKind, CheckpointError, CommitId, PathState, Shadow};
 use flame_model::{Actor, CheckpointReason, Frame, FrameId, Status, Timestamp, Tree};
 use flame_store::{Change, CheckpointRow, NewCheckpoint, RollbackRecord};
 use serde::Serialize;
@@ -173,6 +173,11 @@ fn start_row<'r>(
     })
 }
 
+/// Why a rollback cannot prove a file unchanged since the frame's subtree last changed it.
+const CHANGED_OUTSIDE: &str = "changed outside Flame since the frame changed it";
+const IGNORED_NOW: &str = "ignored by .gitignore now, so no checkpoint holds it and Flame cannot tell whether it changed since the frame changed it";
+const MAYBE_IGNORED_AT_START: &str = "not in the checkpoint from when the frame started, but a .gitignore changed since, so it may have been there, ignored; Flame does not delete it";
+
 const NO_START: &str = "no checkpoint from when this frame started is kept: it started before its tree had a workspace folder (or before Flame took checkpoints), or its checkpoint was pruned to keep checkpoints under the storage cap";
 
 impl Flame {
@@ -188,7 +193,19 @@ impl Flame {
             .join(flame_checkpoint::shadow_folder_name(Path::new(workspace)))
     }
 
+    /// The shadow of `workspace`, a tree's folder as stored (canonical when it was set). It is
+    /// checked again first: a folder replaced by a link since (to Flame's own data, or anywhere)
+    /// is refused, so neither a snapshot nor a rollback follows it.
     fn shadow(&self, workspace: &str) -> Result<Shadow, ApiError> {
+        let real = crate::check_workspace(Path::new(workspace), &self.own_folders())?;
+        if real != workspace {
+            return Err(ApiError::new(
+                ErrorCode::Invalid,
+                format!(
+                    "the workspace folder {workspace} now leads to {real} (a link was put in its place); no checkpoint is taken or restored there until the tree's workspace folder is chosen again"
+                ),
+            ));
+        }
         Shadow::open(&self.shadow_folder(workspace), Path::new(workspace))
             .map_err(|e| checkpoint_error("open the workspace's checkpoints", e))
     }
@@ -503,15 +520,17 @@ impl Flame {
         )?;
         let now =
             CommitId::parse(&now.commit).map_err(|e| checkpoint_error("read a checkpoint", e))?;
-        let at_start = shadow
-            .entries(&commit_of(&start)?, &paths)
-            .map_err(|e| checkpoint_error("read a checkpoint", e))?;
-        let current =
-            shadow.entries(&now, &paths).map_err(|e| checkpoint_error("read a checkpoint", e))?;
+        let start_commit = commit_of(&start)?;
+        let read = |e| checkpoint_error("read a checkpoint", e);
+        let at_start = shadow.states(&start_commit, &paths).map_err(read)?;
+        let current = shadow.states(&now, &paths).map_err(read)?;
+        let same = |a: &BTreeMap<String, PathState>, b: &BTreeMap<String, PathState>, p: &str| {
+            a.get(p).zip(b.get(p)).is_some_and(|(a, b)| a.same_as(b))
+        };
         let pending: Vec<String> =
-            paths.iter().filter(|p| at_start.get(*p) != current.get(*p)).cloned().collect();
+            paths.iter().filter(|p| !same(&at_start, &current, p)).cloned().collect();
         let unchanged: Vec<String> =
-            paths.iter().filter(|p| at_start.get(*p) == current.get(*p)).cloned().collect();
+            paths.iter().filter(|p| same(&at_start, &current, p)).cloned().collect();
 
         // Later work on the same files: by frames outside the subtree, after the frame started.
         let later = self.store().changes_after(&workspace, start.id, &pending)?;
@@ -519,32 +538,57 @@ impl Flame {
         for change in later.iter().filter(|c| !subtree.contains(&c.frame)) {
             conflicts.entry(change.path.clone()).or_default().insert(change.frame.clone());
         }
-        // Changes from outside Flame: the file is neither as the subtree left it nor as it was.
+        // Changes from outside Flame: the file is not known to be as the subtree left it. A file
+        // the snapshots cannot see now (ignored, or changed since and left out without a
+        // signature) is not known to be either.
         let mut by_commit: BTreeMap<&str, Vec<String>> = BTreeMap::new();
         for path in pending.iter().filter(|p| !conflicts.contains_key(*p)) {
             by_commit.entry(last_change[path].commit.as_str()).or_default().push(path.clone());
         }
-        let mut outside = Vec::new();
+        let mut outside: Vec<(String, &str)> = Vec::new();
         for (commit, paths) in by_commit {
-            let commit =
-                CommitId::parse(commit).map_err(|e| checkpoint_error("read a checkpoint", e))?;
-            let left = shadow
-                .entries(&commit, &paths)
-                .map_err(|e| checkpoint_error("read a checkpoint", e))?;
-            outside.extend(paths.into_iter().filter(|p| left.get(p) != current.get(p)));
+            let commit = CommitId::parse(commit).map_err(read)?;
+            let left = shadow.states(&commit, &paths).map_err(read)?;
+            for path in paths {
+                let on_disk = std::fs::symlink_metadata(Path::new(&workspace).join(&path)).is_ok();
+                if matches!(current.get(&path), Some(PathState::Absent)) && on_disk {
+                    outside.push((path, IGNORED_NOW));
+                } else if !same(&left, &current, &path) {
+                    outside.push((path, CHANGED_OUTSIDE));
+                }
+            }
         }
+        // A file absent from the start snapshot is deleted by the rollback; if a .gitignore
+        // changed since, it may have been there, ignored, and is not deleted.
+        let to_delete: Vec<&String> = pending
+            .iter()
+            .filter(|p| matches!(at_start.get(*p), Some(PathState::Absent)))
+            .collect();
+        if !to_delete.is_empty() && self.ignore_rules_changed(&shadow, &start_commit, &now)? {
+            outside.extend(to_delete.into_iter().map(|p| (p.clone(), MAYBE_IGNORED_AT_START)));
+        }
+        outside.sort();
+        outside.dedup_by(|a, b| a.0 == b.0);
         if !conflicts.is_empty() || !outside.is_empty() {
             return Err(refused(self.conflict_message(&frame, &conflicts, &outside)?));
         }
 
+        // A file left out now whose name is not on disk (not UTF-8) cannot be put back by name.
+        let (pending, unnamed): (Vec<String>, Vec<String>) = pending.into_iter().partition(|p| {
+            !matches!(current.get(p), Some(PathState::Skipped(_)))
+                || std::fs::symlink_metadata(Path::new(&workspace).join(p)).is_ok()
+        });
         let restored = shadow
-            .restore(&commit_of(&start)?, &pending)
+            .restore(&start_commit, &pending)
             .map_err(|e| checkpoint_error("roll the files back", e))?;
         self.checkpoint(id, CheckpointReason::AfterRollback, None)?;
+        let mut not_restored: Vec<String> =
+            restored.not_restored.iter().map(|s| s.path.clone()).chain(unnamed).collect();
+        not_restored.sort();
         let record = RollbackRecord {
             restored: restored.written.clone(),
             deleted: restored.deleted.clone(),
-            not_restored: restored.not_restored.iter().map(|s| s.path.clone()).collect(),
+            not_restored,
         };
         let frame =
             self.write(actor, |store, change, _| store.record_rollback(change, id, &record))?;
@@ -557,11 +601,24 @@ impl Flame {
         })
     }
 
+    /// Whether any `.gitignore` differs between the two snapshots: what the walk left out of
+    /// them, and so what their absence means, differs too.
+    fn ignore_rules_changed(
+        &self,
+        shadow: &Shadow,
+        from: &CommitId,
+        to: &CommitId,
+    ) -> Result<bool, ApiError> {
+        let changed =
+            shadow.changed(from, to).map_err(|e| checkpoint_error("compare checkpoints", e))?;
+        Ok(changed.iter().any(|c| c.path.rsplit('/').next() == Some(".gitignore")))
+    }
+
     fn conflict_message(
         &self,
         frame: &Frame,
         conflicts: &BTreeMap<String, BTreeSet<FrameId>>,
-        outside: &[String],
+        outside: &[(String, &str)],
     ) -> Result<String, ApiError> {
         let store = self.store();
         let mut lines = vec![format!(
@@ -576,8 +633,8 @@ impl Flame {
             }
             lines.push(format!("- {path}: changed by {}", names.join(", ")));
         }
-        for path in outside {
-            lines.push(format!("- {path}: changed outside Flame since the frame changed it"));
+        for (path, why) in outside {
+            lines.push(format!("- {path}: {why}"));
         }
         Ok(lines.join("\n"))
     }

@@ -50,9 +50,9 @@ impl ApiError {
 
     pub(crate) fn from_open(err: OpenError) -> ApiError {
         let code = match err {
-            OpenError::NotADatabase { .. } | OpenError::TooNew { .. } => {
-                ErrorCode::DatabaseUnreadable
-            }
+            OpenError::NotADatabase { .. }
+            | OpenError::TooNew { .. }
+            | OpenError::Damaged { .. } => ErrorCode::DatabaseUnreadable,
             OpenError::CannotOpen { .. } => ErrorCode::DataDirUnusable,
             OpenError::Sqlite { .. } => ErrorCode::Internal,
         };

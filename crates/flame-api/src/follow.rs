@@ -234,15 +234,7 @@ impl Flame {
             if !agents.contains(&agent) || sessions.iter().any(|s| s.id == row.id) {
                 continue;
             }
-            let found = FoundSession {
-                agent,
-                id: row.session.clone(),
-                source: PathBuf::from(&row.source),
-                project: None,
-                first_request: None,
-                last_activity: row.synced_at,
-                size: 0,
-            };
+            let found = recorded_session(agent, row);
             let cost = row.tree.as_ref().and_then(|t| self.tree_cost(t).ok());
             let flame = flame_context_cost(None, &prices, &HashMap::new());
             sessions.push(entry(&found, row.id.clone(), Some(row), cost, flame));
@@ -280,15 +272,7 @@ impl Flame {
             let reason = format!("{} is not an agent Flame reads", row.agent);
             return Ok(FlameContextCost::NotAvailable { reason });
         };
-        let found = FoundSession {
-            agent,
-            id: row.session.clone(),
-            source: PathBuf::from(&row.source),
-            project: None,
-            first_request: None,
-            last_activity: row.synced_at,
-            size: 0,
-        };
+        let found = recorded_session(agent, &row);
         let frames = self.followed_frame_ids(id)?;
         Ok(flame_context_cost(session_draft(&found).as_ref(), &self.prices(), &frames))
     }
@@ -839,6 +823,20 @@ fn agent_folders(homes: &AgentHomes, agent: Agent) -> Vec<PathBuf> {
             all
         }
         Agent::OpenCode => vec![home],
+    }
+}
+
+/// A followed session as its row recorded it, for when the agent's folders no longer list it:
+/// only what the row knows (not its project, first request or size).
+fn recorded_session(agent: Agent, row: &FollowedSession) -> FoundSession {
+    FoundSession {
+        agent,
+        id: row.session.clone(),
+        source: PathBuf::from(&row.source),
+        project: None,
+        first_request: None,
+        last_activity: row.synced_at,
+        size: 0,
     }
 }
 

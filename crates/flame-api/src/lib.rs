@@ -114,6 +114,9 @@ pub struct Flame {
     last_policy: calls::LastPolicy,
     /// The followed sessions' readers.
     following: follow::Following,
+    /// Flame's folders besides the data directory that the front ends named (`add_own_folders`):
+    /// no workspace may lie in one or hold one.
+    own_folders: Mutex<Vec<std::path::PathBuf>>,
 }
 
 /// What the front ends show about the running Flame.
@@ -177,6 +180,7 @@ impl Flame {
             outline_ahead: outline::OutlineAhead::default(),
             last_policy: calls::LastPolicy::default(),
             following: follow::Following::default(),
+            own_folders: Mutex::default(),
         })
     }
 

@@ -57,7 +57,9 @@ impl Flame {
     /// import and at start, so that the first search does not wait for a large import; a search
     /// that comes first indexes them itself.
     pub fn catch_up_search(&self) -> Result<u64, ApiError> {
-        let store = Store::open(&self.data_dir.database_path()).map_err(ApiError::from_open)?;
+        // `Flame::open` checked the database; a second check of every page would only delay.
+        let store =
+            Store::open_another(&self.data_dir.database_path()).map_err(ApiError::from_open)?;
         let mut covered = 0;
         loop {
             match store.catch_up_search_step(CATCH_UP_STEP_ROWS)? {

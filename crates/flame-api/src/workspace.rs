@@ -9,8 +9,8 @@ use flame_model::{Actor, FileTrail, FrameId, Message, NewMessage, ToolKind, Tree
 use crate::frames::count_message;
 use crate::{ApiError, ErrorCode, Flame, frame_log};
 
-/// The longest part of a call id kept in a command output's file name; the provider's ids are
-/// far shorter, and the file name must stay well under the file system's limit.
+/// The longest a command output's file name may be (before `.log`); the provider's ids are far
+/// shorter, and the file name must stay well under the file system's limit.
 pub const MAX_OUTPUT_NAME_CHARS: usize = 64;
 
 /// Checks a folder offered as a workspace and returns it canonical (absolute, links resolved):
@@ -55,21 +55,64 @@ pub fn check_workspace(path: &Path, guarded: &[PathBuf]) -> Result<String, ApiEr
     })
 }
 
-/// A call id as a file name: only `[A-Za-z0-9_-]` kept (anything else becomes `_`), at most
-/// [`MAX_OUTPUT_NAME_CHARS`], and never empty.
+/// A call id as a file name, one name per id: `[A-Za-z0-9_-]` kept, every other byte of its
+/// UTF-8 written `.xx` (two hex digits; `.` itself too), so `call.1` and `call_1` stay apart.
+/// A name that would be longer than [`MAX_OUTPUT_NAME_CHARS`] keeps its first characters and
+/// ends with a 64-bit hash of the whole id instead. Never empty.
 fn output_file_stem(call_id: &str) -> String {
-    let stem: String = call_id
-        .chars()
-        .take(MAX_OUTPUT_NAME_CHARS)
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
-        .collect();
-    if stem.is_empty() { "call".to_owned() } else { stem }
+    let mut stem = String::with_capacity(call_id.len());
+    for byte in call_id.bytes() {
+        if byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_' {
+            stem.push(char::from(byte));
+        } else {
+            stem.push_str(&format!(".{byte:02x}"));
+        }
+    }
+    if stem.is_empty() {
+        return "call".to_owned();
+    }
+    if stem.len() > MAX_OUTPUT_NAME_CHARS {
+        // FNV-1a: a hash with no key and no seed, so the name is the same in every process.
+        let hash = call_id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+        let suffix = format!("~{hash:016x}");
+        stem.truncate(MAX_OUTPUT_NAME_CHARS - suffix.len());
+        stem.push_str(&suffix);
+    }
+    stem
 }
 
 impl Flame {
-    /// The workspace `path` checked against this Flame's data directory.
+    /// Adds folders of Flame's own besides the data directory — the settings' folder, where keys
+    /// and the approval policy may be kept; the window's caches — which no workspace may lie in
+    /// or hold. Every front end adds its own when it opens Flame.
+    pub fn add_own_folders(&self, folders: impl IntoIterator<Item = PathBuf>) {
+        let mut own = self.own_folders.lock().unwrap_or_else(|p| p.into_inner());
+        for folder in folders {
+            if !own.contains(&folder) {
+                own.push(folder);
+            }
+        }
+    }
+
+    /// Flame's own folders: the data directory and those the front end added.
+    pub fn own_folders(&self) -> Vec<PathBuf> {
+        let added = self.own_folders.lock().unwrap_or_else(|p| p.into_inner());
+        std::iter::once(self.data_dir.path().to_path_buf()).chain(added.iter().cloned()).collect()
+    }
+
+    /// The workspace `path` checked against Flame's own folders.
     fn checked_workspace(&self, path: Option<&Path>) -> Result<Option<String>, ApiError> {
-        path.map(|p| check_workspace(p, &[self.data_dir.path().to_path_buf()])).transpose()
+        path.map(|p| check_workspace(p, &self.own_folders())).transpose()
+    }
+
+    /// Checks a tree's workspace folder as it is now, where `real` is where it resolves to at
+    /// this moment (through a handle the caller holds open): a folder set long ago may have been
+    /// replaced by a link since, to Flame's own data. Called every time a workspace is opened for
+    /// the agent's tools or a checkpoint.
+    pub fn check_workspace_in_use(&self, real: &Path) -> Result<(), ApiError> {
+        check_workspace(real, &self.own_folders()).map(|_| ())
     }
 
     /// Creates a tree (its root frame in progress and focused) and makes it current.
@@ -158,9 +201,9 @@ impl Flame {
     }
 
     /// Where the whole output of frame `frame`'s `run_command` call `call_id` is kept:
-    /// `<frame id>.outputs/<call id>.log` beside the frame's Markdown log (the call id reduced
-    /// to `[A-Za-z0-9_-]`, at most [`MAX_OUTPUT_NAME_CHARS`]). The folder is created; deleting
-    /// the tree removes it with the tree's logs.
+    /// `<frame id>.outputs/<call id>.log` beside the frame's Markdown log, the call id written as
+    /// a file name no other id gets (at most [`MAX_OUTPUT_NAME_CHARS`], see `output_file_stem`).
+    /// The folder is created; deleting the tree removes it with the tree's logs.
     pub fn command_output_path(&self, frame: &FrameId, call_id: &str) -> Result<PathBuf, ApiError> {
         let tree = self.store().frame(frame)?.tree;
         let folder = frame_log::tree_log_folder(self.data_dir.path(), &tree)
@@ -176,12 +219,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_call_id_becomes_a_plain_file_name() {
+    fn a_call_id_becomes_a_plain_file_name_of_its_own() {
         assert_eq!(output_file_stem("call_ABC-12"), "call_ABC-12");
-        assert_eq!(output_file_stem("../../etc/passwd"), "______etc_passwd");
+        assert_eq!(output_file_stem("../../etc/passwd"), ".2e.2e.2f.2e.2e.2fetc.2fpasswd");
         assert_eq!(output_file_stem(""), "call");
-        assert_eq!(output_file_stem("é/x"), "__x");
+        assert_eq!(output_file_stem("é/x"), ".c3.a9.2fx");
+        // Ids that differ only in punctuation get names of their own.
+        assert_ne!(output_file_stem("call.1"), output_file_stem("call_1"));
+        assert_ne!(output_file_stem("call.1"), output_file_stem("call/1"));
+        // Past the cap the name stays unique through the hash of the whole id.
         let long = "a".repeat(MAX_OUTPUT_NAME_CHARS + 10);
+        let longer = "a".repeat(MAX_OUTPUT_NAME_CHARS + 11);
         assert_eq!(output_file_stem(&long).len(), MAX_OUTPUT_NAME_CHARS);
+        assert_ne!(output_file_stem(&long), output_file_stem(&longer));
+        assert!(output_file_stem(&long).starts_with("aaaa"));
     }
 }

@@ -39,12 +39,62 @@ pub(crate) fn changed(
     )?;
     let mut tokens = output.split(|byte| *byte == 0).peekable();
     let raw = read_raw(&mut tokens)?;
+    let skipped_from = skipped(git, from)?;
     let skipped = skipped(git, to)?;
     let mut changes: Vec<FileChange> = raw
         .iter()
         .map(|change| FileChange { path: change.path.clone(), kind: kind_of(change, &skipped) })
         .collect();
+    for change in skipped_changes(git, (from, &skipped_from), (to, &skipped))? {
+        if !changes.iter().any(|known| known.path == change.path) {
+            changes.push(change);
+        }
+    }
     changes.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(changes)
+}
+
+/// What changed among the files a snapshot left out, which git's trees cannot show: a path
+/// skipped in both whose signature differs (or is known in one only), a path skipped in `to`
+/// that `from` did not hold at all (`NotSnapshotted`), and a path skipped in `from` that `to`
+/// neither holds nor skips (`Deleted`). A path skipped in one and held in the other is in git's
+/// own comparison already.
+fn skipped_changes(
+    git: &Git,
+    (from, skipped_from): (&CommitId, &[Skipped]),
+    (to, skipped_to): (&CommitId, &[Skipped]),
+) -> Result<Vec<FileChange>, CheckpointError> {
+    let before: BTreeMap<&str, &Skipped> =
+        skipped_from.iter().map(|one| (one.path.as_str(), one)).collect();
+    let after: BTreeMap<&str, &Skipped> =
+        skipped_to.iter().map(|one| (one.path.as_str(), one)).collect();
+    let only_after: Vec<String> =
+        after.keys().filter(|path| !before.contains_key(*path)).map(|p| (*p).to_owned()).collect();
+    let only_before: Vec<String> =
+        before.keys().filter(|path| !after.contains_key(*path)).map(|p| (*p).to_owned()).collect();
+    let held_before = entries(git, from, &only_after)?;
+    let held_after = entries(git, to, &only_before)?;
+    let mut changes = Vec::new();
+    for (path, now) in &after {
+        let changed = match before.get(path) {
+            Some(then) => match (&then.signature, &now.signature) {
+                (Some(then), Some(now)) => then != now,
+                (None, None) => false,
+                _ => true,
+            },
+            None => held_before.get(*path).is_some_and(Option::is_none),
+        };
+        if changed {
+            changes.push(FileChange { path: (*path).to_owned(), kind: ChangeKind::NotSnapshotted });
+        }
+    }
+    for path in &only_before {
+        let gone = held_after.get(path).is_some_and(Option::is_none)
+            && message::is_skipped(skipped_to, path).is_none();
+        if gone {
+            changes.push(FileChange { path: path.clone(), kind: ChangeKind::Deleted });
+        }
+    }
     Ok(changes)
 }
 
@@ -55,7 +105,22 @@ pub(crate) fn diff(
     paths: Option<&[String]>,
 ) -> Result<Diff, CheckpointError> {
     git.require_commits(&[from, to])?;
+    let skipped_from = skipped(git, from)?;
     let skipped = skipped(git, to)?;
+    // Files left out of a snapshot that changed are named, with no lines, as git cannot diff
+    // them.
+    let unseen: Vec<FileDiffStat> = skipped_changes(git, (from, &skipped_from), (to, &skipped))?
+        .into_iter()
+        .filter(|change| paths.is_none_or(|paths| paths.contains(&change.path)))
+        .map(|change| FileDiffStat {
+            path: change.path,
+            old_path: None,
+            kind: change.kind,
+            added_lines: 0,
+            removed_lines: 0,
+            binary: false,
+        })
+        .collect();
     let chunks: Vec<Vec<String>> = match paths {
         None => vec![Vec::new()],
         Some(paths) => {
@@ -63,7 +128,7 @@ pub(crate) fn diff(
             paths.sort();
             paths.dedup();
             if paths.is_empty() {
-                return Ok(Diff { files: Vec::new(), patch: String::new(), truncated: false });
+                return Ok(Diff { files: unseen, patch: String::new(), truncated: false });
             }
             paths.chunks(PATHS_PER_RUN).map(<[String]>::to_vec).collect()
         }
@@ -129,6 +194,11 @@ pub(crate) fn diff(
             }
             result.patch.truncate(end);
             result.truncated = true;
+        }
+    }
+    for file in unseen {
+        if !result.files.iter().any(|known| known.path == file.path) {
+            result.files.push(file);
         }
     }
     result.files.sort_by(|a, b| a.path.cmp(&b.path));

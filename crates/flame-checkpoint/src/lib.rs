@@ -108,6 +108,11 @@ pub struct Skipped {
     /// of the bytes that are not.
     pub path: String,
     pub reason: SkipReason,
+    /// What the file's metadata said when the snapshot left it out (size, modification and
+    /// change times, inode), so a later snapshot can tell a skipped file that changed from one
+    /// that did not; `None` for a path whose metadata could not be read, or that a snapshot
+    /// from before signatures were kept left out.
+    pub signature: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -181,6 +186,33 @@ pub struct Entry {
     pub oid: String,
     /// Git's mode: `0o100644`, `0o100755` or `0o120000` (a symlink).
     pub mode: u32,
+}
+
+/// What a snapshot knows of one path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathState {
+    /// The snapshot holds it: its blob and mode.
+    Held(Entry),
+    /// The snapshot left it out (too large, special, unreadable, a name that is not UTF-8).
+    Skipped(Skipped),
+    /// Not in the snapshot: it did not exist, or `.gitignore` left it out of the walk.
+    Absent,
+}
+
+impl PathState {
+    /// Whether the two are known to be the same file: held with the same content and mode,
+    /// absent from both, or left out of both with the same signature. A path left out without
+    /// a signature is never known to be the same as anything.
+    pub fn same_as(&self, other: &PathState) -> bool {
+        match (self, other) {
+            (PathState::Held(a), PathState::Held(b)) => a == b,
+            (PathState::Absent, PathState::Absent) => true,
+            (PathState::Skipped(a), PathState::Skipped(b)) => {
+                a.signature.is_some() && a.signature == b.signature
+            }
+            _ => false,
+        }
+    }
 }
 
 /// What [`Shadow::restore`] did, each list in path order.
@@ -312,6 +344,33 @@ impl Shadow {
         paths: &[String],
     ) -> Result<std::collections::BTreeMap<String, Option<Entry>>, CheckpointError> {
         compare::entries(&self.git, commit, paths)
+    }
+
+    /// What `commit` knows of each of `paths`: held, left out (a skipped folder covers its
+    /// files), or absent.
+    pub fn states(
+        &self,
+        commit: &CommitId,
+        paths: &[String],
+    ) -> Result<std::collections::BTreeMap<String, PathState>, CheckpointError> {
+        let skipped = compare::skipped(&self.git, commit)?;
+        Ok(compare::entries(&self.git, commit, paths)?
+            .into_iter()
+            .map(|(path, entry)| {
+                let state = match (entry, message::is_skipped(&skipped, &path)) {
+                    (Some(entry), _) => PathState::Held(entry),
+                    // A file in a skipped folder has no signature of its own: the folder's
+                    // says nothing of its content.
+                    (None, Some(skip)) => PathState::Skipped(Skipped {
+                        path: path.clone(),
+                        reason: skip.reason.clone(),
+                        signature: skip.signature.clone().filter(|_| skip.path == path),
+                    }),
+                    (None, None) => PathState::Absent,
+                };
+                (path, state)
+            })
+            .collect())
     }
 
     /// The paths `commit` recorded as skipped (at most [`MAX_SKIPPED_LISTED`]).

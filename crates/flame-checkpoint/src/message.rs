@@ -1,13 +1,15 @@
 //! A snapshot's commit message: the label on the first line, a blank line, then one line per
-//! skipped path, `skipped <bytes | special | unreadable:<error>>\t<path>`, at most
-//! [`MAX_SKIPPED_LISTED`], and `skipped-more <count>` when there were more. Tabs, newlines and
-//! backslashes in paths and errors are written `\t`, `\n`, `\\` (and `\r`), so every entry is
-//! one line.
+//! skipped path, `skipped <bytes | special | unreadable:<error>>\t<path>`, each followed by
+//! `signature <signature>\t<path>` when its metadata was read, at most [`MAX_SKIPPED_LISTED`], and
+//! `skipped-more <count>` when there were more. Tabs, newlines and backslashes in paths and errors
+//! are written `\t`, `\n`, `\\` (and `\r`), so every entry is one line. A signature has a line of
+//! its own so that a Flame that does not know them still reads the rest.
 
 use crate::{MAX_SKIPPED_LISTED, SkipReason, Skipped};
 
 const SKIPPED: &str = "skipped ";
 const SKIPPED_MORE: &str = "skipped-more ";
+const SIGNATURE: &str = "signature ";
 const UNREADABLE: &str = "unreadable:";
 const SPECIAL: &str = "special";
 
@@ -38,6 +40,9 @@ pub(crate) fn format(label: &str, skipped: &[Skipped]) -> String {
         message.push('\t');
         message.push_str(&escape(&one.path));
         message.push('\n');
+        if let Some(signature) = &one.signature {
+            message.push_str(&format!("{SIGNATURE}{}\t{}\n", escape(signature), escape(&one.path)));
+        }
     }
     if skipped.len() > MAX_SKIPPED_LISTED {
         message.push_str(&format!("{SKIPPED_MORE}{}\n", skipped.len() - MAX_SKIPPED_LISTED));
@@ -47,12 +52,18 @@ pub(crate) fn format(label: &str, skipped: &[Skipped]) -> String {
 
 /// The skipped paths a message lists, and how many it skipped in all.
 pub(crate) fn parse(message: &str) -> (Vec<Skipped>, usize) {
-    let mut skipped = Vec::new();
+    let mut skipped: Vec<Skipped> = Vec::new();
     let mut more = 0;
     // The label is one line; everything after the first blank line is the list.
     for line in message.split('\n').skip_while(|line| !line.is_empty()) {
         if let Some(count) = line.strip_prefix(SKIPPED_MORE) {
             more = count.trim().parse().unwrap_or(0);
+        } else if let Some(entry) = line.strip_prefix(SIGNATURE) {
+            // A signature belongs to the skipped line just before it, naming the same path.
+            let Some((signature, path)) = entry.split_once('\t') else { continue };
+            if let Some(last) = skipped.last_mut().filter(|last| last.path == unescape(path)) {
+                last.signature = Some(unescape(signature));
+            }
         } else if let Some(entry) = line.strip_prefix(SKIPPED) {
             let Some((reason, path)) = entry.split_once('\t') else { continue };
             let reason = if reason == SPECIAL {
@@ -64,7 +75,7 @@ pub(crate) fn parse(message: &str) -> (Vec<Skipped>, usize) {
             } else {
                 continue;
             };
-            skipped.push(Skipped { path: unescape(path), reason });
+            skipped.push(Skipped { path: unescape(path), reason, signature: None });
         }
     }
     let total = skipped.len() + more;
@@ -119,7 +130,11 @@ mod tests {
     use super::*;
 
     fn skipped(path: &str, reason: SkipReason) -> Skipped {
-        Skipped { path: path.to_owned(), reason }
+        Skipped {
+            path: path.to_owned(),
+            reason,
+            signature: Some(format!("{}:1.0:2.0:3", path.len())),
+        }
     }
 
     #[test]
@@ -148,6 +163,15 @@ mod tests {
         let (listed, total) = parse(&format("label", &list));
         assert_eq!(listed.len(), MAX_SKIPPED_LISTED);
         assert_eq!(total, MAX_SKIPPED_LISTED + 5);
+    }
+
+    #[test]
+    fn a_message_from_before_signatures_reads_without_them() {
+        let message = "label\n\nskipped 6000000\tbig.bin\nsignature 1:2\tother.bin\n";
+        let (listed, total) = parse(message);
+        assert_eq!(total, 1);
+        assert_eq!(listed[0].path, "big.bin");
+        assert_eq!(listed[0].signature, None, "a signature naming another path is not taken");
     }
 
     #[test]

@@ -60,7 +60,7 @@ pub(crate) fn restore(
     // Deepest first, so a folder's files go before the folder.
     for (path, _) in entries.iter().rev().filter(|(_, entry)| entry.is_none()) {
         if let Some(skip) = message::is_skipped(&skipped, path) {
-            restored.not_restored.push(Skipped { path: path.clone(), reason: skip.reason.clone() });
+            restored.not_restored.push(Skipped { path: path.clone(), ..skip.clone() });
         } else if delete(root, path, &mut folders)? {
             restored.deleted.push(path.clone());
         } else {

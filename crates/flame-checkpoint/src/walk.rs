@@ -88,6 +88,7 @@ pub(crate) fn walk(
                         .filter(|path| !path.as_os_str().is_empty());
                     match (error.io_error(), path) {
                         (Some(_), Some(path)) => Found::Skipped(Skipped {
+                            signature: signature(&root.join(&path)),
                             path: path.to_string_lossy().into_owned(),
                             reason: SkipReason::Unreadable { error: error.to_string() },
                         }),
@@ -128,42 +129,52 @@ fn examine(root: &Path, entry: &ignore::DirEntry, limits: &SnapshotLimits) -> Op
         return None;
     }
     let relative = entry.path().strip_prefix(root).ok()?;
+    let skipped = |path: String, reason| {
+        Some(Found::Skipped(Skipped { path, reason, signature: signature(entry.path()) }))
+    };
     let Some(path) = relative.to_str() else {
-        return Some(Found::Skipped(Skipped {
-            path: relative.to_string_lossy().into_owned(),
-            reason: SkipReason::Unreadable { error: "the name is not UTF-8".to_owned() },
-        }));
+        return skipped(
+            relative.to_string_lossy().into_owned(),
+            SkipReason::Unreadable { error: "the name is not UTF-8".to_owned() },
+        );
     };
     let path = path.to_owned();
     if file_type.is_symlink() {
         return Some(Found::File(path, None));
     }
     if !file_type.is_file() {
-        return Some(Found::Skipped(Skipped { path, reason: SkipReason::Special }));
+        return skipped(path, SkipReason::Special);
     }
     let metadata = match entry.metadata() {
         Ok(metadata) => metadata,
-        Err(error) => {
-            return Some(Found::Skipped(Skipped {
-                path,
-                reason: SkipReason::Unreadable { error: error.to_string() },
-            }));
-        }
+        Err(error) => return skipped(path, SkipReason::Unreadable { error: error.to_string() }),
     };
     if metadata.len() > limits.max_file_bytes {
-        return Some(Found::Skipped(Skipped {
-            path,
-            reason: SkipReason::TooLarge { bytes: metadata.len() },
-        }));
+        return skipped(path, SkipReason::TooLarge { bytes: metadata.len() });
     }
     // git stops the whole snapshot on a file it cannot open, so such a file is left out here.
     if let Err(error) = nix::unistd::access(entry.path(), nix::unistd::AccessFlags::R_OK) {
-        return Some(Found::Skipped(Skipped {
-            path,
-            reason: SkipReason::Unreadable { error: std::io::Error::from(error).to_string() },
-        }));
+        let error = std::io::Error::from(error).to_string();
+        return skipped(path, SkipReason::Unreadable { error });
     }
     Some(Found::File(path, FileStat::of(&metadata)))
+}
+
+/// A skipped file's signature (see [`Skipped::signature`]): its size, modification and change
+/// times to the nanosecond and its inode, as its metadata says without following a link. A file
+/// written again changes its change time at least, whatever it does to the rest.
+pub(crate) fn signature(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    Some(format!(
+        "{}:{}.{:09}:{}.{:09}:{}",
+        meta.len(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+        meta.ctime(),
+        meta.ctime_nsec(),
+        meta.ino()
+    ))
 }
 
 fn error_path(error: &ignore::Error) -> Option<PathBuf> {

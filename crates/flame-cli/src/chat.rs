@@ -10,6 +10,7 @@ use flame_agent::{Agent, Answer, Ask, ChatEvent, Settings, Stopped};
 use flame_api::{ApiError, ErrorCode, Flame};
 use flame_model::{Actor, FrameId, ToolKind};
 use flame_models::{CancellationToken, ProviderKind, RetryPolicy};
+use flame_workspace::Environment;
 
 use crate::args::ProviderArg;
 use crate::terminal::escape_controls;
@@ -21,16 +22,18 @@ const MAX_REFUSED_ASKS: usize = 50;
 
 pub fn run(
     flame: &Arc<Flame>,
+    environment: &Arc<Environment>,
     frame: &FrameId,
     text: &str,
     provider: Option<ProviderArg>,
     model: Option<&str>,
     approve: &[ToolKind],
 ) -> Result<(), ApiError> {
+    let keys = Arc::clone(environment);
     let mut agent = Agent::from_settings_file(
         flame.clone(),
         Settings::default_path(),
-        |name| std::env::var(name).ok(),
+        move |name| keys.get(name),
         RetryPolicy::default(),
     )?;
     if let Some(provider) = provider {

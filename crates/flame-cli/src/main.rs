@@ -14,6 +14,7 @@ mod render;
 mod replay;
 mod terminal;
 
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -24,6 +25,7 @@ use flame_api::{
 use flame_model::budget::FrameBudget;
 use flame_model::lifecycle::PopStatus;
 use flame_model::{Actor, FrameId, Role, TreeId};
+use flame_workspace::Environment;
 use serde::Serialize;
 use serde_json::json;
 
@@ -34,8 +36,11 @@ use args::{
 const ACTOR: Actor = Actor::Cli;
 
 fn main() -> ExitCode {
+    // Before anything else runs: the keys are read from this copy, and no command `flame chat`
+    // runs can read them from this process (see `Environment::withdraw_secrets`).
+    let (environment, withdrawn) = Environment::withdraw_secrets();
     let cli = Cli::parse();
-    let filter = std::env::var("FLAME_LOG").unwrap_or_else(|_| "warn".to_owned());
+    let filter = environment.get("FLAME_LOG").unwrap_or_else(|| "warn".to_owned());
     let data_dir = match &cli.home {
         Some(home) => {
             let cwd = std::env::current_dir().ok();
@@ -47,6 +52,10 @@ fn main() -> ExitCode {
     // A data directory that cannot take the diagnostic log is reported by the command itself,
     // in its one line, so the logging problem is not printed as well.
     let _logging = flame_api::logging::init(&filter, log_dir.as_deref());
+    if let Err(err) = withdrawn {
+        eprintln!("flame: keys in the environment stay readable by the commands run: {err}");
+    }
+    let environment = Arc::new(environment);
 
     // A replay reads a file and nothing else, so it needs no data directory.
     let result = match &cli.command {
@@ -62,8 +71,11 @@ fn main() -> ExitCode {
             )
         }
         // The models come from the settings, the providers and local servers, not the data.
-        Command::Models { refresh } => list_models(*refresh, cli.json),
-        _ => data_dir.and_then(Flame::open).map(Arc::new).and_then(|flame| run(&flame, &cli)),
+        Command::Models { refresh } => list_models(*refresh, cli.json, &environment),
+        _ => data_dir
+            .and_then(Flame::open)
+            .map(Arc::new)
+            .and_then(|flame| run(&flame, &cli, &environment)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -78,12 +90,14 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
+fn run(flame: &Arc<Flame>, cli: &Cli, environment: &Arc<Environment>) -> Result<(), ApiError> {
     let out = Output { json: cli.json };
     // Costs (status, exports) at the person's prices and contexts with their masking, from the
     // settings read without the keys.
     let settings = flame_agent::Settings::default_path();
     flame_agent::Settings::at_or_default(settings.as_deref()).configure(flame);
+    // The settings' folder may hold keys and the approval policy: never a workspace.
+    flame.add_own_folders(settings.as_deref().and_then(Path::parent).map(Path::to_path_buf));
     match &cli.command {
         Command::Tree { command: TreeCommand::New { title, criteria, workspace } } => {
             let tree = flame.create_tree(ACTOR, title, criteria, workspace.as_deref())?;
@@ -223,7 +237,8 @@ fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
         }
         Command::Chat { id, text, provider, model, approve } => {
             let approve: Vec<_> = approve.iter().map(|a| a.kind()).collect();
-            chat::run(flame, &FrameId::parse(id)?, text, *provider, model.as_deref(), &approve)
+            let frame = FrameId::parse(id)?;
+            chat::run(flame, environment, &frame, text, *provider, model.as_deref(), &approve)
         }
         Command::Mcp { tree } => {
             let tree = tree.as_deref().map(TreeId::parse).transpose()?;
@@ -316,7 +331,7 @@ fn run(flame: &Arc<Flame>, cli: &Cli) -> Result<(), ApiError> {
 
 /// `flame models`: the models to pick, as the window's picker lists them (see
 /// `flame_agent::model_list`), at this moment's time.
-fn list_models(refresh: bool, json: bool) -> Result<(), ApiError> {
+fn list_models(refresh: bool, json: bool, environment: &Environment) -> Result<(), ApiError> {
     let file = flame_agent::SettingsFile::at(flame_agent::Settings::default_path())?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -326,7 +341,7 @@ fn list_models(refresh: bool, json: bool) -> Result<(), ApiError> {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |since| i64::try_from(since.as_millis()).unwrap_or(i64::MAX));
     let options = flame_agent::model_list::ListOptions { refresh, ..Default::default() };
-    let env = |name: &str| std::env::var(name).ok();
+    let env = |name: &str| environment.get(name);
     let list = runtime
         .block_on(flame_agent::model_list::list_models_for(&file, &env, now_ms, &options))?;
     Output { json }.print(&list, || render::model_list(&list, now_ms))

@@ -25,6 +25,9 @@ mod terminal;
 #[path = "cli/workspace.rs"]
 mod workspace;
 
+/// The key `flame chat` is given in its environment; it must reach only the provider.
+const SENTINEL: &str = "sk-ant-cli-SENTINEL-0123456789";
+
 struct Home {
     dir: tempfile::TempDir,
 }
@@ -476,7 +479,7 @@ async fn chat_in(
             .args(&all)
             .env("FLAME_HOME", &path)
             .env("XDG_CONFIG_HOME", path.join("config"))
-            .env("ANTHROPIC_API_KEY", "sk-ant-cli-SENTINEL-0123456789")
+            .env("ANTHROPIC_API_KEY", SENTINEL)
             .env("ANTHROPIC_BASE_URL", base)
             .env_remove("FLAME_LOG")
             .output()
@@ -559,7 +562,7 @@ async fn a_chat_whose_reader_goes_away_stops_quietly() {
             .args(["chat", &crud, "Write a lot"])
             .env("FLAME_HOME", &path)
             .env("XDG_CONFIG_HOME", path.join("config"))
-            .env("ANTHROPIC_API_KEY", "sk-ant-cli-SENTINEL-0123456789")
+            .env("ANTHROPIC_API_KEY", SENTINEL)
             .env("ANTHROPIC_BASE_URL", base)
             .env_remove("FLAME_LOG")
             .stdout(std::process::Stdio::piped())
@@ -641,4 +644,31 @@ fn importing_what_is_not_a_session_is_one_clear_line() {
     assert!(err.contains("cannot tell the format") && err.contains("--format"), "{err}");
     let err = home.refused(&["import", "--format", "flame", file.to_str().unwrap()]);
     assert!(err.contains("is not a Flame export"), "{err}");
+}
+
+#[test]
+fn a_damaged_database_is_refused_plainly_and_left_as_it_was() {
+    let home = Home::new();
+    let made = home.json(&["tree", "new", "Build", "--criteria", "It works"]);
+    let root = made["root"].as_str().unwrap();
+    let text = "a message long enough to fill pages of the database. ".repeat(20);
+    for _ in 0..30 {
+        home.ok(&["append", root, "--role", "user", &text]);
+    }
+    let database = home.path().join("flame.db");
+    let mut bytes = std::fs::read(&database).unwrap();
+    assert!(!home.path().join("flame.db-wal").exists(), "the log was checkpointed on close");
+    let page = 4096;
+    let middle = bytes.len() / page / 2;
+    bytes[middle * page..(middle + 1) * page].fill(0);
+    std::fs::write(&database, &bytes).unwrap();
+
+    let out = home.run(&["push", "Tokens", "--criteria", "Tokens work"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("is damaged; SQLite found:") && err.contains("left the file as it was"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&database).unwrap(), bytes, "the damaged file was written");
 }

@@ -124,11 +124,13 @@ struct CutCalls {
 }
 
 impl KeptMasks {
-    /// Ends a masking: only the forms it used are kept for the next.
+    /// Ends a masking: only the forms it or the masking before it used are kept for the next.
+    /// A call masks its messages twice when it weighs a batch (as they are, and as the batch
+    /// would send them), so the forms of both are kept, and neither drops the other's.
     fn finish(&mut self) {
-        let masking = self.masking;
-        self.stubs.retain(|_, kept| kept.used_by == masking);
-        self.calls.retain(|_, kept| kept.used_by == masking);
+        let since = self.masking.saturating_sub(1);
+        self.stubs.retain(|_, kept| kept.used_by >= since);
+        self.calls.retain(|_, kept| kept.used_by >= since);
         self.masking += 1;
     }
 }

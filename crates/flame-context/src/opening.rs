@@ -367,17 +367,6 @@ fn kept_opening(
     let current = stored.masked_through;
     let candidate = mask::boundary(&live, input.keep_tool_results).max(current);
     let now = mask_with(&live, current, input, masks.as_deref_mut(), live_settled);
-    // A batch sends everything again from the first message it changes: the cached prefix the
-    // call can still read ends before it.
-    let batch = (candidate != current).then(|| {
-        let masked = mask_with(&live, candidate, input, masks.as_deref_mut(), live_settled);
-        let first = (0..live.len()).find(|&i| masked.saved[i] != now.saved[i]);
-        let rewritten: u64 = first.map_or(0, |first| {
-            now.messages[first..].iter().map(|m| m.tokens + MESSAGE_OVERHEAD).sum()
-        });
-        let prefix_end = first.and_then(|i| i.checked_sub(1)).map(|i| live[i].id);
-        Batch { masked, first, rewritten, prefix_end }
-    });
     // What the frame's previous request weighed, tools included: a batch's rewrite is a share
     // of it.
     let previous = previous_end.and_then(|end| live.iter().position(|m| m.id == end));
@@ -395,21 +384,46 @@ fn kept_opening(
     let share = |rewritten: u64| {
         rewritten.min(previous_request).saturating_mul(1_000) / previous_request.max(1)
     };
-    let pays = batch.as_ref().is_some_and(|b| {
+    // What the messages from each one on weigh as sent now, and what masking saves on each.
+    let mut sent_after: Vec<u64> = vec![0; live.len() + 1];
+    for i in (0..live.len()).rev() {
+        sent_after[i] = sent_after[i + 1] + now.messages[i].tokens + MESSAGE_OVERHEAD;
+    }
+    let sent_from = |first: usize| sent_after[first];
+    let saved_now = now.saved.clone();
+    // A batch sends everything again from the first message it changes: the cached prefix the
+    // call can still read ends before it.
+    let batch = |masks: Option<&mut KeptMasks>| {
+        let masked = mask_with(&live, candidate, input, masks, live_settled);
+        let first = (0..live.len()).find(|&i| masked.saved[i] != saved_now[i]);
+        let rewritten = first.map_or(0, sent_from);
+        let prefix_end = first.and_then(|i| i.checked_sub(1)).map(|i| live[i].id);
+        Batch { masked, first, rewritten, prefix_end }
+    };
+    // A batch rewrites at least from the first result it would mask: when the frame cannot
+    // afford that much, or reading the cache is free, it is not weighed at all.
+    let weighed = candidate != current
+        && rules.policy.economics.read > 0
+        && live
+            .iter()
+            .position(|m| m.tool_result.is_some() && current.is_none_or(|c| m.id > c))
+            .is_some_and(|first| churn_allows(stored, &live, share(sent_from(first))));
+    let considered = weighed.then(|| batch(masks.as_deref_mut()));
+    let pays = considered.as_ref().is_some_and(|b| {
         b.first.is_some_and(|first| {
             batch_pays(input, &now, &b.masked, first, b.rewritten, rules.policy.economics)
                 && churn_allows(stored, &live, share(b.rewritten))
         })
     });
-    let (mut batched, sent, prefix_end, unmade) = match batch {
-        Some(b) if pays => (Some(share(b.rewritten)), b.masked, b.prefix_end, None),
-        batch => (None, now, previous_end, batch),
+    let (mut batched, mut doc) = match considered {
+        Some(b) if pays => {
+            (Some(share(b.rewritten)), under_opening(input, stored, &live, b.masked, b.prefix_end))
+        }
+        _ => (None, under_opening(input, stored, &live, now, previous_end)),
     };
-    let mut doc = under_opening(input, stored, &live, sent, prefix_end);
-    if !doc.report.fits
-        && let Some(b) = unmade
-    {
+    if !doc.report.fits && candidate != current && batched.is_none() {
         // The budget masks what the rule would not have yet.
+        let b = batch(masks.as_deref_mut());
         batched = Some(share(b.rewritten));
         doc = under_opening(input, stored, &live, b.masked, b.prefix_end);
     }

@@ -26,6 +26,19 @@ use crate::{ImportError, ImportOptions, ImportReport, Progress};
 /// The tool that starts a subagent (renamed `Agent` in later versions; both are accepted).
 const SUBAGENT_TOOLS: [&str; 2] = ["Task", "Agent"];
 
+/// The longest subagent id read; Claude Code's are a few characters (`a2898e3`,
+/// `acompact-…`).
+pub const MAX_AGENT_ID_BYTES: usize = 128;
+
+/// Whether a subagent id is a plain name — ASCII letters, digits, `-` and `_`, at most
+/// [`MAX_AGENT_ID_BYTES`] — which is all that goes into the name of the file read for it: an id
+/// is a name, never a path (`../` in one read a transcript from outside the session's folder).
+fn is_agent_name(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= MAX_AGENT_ID_BYTES
+        && id.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
+}
+
 /// A `Task` call's result as the parent received it.
 #[derive(Debug, Clone, PartialEq)]
 struct TaskResult {
@@ -109,7 +122,11 @@ pub(crate) fn draft_session(
     let root = 0;
 
     let subagent_dir = subagent_dir(path);
-    let mut used_agents: Vec<&str> = Vec::new();
+    let mut used_agents: HashSet<&str> = HashSet::new();
+    // The subagent calls in message order, taken a segment at a time (see `segment::place_with`).
+    let mut tasks: Vec<&(String, usize, String, String)> = main.tasks.iter().collect();
+    tasks.sort_by_key(|(_, index, _, _)| *index);
+    let mut next_task = 0;
     let segment_frames = segment::place_with(
         &mut draft,
         root,
@@ -117,10 +134,10 @@ pub(crate) fn draft_session(
         &main.calls,
         options.segment,
         |draft, frame, seg, parent_open| {
-            for (tool_use, index, description, prompt) in &main.tasks {
-                if !(seg.start..seg.end).contains(index) {
-                    continue;
-                }
+            while let Some(&(tool_use, index, description, prompt)) = tasks.get(next_task)
+                && *index < seg.end
+            {
+                next_task += 1;
                 let result = main.results.get(tool_use);
                 let agent = main
                     .agents
@@ -155,10 +172,16 @@ pub(crate) fn draft_session(
                 }
                 let child = draft.push_frame(child);
                 match agent {
+                    Some(agent) if !is_agent_name(&agent) => {
+                        let shown: String = agent.chars().take(MAX_AGENT_ID_BYTES).collect();
+                        draft.report.problem(format!(
+                            "tool call {tool_use}: the subagent id {shown:?} is not a plain name (letters, digits, - and _, at most {MAX_AGENT_ID_BYTES} bytes), so no file is read for it; its frame has no messages"
+                        ));
+                    }
                     Some(agent) => match agents.iter().find(|(a, _)| *a == agent) {
                         Some((name, thread)) => {
                             segment::place(draft, child, &thread.messages, &thread.calls, false);
-                            used_agents.push(name);
+                            used_agents.insert(name);
                         }
                         None if reading == Reading::Live => {}
                         None => draft.report.problem(format!(
@@ -183,7 +206,7 @@ pub(crate) fn draft_session(
         !main.agents.contains_key(tool_use) && !main.results.contains_key(tool_use)
     });
     for (agent, thread) in agents {
-        if used_agents.contains(&agent.as_str()) {
+        if used_agents.contains(agent.as_str()) {
             continue;
         }
         let compaction = agent.starts_with("acompact");

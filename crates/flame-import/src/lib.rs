@@ -23,10 +23,12 @@ mod time;
 
 use std::path::{Path, PathBuf};
 
+pub use claude_code::MAX_AGENT_ID_BYTES;
 pub use draft::{
     Draft, DraftFile, DraftFrame, DraftMessage, FrameKind, ImportReport, LIVE_ENCODING,
     MAX_LISTED_PROBLEMS, Materialised, ModelCall, ROOT_KEY, fit_title, title_from,
 };
+pub use jsonl::MAX_RECORD_BYTES;
 pub use thread::SegmentStart;
 pub use time::parse_rfc3339;
 

@@ -14,6 +14,7 @@
 //! and the step's recorded tokens (input plus cache reads and writes) the call's context size.
 
 use std::collections::{HashMap, HashSet};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use flame_model::{NewMessage, Role, Status, Timestamp, ToolCall, ToolResult, Usage};
@@ -24,7 +25,7 @@ use crate::draft::{Draft, DraftFrame, FrameKind, title_from};
 use crate::files::{self, FileTouch};
 use crate::segment;
 use crate::thread::{RecordedCall, SegmentStart, ThreadMessage};
-use crate::{ImportError, ImportOptions, ImportReport, Progress};
+use crate::{ImportError, ImportOptions, ImportReport, MAX_RECORD_BYTES, Progress};
 
 /// A session row or file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -176,13 +177,21 @@ fn json_files(dir: &Path, problems: &mut Vec<String>) -> Vec<PathBuf> {
 }
 
 fn read_json(path: &Path, problems: &mut Vec<String>) -> Option<Value> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(err) => {
-            problems.push(format!("{}: {err}; skipped", path.display()));
-            return None;
-        }
-    };
+    // One byte past the limit tells a file too large to be one record, which is not held.
+    let mut bytes = Vec::new();
+    let read = std::fs::File::open(path)
+        .and_then(|file| file.take(MAX_RECORD_BYTES as u64 + 1).read_to_end(&mut bytes));
+    if let Err(err) = read {
+        problems.push(format!("{}: {err}; skipped", path.display()));
+        return None;
+    }
+    if bytes.len() > MAX_RECORD_BYTES {
+        problems.push(format!(
+            "{}: more than the {MAX_RECORD_BYTES} bytes a record may be; skipped",
+            path.display()
+        ));
+        return None;
+    }
     if bytes.is_empty() {
         problems.push(format!("{}: the file is empty; skipped", path.display()));
         return None;

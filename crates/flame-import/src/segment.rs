@@ -139,6 +139,11 @@ pub fn place_with<E>(
     let segments = if segmented { split(messages) } else { vec![Segment::whole(messages)] };
     let last = segments.len() - 1;
     let mut placed = Vec::with_capacity(segments.len());
+    // The calls in message order, taken a segment at a time as the segments go by, so placing is
+    // linear: scanning every call for each segment made a 1M-line transcript take hours.
+    let mut by_message: Vec<&RecordedCall> = calls.iter().collect();
+    by_message.sort_by_key(|(index, _, _)| *index);
+    let mut next_call = 0;
     for (s, seg) in segments.iter().enumerate() {
         let holder = if segmented {
             let mut f = DraftFrame::new(
@@ -177,15 +182,16 @@ pub fn place_with<E>(
                 at: m.at,
             });
         }
-        for &(index, at, input) in calls {
-            if (seg.start..seg.end).contains(&index) {
-                draft.calls.push(ModelCall {
-                    frame: holder,
-                    message: first + index - seg.start,
-                    at,
-                    input_tokens: input,
-                });
-            }
+        while let Some(&&(index, at, input)) = by_message.get(next_call)
+            && index < seg.end
+        {
+            draft.calls.push(ModelCall {
+                frame: holder,
+                message: first + index - seg.start,
+                at,
+                input_tokens: input,
+            });
+            next_call += 1;
         }
         after_segment(draft, holder, seg, s == last)?;
     }

@@ -41,11 +41,35 @@ pub struct Client {
     retry: RetryPolicy,
 }
 
+/// The most redirects one request follows, all within its origin.
+pub const MAX_REDIRECTS: usize = 10;
+
+/// Redirects are followed only within the request's origin (scheme, host and port): reqwest drops
+/// `Authorization` on a redirect to another host but not Anthropic's `x-api-key`, so a provider's
+/// address that redirected elsewhere would hand the key to whoever answers there. A redirect to
+/// another origin ends the request with the redirect itself (see `Client::send`).
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let leaves = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() != attempt.url().origin());
+        if leaves {
+            attempt.stop()
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    })
+}
+
 impl Client {
     pub fn new(retry: RetryPolicy) -> Client {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(15))
             .read_timeout(IDLE_TIMEOUT)
+            .redirect(same_origin_redirects())
             .build()
             .expect("the HTTP client's settings are valid");
         Client { http, retry }
@@ -113,6 +137,23 @@ impl Client {
             };
             let wait = match result {
                 Ok(response) if response.status().is_success() => return Ok(response),
+                Ok(response) if response.status().is_redirection() => {
+                    let to = response
+                        .headers()
+                        .get(reqwest::header::LOCATION)
+                        .and_then(|to| to.to_str().ok())
+                        .unwrap_or("another address");
+                    return Err(ModelError::Http {
+                        provider: name,
+                        status: response.status().as_u16(),
+                        message: scrub(
+                            provider,
+                            &shorten(&format!(
+                                "the provider's address redirected the request to {to}, another origin, where Flame does not send the key; set the base URL to the address the provider uses now"
+                            )),
+                        ),
+                    });
+                }
                 Ok(response) => {
                     let status = response.status();
                     let retry_after = retry_after(response.headers());

@@ -55,6 +55,14 @@ pub enum OpenError {
         path.display()
     )]
     TooNew { path: PathBuf, found: u32, supported: u32 },
+    /// SQLite's quick check found the file damaged (a page overwritten or lost, say): it is
+    /// refused before anything is written to it, with the first things the check found.
+    #[error(
+        "the database at {} is damaged; SQLite found: {}",
+        path.display(),
+        found.join("; ")
+    )]
+    Damaged { path: PathBuf, found: Vec<String> },
     /// Any other SQLite failure while opening or migrating.
     #[error("cannot prepare the database at {}: {source}", path.display())]
     Sqlite { path: PathBuf, source: rusqlite::Error },
@@ -95,15 +103,31 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating if needed) the database at `path`, switches it to WAL, and applies any
-    /// pending migrations. The folder must already exist.
+    /// Opens (creating if needed) the database at `path`, refuses it if SQLite's quick check
+    /// finds it damaged ([`OpenError::Damaged`], the file left as it was), switches it to WAL,
+    /// and applies any pending migrations. The folder must already exist. The check reads every
+    /// page: about 2.4 s for a 1 GB database (100k frames, 1M messages) once cached.
     pub fn open(path: &Path) -> Result<Store, OpenError> {
+        Store::open_with(path, true)
+    }
+
+    /// Another connection to a database this process has opened with [`Store::open`], which
+    /// checked it: opened the same way but without checking every page again.
+    pub fn open_another(path: &Path) -> Result<Store, OpenError> {
+        Store::open_with(path, false)
+    }
+
+    fn open_with(path: &Path, check: bool) -> Result<Store, OpenError> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI;
         let mut conn =
             Connection::open_with_flags(path, flags).map_err(|source| classify(path, source))?;
+        if check {
+            conn.busy_timeout(BUSY_TIMEOUT).map_err(|source| classify(path, source))?;
+            quick_check(&conn, path)?;
+        }
         configure(&conn).map_err(|source| classify(path, source))?;
         migrations::apply(&mut conn, path)?;
         tracing::debug!(path = %path.display(), "store opened");
@@ -124,6 +148,32 @@ impl Store {
     pub fn journal_mode(&self) -> rusqlite::Result<String> {
         self.conn.query_row("PRAGMA journal_mode", [], |row| row.get(0))
     }
+}
+
+/// The most problems SQLite's quick check lists when a database is damaged; the first few say
+/// what happened, and a badly damaged file would list thousands.
+pub const MAX_DAMAGE_LISTED: usize = 5;
+
+/// Runs SQLite's quick check (every page's structure and the records' format, without checking
+/// the indexes against their tables, which would read every row again) before anything writes to
+/// the file: a damaged database is refused with what the check found, and left as it was.
+fn quick_check(conn: &Connection, path: &Path) -> Result<(), OpenError> {
+    let rows: Vec<String> = conn
+        .prepare(&format!("PRAGMA quick_check({MAX_DAMAGE_LISTED})"))
+        .and_then(|mut stmt| stmt.query_map([], |row| row.get(0))?.collect())
+        .map_err(|source| classify(path, source))?;
+    if rows.len() == 1 && rows[0] == "ok" {
+        return Ok(());
+    }
+    // A row may hold several problems, one a line, after the name of the database they are in.
+    let found = rows
+        .iter()
+        .flat_map(|row| row.lines())
+        .filter(|line| !line.starts_with("***") && !line.trim().is_empty())
+        .take(MAX_DAMAGE_LISTED)
+        .map(str::to_owned)
+        .collect();
+    Err(OpenError::Damaged { path: path.to_path_buf(), found })
 }
 
 /// How many prepared statements a connection keeps for `prepare_cached`, least recently used
@@ -169,6 +219,10 @@ fn classify(path: &Path, source: rusqlite::Error) -> OpenError {
     let path = path.to_path_buf();
     match source.sqlite_error_code() {
         Some(SqliteCode::NotADatabase) => OpenError::NotADatabase { path },
+        // What SQLite met while reading (the quick check's own read, the schema) was damaged.
+        Some(SqliteCode::DatabaseCorrupt) => {
+            OpenError::Damaged { path, found: vec![source.to_string()] }
+        }
         Some(
             SqliteCode::CannotOpen
             | SqliteCode::ReadOnly

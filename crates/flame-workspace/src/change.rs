@@ -3,15 +3,17 @@
 //! Applying writes a temporary file in the same folder, syncs it and renames it over the target,
 //! so a crash at any point leaves the old file or the new one, whole, never a mix.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::hash::Hasher;
 use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use similar::TextDiff;
 
-use crate::read::{binary_reason, open_regular};
+use crate::read::binary_reason;
 use crate::{ResolvedPath, Touched, Workspace, WorkspaceError};
 
 /// The largest file `edit_file` works on (it holds the file, and its new text, in memory).
@@ -43,6 +45,19 @@ pub struct PreparedChange {
     real: PathBuf,
     content: String,
     expected: Fingerprint,
+}
+
+impl PreparedChange {
+    /// What the file was when this change was prepared, as text: `absent`, or its length and a
+    /// hash of its content. Two preparations of one change give the same `base` exactly when
+    /// they found the same file, so a change shown to the person is applied only while the file
+    /// is still as it was shown ([`Workspace::apply_shown`]).
+    pub fn base(&self) -> String {
+        match self.expected {
+            Fingerprint::Absent => "absent".to_owned(),
+            Fingerprint::Present { len, hash } => format!("{len}:{hash:016x}"),
+        }
+    }
 }
 
 /// A change that was applied.
@@ -82,28 +97,6 @@ enum Fingerprint {
     Present { len: u64, hash: u64 },
 }
 
-fn fingerprint_of(resolved: &ResolvedPath) -> Result<Fingerprint, WorkspaceError> {
-    match std::fs::symlink_metadata(&resolved.real) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Fingerprint::Absent),
-        _ => {}
-    }
-    let (mut file, _) = open_regular(resolved)?;
-    let mut hasher = std::hash::DefaultHasher::new();
-    let mut buffer = vec![0u8; 64 * 1024];
-    let mut len = 0u64;
-    loop {
-        let read = file
-            .read(&mut buffer)
-            .map_err(|e| WorkspaceError::io("read", &resolved.relative, e))?;
-        if read == 0 {
-            break;
-        }
-        hasher.write(&buffer[..read]);
-        len += read as u64;
-    }
-    Ok(Fingerprint::Present { len, hash: hasher.finish() })
-}
-
 impl Workspace {
     /// Prepares replacing (or creating) `path` with `content`.
     pub fn prepare_write(
@@ -112,7 +105,7 @@ impl Workspace {
         content: String,
     ) -> Result<PreparedChange, WorkspaceError> {
         let resolved = self.resolve(path)?;
-        let expected = fingerprint_of(&resolved)?;
+        let expected = self.fingerprint_of(&resolved)?;
         let name = resolved.relative.as_str();
         let diff = match expected {
             Fingerprint::Absent => unified_diff(name, None, &content),
@@ -120,7 +113,7 @@ impl Workspace {
                 let old = if len as usize <= MAX_DIFF_INPUT_BYTES
                     && content.len() <= MAX_DIFF_INPUT_BYTES
                 {
-                    read_text(&resolved)?.1
+                    self.read_text(&resolved)?.1
                 } else {
                     None
                 };
@@ -161,7 +154,7 @@ impl Workspace {
         }
         let resolved = self.resolve(path)?;
         let name = resolved.relative.clone();
-        let (size, text) = read_text(&resolved)?;
+        let (size, text) = self.read_text(&resolved)?;
         let Some(text) = text else {
             return Err(WorkspaceError::Binary {
                 path: name,
@@ -194,10 +187,10 @@ impl Workspace {
     pub fn apply(&self, change: PreparedChange) -> Result<AppliedChange, WorkspaceError> {
         // The path is resolved again: a folder on it may have been swapped for a link since.
         let resolved = self.resolve(&change.path)?;
-        if resolved.real != change.real || fingerprint_of(&resolved)? != change.expected {
+        if resolved.real != change.real || self.fingerprint_of(&resolved)? != change.expected {
             return Err(WorkspaceError::ChangedSincePrepared { path: change.path });
         }
-        write_atomically(&resolved, change.content.as_bytes())?;
+        self.write_atomically(&resolved, change.content.as_bytes())?;
         Ok(AppliedChange {
             path: change.path,
             diff: change.diff,
@@ -205,6 +198,20 @@ impl Workspace {
             replacements: change.replacements,
             bytes_written: change.content.len() as u64,
         })
+    }
+
+    /// Applies `change` only if it was prepared on the file the person was shown (`shown`, the
+    /// [`PreparedChange::base`] of the change they saw; `None` when no one was asked): a file
+    /// changed since it was shown is refused, never overwritten with a change no one saw.
+    pub fn apply_shown(
+        &self,
+        change: PreparedChange,
+        shown: Option<&str>,
+    ) -> Result<AppliedChange, WorkspaceError> {
+        if shown.is_some_and(|base| base != change.base()) {
+            return Err(WorkspaceError::ChangedSinceShown { path: change.path });
+        }
+        self.apply(change)
     }
 
     /// Prepares and applies a write at once, for callers that need no approval in between.
@@ -224,33 +231,57 @@ impl Workspace {
     }
 }
 
-/// A file's size and its text, `None` when it is not text. Refuses files over
-/// [`MAX_EDIT_FILE_BYTES`].
-fn read_text(resolved: &ResolvedPath) -> Result<(u64, Option<String>), WorkspaceError> {
-    let (file, size) = open_regular(resolved)?;
-    if size > MAX_EDIT_FILE_BYTES {
-        return Err(WorkspaceError::TooLargeToEdit {
-            path: resolved.relative.clone(),
-            size,
-            limit: MAX_EDIT_FILE_BYTES,
-        });
+impl Workspace {
+    /// What the file `resolved` is now: absent, or its length and a hash of its content.
+    fn fingerprint_of(&self, resolved: &ResolvedPath) -> Result<Fingerprint, WorkspaceError> {
+        let mut file = match self.open_regular(&resolved.relative) {
+            Err(WorkspaceError::NotFound { .. }) => return Ok(Fingerprint::Absent),
+            opened => opened?.0,
+        };
+        let mut hasher = std::hash::DefaultHasher::new();
+        let mut buffer = vec![0u8; 64 * 1024];
+        let mut len = 0u64;
+        loop {
+            let read = file
+                .read(&mut buffer)
+                .map_err(|e| WorkspaceError::io("read", &resolved.relative, e))?;
+            if read == 0 {
+                break;
+            }
+            hasher.write(&buffer[..read]);
+            len += read as u64;
+        }
+        Ok(Fingerprint::Present { len, hash: hasher.finish() })
     }
-    let mut bytes = Vec::new();
-    // One byte past the limit tells a file that grew since its size was read.
-    file.take(MAX_EDIT_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| WorkspaceError::io("read", &resolved.relative, e))?;
-    if bytes.len() as u64 > MAX_EDIT_FILE_BYTES {
-        return Err(WorkspaceError::TooLargeToEdit {
-            path: resolved.relative.clone(),
-            size: bytes.len() as u64,
-            limit: MAX_EDIT_FILE_BYTES,
-        });
+
+    /// A file's size and its text, `None` when it is not text. Refuses files over
+    /// [`MAX_EDIT_FILE_BYTES`].
+    fn read_text(&self, resolved: &ResolvedPath) -> Result<(u64, Option<String>), WorkspaceError> {
+        let (file, size) = self.open_regular(&resolved.relative)?;
+        if size > MAX_EDIT_FILE_BYTES {
+            return Err(WorkspaceError::TooLargeToEdit {
+                path: resolved.relative.clone(),
+                size,
+                limit: MAX_EDIT_FILE_BYTES,
+            });
+        }
+        let mut bytes = Vec::new();
+        // One byte past the limit tells a file that grew since its size was read.
+        file.take(MAX_EDIT_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| WorkspaceError::io("read", &resolved.relative, e))?;
+        if bytes.len() as u64 > MAX_EDIT_FILE_BYTES {
+            return Err(WorkspaceError::TooLargeToEdit {
+                path: resolved.relative.clone(),
+                size: bytes.len() as u64,
+                limit: MAX_EDIT_FILE_BYTES,
+            });
+        }
+        if binary_reason(&bytes).is_some() {
+            return Ok((bytes.len() as u64, None));
+        }
+        Ok((bytes.len() as u64, String::from_utf8(bytes).ok()))
     }
-    if binary_reason(&bytes).is_some() {
-        return Ok((bytes.len() as u64, None));
-    }
-    Ok((bytes.len() as u64, String::from_utf8(bytes).ok()))
 }
 
 /// A unified diff from `old` (`None`: the file is new) to `new`, cut at [`MAX_DIFF_BYTES`].
@@ -275,16 +306,14 @@ pub(crate) fn unified_diff(path: &str, old: Option<&str>, new: &str) -> String {
 }
 
 /// Removes the temporary files that writes of `file_name` by processes no longer running left
-/// in `parent` (a write killed before its rename), so they do not pile up in the person's
+/// in `folder` (a write killed before its rename), so they do not pile up in the person's
 /// folder or show in `git status`. A temporary file of a running process is left alone.
-fn remove_stale_temporaries(parent: &Path, file_name: &str) {
+fn remove_stale_temporaries(folder: &OwnedFd, file_name: &str) {
     let prefix = format!(".{file_name}.flame-");
-    let Ok(entries) = std::fs::read_dir(parent) else { return };
+    let Ok(entries) = rustix::fs::Dir::read_from(folder) else { return };
     for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(rest) = name.to_str().and_then(|name| name.strip_prefix(&prefix)) else {
-            continue;
-        };
+        let Some(name) = entry.file_name().to_str().ok().map(str::to_owned) else { continue };
+        let Some(rest) = name.strip_prefix(&prefix) else { continue };
         let Some(pid) = rest
             .strip_suffix(".tmp")
             .and_then(|rest| rest.split_once('-'))
@@ -296,7 +325,7 @@ fn remove_stale_temporaries(parent: &Path, file_name: &str) {
             || nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
                 != Err(nix::errno::Errno::ESRCH);
         if !running {
-            let _ = std::fs::remove_file(entry.path());
+            let _ = rustix::fs::unlinkat(folder, name.as_str(), AtFlags::empty());
         }
     }
 }
@@ -304,55 +333,72 @@ fn remove_stale_temporaries(parent: &Path, file_name: &str) {
 /// Tells temporary files of one process apart without randomness.
 static TEMPORARY_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// Writes `content` to `resolved` through a temporary file in the same folder (so the rename
-/// cannot cross file systems), synced before the rename; the folder is synced after it. A
-/// replaced file's permissions are kept. Missing parent folders are made.
-pub(crate) fn write_atomically(
-    resolved: &ResolvedPath,
-    content: &[u8],
-) -> Result<(), WorkspaceError> {
-    let name = resolved.relative.as_str();
-    let target = &resolved.real;
-    let parent = target.parent().unwrap_or(Path::new("/"));
-    let io = |action: &'static str| move |e| WorkspaceError::io(action, name, e);
-    std::fs::create_dir_all(parent).map_err(io("make the folders of"))?;
-    match std::fs::metadata(target) {
-        Ok(meta) if meta.is_dir() => {
-            return Err(WorkspaceError::IsDirectory { path: name.to_owned() });
-        }
-        Ok(meta) if !meta.is_file() => {
-            return Err(WorkspaceError::NotRegularFile { path: name.to_owned() });
-        }
-        _ => {}
-    }
-    let permissions = std::fs::metadata(target).ok().map(|meta| meta.permissions());
+impl Workspace {
+    /// Writes `content` to `resolved` through a temporary file in the same folder (so the
+    /// rename cannot cross file systems), synced before the rename; the folder is synced after
+    /// it. A replaced file's permissions are kept. Missing parent folders are made. The folder is
+    /// reached from the workspace's handle without following links, and the temporary file is
+    /// made, renamed and removed relative to it, so a folder swapped for a link meanwhile is
+    /// refused, never written through.
+    pub(crate) fn write_atomically(
+        &self,
+        resolved: &ResolvedPath,
+        content: &[u8],
+    ) -> Result<(), WorkspaceError> {
+        let name = resolved.relative.as_str();
+        let relative = Path::new(name);
+        let io = |action: &'static str| {
+            move |e: rustix::io::Errno| WorkspaceError::io(action, name, e.into())
+        };
+        let folder = self.open_folder(relative.parent().unwrap_or(Path::new("")), true)?;
+        let file_name = relative.file_name().unwrap_or_default();
+        let permissions = match rustix::fs::statat(&folder, file_name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => match FileType::from_raw_mode(stat.st_mode) {
+                FileType::Directory => {
+                    return Err(WorkspaceError::IsDirectory { path: name.to_owned() });
+                }
+                FileType::Symlink => {
+                    return Err(WorkspaceError::Replaced {
+                        path: name.to_owned(),
+                        name: file_name.to_string_lossy().into_owned(),
+                    });
+                }
+                FileType::RegularFile => Some(Mode::from_raw_mode(stat.st_mode & 0o7777)),
+                _ => return Err(WorkspaceError::NotRegularFile { path: name.to_owned() }),
+            },
+            Err(rustix::io::Errno::NOENT) => None,
+            Err(errno) => return Err(io("inspect")(errno)),
+        };
 
-    let file_name =
-        target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    remove_stale_temporaries(parent, &file_name);
-    let (temporary, mut file) = loop {
-        let number = TEMPORARY_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let candidate =
-            parent.join(format!(".{file_name}.flame-{}-{number}.tmp", std::process::id()));
-        match OpenOptions::new().write(true).create_new(true).open(&candidate) {
-            Ok(file) => break (candidate, file),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(io("create a temporary file for")(e)),
+        let file_name = file_name.to_string_lossy().into_owned();
+        remove_stale_temporaries(&folder, &file_name);
+        let (temporary, mut file) = loop {
+            let number = TEMPORARY_COUNTER.fetch_add(1, Ordering::Relaxed);
+            let candidate = format!(".{file_name}.flame-{}-{number}.tmp", std::process::id());
+            let flags =
+                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            match rustix::fs::openat(&folder, candidate.as_str(), flags, Mode::from_raw_mode(0o666))
+            {
+                Ok(fd) => break (candidate, File::from(fd)),
+                Err(rustix::io::Errno::EXIST) => continue,
+                Err(errno) => return Err(io("create a temporary file for")(errno)),
+            }
+        };
+        let written = (|| -> std::io::Result<()> {
+            file.write_all(content)?;
+            if let Some(mode) = permissions {
+                rustix::fs::fchmod(&file, mode)?;
+            }
+            file.sync_all()?;
+            drop(file);
+            rustix::fs::renameat(&folder, temporary.as_str(), &folder, file_name.as_str())?;
+            Ok(())
+        })();
+        if let Err(e) = written {
+            let _ = rustix::fs::unlinkat(&folder, temporary.as_str(), AtFlags::empty());
+            return Err(WorkspaceError::io("write", name, e));
         }
-    };
-    let written = (|| -> std::io::Result<()> {
-        file.write_all(content)?;
-        if let Some(permissions) = permissions {
-            file.set_permissions(permissions)?;
-        }
-        file.sync_all()?;
-        drop(file);
-        std::fs::rename(&temporary, target)
-    })();
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&temporary);
-        return Err(io("write")(e));
+        rustix::fs::fsync(&folder).map_err(io("sync the folder of"))?;
+        Ok(())
     }
-    File::open(parent).and_then(|dir| dir.sync_all()).map_err(io("sync the folder of"))?;
-    Ok(())
 }

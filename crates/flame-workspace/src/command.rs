@@ -4,7 +4,6 @@
 //! interleaved as a terminal shows them) streams whole to the caller's log; the reply keeps only
 //! a head and a tail. Commands are not sandboxed: they can do whatever the person's account can.
 
-use std::ffi::{OsStr, OsString};
 use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -17,7 +16,7 @@ use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
-use crate::{Touched, Workspace, WorkspaceError};
+use crate::{Environment, Touched, Workspace, WorkspaceError};
 
 /// How long a command may run when no timeout is asked for.
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
@@ -34,9 +33,17 @@ pub const OUTPUT_TAIL_BYTES: usize = 15 * 1024;
 /// How long the group gets between SIGTERM and SIGKILL.
 const TERMINATE_GRACE: Duration = Duration::from_millis(500);
 
+/// The most of a command's whole output written to its log (the file the window offers); past
+/// it the output is still read, counted and kept as the reply's tail, but no longer written, and
+/// the reply says so. `yes` writes about 430 MB a second: without a cap, a command at the default
+/// timeout could fill the data folder with 50 GB.
+pub const MAX_COMMAND_LOG_BYTES: u64 = 64 * 1024 * 1024;
+
 /// How long output is still read after the group is killed, for processes that left the group
-/// (`setsid`) and keep the pipe open; past it the run ends without them.
-const DRAIN_GRACE: Duration = Duration::from_secs(2);
+/// (`setsid`) and keep the pipe open; past it the run ends without them. With
+/// [`TERMINATE_GRACE`] and [`POLL_INTERVAL`] it bounds how far past its timeout a run can end:
+/// about 1.6 s at most, whatever the command does with its output.
+const DRAIN_GRACE: Duration = Duration::from_secs(1);
 
 /// How often a running command checks for Stop and its deadline.
 const POLL_INTERVAL: Duration = Duration::from_millis(50);
@@ -45,50 +52,6 @@ const POLL_INTERVAL: Duration = Duration::from_millis(50);
 /// output held between the reading thread and the caller.
 const PIPE_CHUNK_BYTES: usize = 64 * 1024;
 const PIPE_CHUNKS_IN_FLIGHT: usize = 4;
-
-/// Variables that name Flame's providers or are Flame's own; with [`is_scrubbed_variable`].
-const SCRUBBED_PREFIXES: [&str; 3] = ["FLAME_", "ANTHROPIC_", "OPENAI_"];
-
-/// Suffixes of the usual names for API keys and tokens of any service.
-const SCRUBBED_SUFFIXES: [&str; 5] =
-    ["_API_KEY", "_APIKEY", "_API_TOKEN", "_AUTH_TOKEN", "_SECRET_KEY"];
-
-/// Whether a variable is removed from a command's environment. The rule: a name (compared in
-/// upper case) that starts with `FLAME_`, `ANTHROPIC_` or `OPENAI_` (Flame's own settings and
-/// the providers' keys and base URLs), or that ends with `_API_KEY`, `_APIKEY`, `_API_TOKEN`,
-/// `_AUTH_TOKEN` or `_SECRET_KEY` (any other service's key). Everything else — `PATH`, `HOME`,
-/// the toolchains' variables — is passed on, so commands run as in the person's terminal.
-pub fn is_scrubbed_variable(name: &OsStr) -> bool {
-    let Some(name) = name.to_str() else { return false };
-    let upper = name.to_ascii_uppercase();
-    SCRUBBED_PREFIXES.iter().any(|prefix| upper.starts_with(prefix))
-        || SCRUBBED_SUFFIXES.iter().any(|suffix| upper.ends_with(suffix))
-}
-
-/// The environment a command starts from, before scrubbing: explicit, so it is an input like
-/// any other.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Environment {
-    variables: Vec<(OsString, OsString)>,
-}
-
-impl Environment {
-    /// This process's environment.
-    pub fn inherited() -> Environment {
-        Environment::from_variables(std::env::vars_os())
-    }
-
-    pub fn from_variables(
-        variables: impl IntoIterator<Item = (OsString, OsString)>,
-    ) -> Environment {
-        Environment { variables: variables.into_iter().collect() }
-    }
-
-    /// The variables a command gets: all but the scrubbed ones.
-    pub fn scrubbed(&self) -> impl Iterator<Item = &(OsString, OsString)> {
-        self.variables.iter().filter(|(name, _)| !is_scrubbed_variable(name))
-    }
-}
 
 /// A command to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -148,6 +111,8 @@ pub struct CommandOutcome {
     pub tail: Vec<u8>,
     /// Bytes of output in all (head, tail and what was cut between them).
     pub output_bytes: u64,
+    /// Bytes of output written to the log: all of it, or [`MAX_COMMAND_LOG_BYTES`].
+    pub logged_bytes: u64,
     /// Whether output was still arriving from processes that left the group when the run
     /// stopped reading.
     pub output_abandoned: bool,
@@ -183,6 +148,12 @@ impl CommandOutcome {
         out.push_str(&ended);
         if self.output_abandoned {
             out.push_str("\n[processes that left the command's group still held its output; they were not waited for]");
+        }
+        if self.log_error.is_none() && self.logged_bytes < self.output_bytes {
+            out.push_str(&format!(
+                "\n[the whole output was {} bytes; only its first {} bytes were kept on disk]",
+                self.output_bytes, self.logged_bytes
+            ));
         }
         out
     }
@@ -275,7 +246,7 @@ enum Chunk {
 
 impl Workspace {
     /// Runs `request.command` with `bash -c` in the workspace folder with `environment`
-    /// scrubbed (see [`is_scrubbed_variable`]), until it exits, its timeout passes or `cancel`
+    /// scrubbed (see [`crate::is_scrubbed_variable`]), until it exits, its timeout passes or `cancel`
     /// is cancelled; then its process group is killed. The whole output is written to `log`
     /// as it arrives.
     pub fn run_command(
@@ -321,28 +292,35 @@ impl Workspace {
 
         let deadline = Instant::now() + timeout;
         let mut kept = HeadTail::default();
+        let mut logged = 0u64;
         let mut log_error = None;
         let mut ending = None;
         let mut status: Option<ExitStatus> = None;
         let mut drain_until: Option<Instant> = None;
-        let mut output_abandoned = false;
+        let mut output_ended = false;
+        let output_abandoned;
         loop {
-            match chunks.recv_timeout(POLL_INTERVAL) {
-                Ok(Chunk::Data(data)) => {
-                    kept.push(&data);
-                    if log_error.is_none()
-                        && let Err(e) = log.write_all(&data)
-                    {
-                        log_error = Some(e.to_string());
+            // Once the pipe has closed there is nothing to read, but the deadline and Stop still
+            // hold: a command may close its output and run on (`exec >/dev/null; sleep 25`).
+            if output_ended {
+                std::thread::sleep(POLL_INTERVAL);
+            } else {
+                match chunks.recv_timeout(POLL_INTERVAL) {
+                    Ok(Chunk::Data(data)) => {
+                        kept.push(&data);
+                        let room = MAX_COMMAND_LOG_BYTES - logged;
+                        let taken =
+                            &data[..data.len().min(usize::try_from(room).unwrap_or(usize::MAX))];
+                        if log_error.is_none() && !taken.is_empty() {
+                            match log.write_all(taken) {
+                                Ok(()) => logged += taken.len() as u64,
+                                Err(e) => log_error = Some(e.to_string()),
+                            }
+                        }
                     }
+                    Ok(Chunk::End) | Err(RecvTimeoutError::Disconnected) => output_ended = true,
+                    Err(RecvTimeoutError::Timeout) => {}
                 }
-                Ok(Chunk::End) | Err(RecvTimeoutError::Disconnected) => {
-                    if status.is_none() {
-                        status = Some(child.wait().map_err(io("wait for"))?);
-                    }
-                    break;
-                }
-                Err(RecvTimeoutError::Timeout) => {}
             }
             if status.is_none() {
                 status = child.try_wait().map_err(io("wait for"))?;
@@ -361,9 +339,11 @@ impl Workspace {
                     drain_until = Some(Instant::now() + DRAIN_GRACE);
                 }
             }
-            if drain_until.is_some_and(|until| Instant::now() >= until) {
-                output_abandoned = true;
+            let drained = drain_until.is_some_and(|until| Instant::now() >= until);
+            if (output_ended && ending.is_some()) || drained {
+                output_abandoned = !output_ended;
                 if status.is_none() {
+                    // The group was killed (SIGKILL at the latest), so this wait is short.
                     status = Some(child.wait().map_err(io("wait for"))?);
                 }
                 break;
@@ -387,6 +367,7 @@ impl Workspace {
             head: kept.head,
             tail: kept.tail.into(),
             output_bytes: kept.total,
+            logged_bytes: logged,
             output_abandoned,
             log_error,
         })

@@ -46,6 +46,16 @@ pub enum WorkspaceError {
     #[error("{path} is not a regular file")]
     NotRegularFile { path: String },
 
+    #[error(
+        "{path} has {links} hard links: the same file has another name, which may be outside the workspace, so the workspace tools neither read nor change it (a command can, with the person's approval)"
+    )]
+    HardLinked { path: String, links: u64 },
+
+    #[error(
+        "{path} changed while it was being used: {name} on its path is now a symbolic link, which is not followed; nothing was read or written there, try again"
+    )]
+    Replaced { path: String, name: String },
+
     #[error("{path} looks like a binary file ({reason}); only text files can be read or edited")]
     Binary { path: String, reason: String },
 
@@ -80,6 +90,11 @@ pub enum WorkspaceError {
         "{path} changed on disk since this change was prepared; read it again and redo the change"
     )]
     ChangedSincePrepared { path: String },
+
+    #[error(
+        "{path} changed on disk after the person was shown this change, so it was not applied; read it again and redo the change"
+    )]
+    ChangedSinceShown { path: String },
 
     #[error("the glob {glob:?} is not valid: {message}")]
     InvalidGlob { glob: String, message: String },

@@ -11,6 +11,7 @@
 mod change;
 mod command;
 mod confine;
+mod environment;
 mod error;
 mod list;
 mod read;
@@ -21,10 +22,11 @@ pub use change::{
     AppliedChange, MAX_DIFF_BYTES, MAX_DIFF_INPUT_BYTES, MAX_EDIT_FILE_BYTES, PreparedChange,
 };
 pub use command::{
-    CancelHandle, CommandOutcome, CommandRequest, DEFAULT_COMMAND_TIMEOUT, Ending, Environment,
-    Exit, MAX_COMMAND_TIMEOUT, OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES, is_scrubbed_variable,
+    CancelHandle, CommandOutcome, CommandRequest, DEFAULT_COMMAND_TIMEOUT, Ending, Exit,
+    MAX_COMMAND_LOG_BYTES, MAX_COMMAND_TIMEOUT, OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES,
 };
 pub use confine::{ResolvedPath, Workspace};
+pub use environment::{Environment, is_scrubbed_variable, is_secret_variable};
 pub use error::WorkspaceError;
 pub use list::{FileList, MAX_LISTED_FILES};
 pub use read::{

@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 
-use crate::{ResolvedPath, Workspace, WorkspaceError};
+use crate::{Workspace, WorkspaceError};
 
 /// The most text one `read_file` call returns, line numbers included; the reply says where to
 /// read on.
@@ -104,7 +104,7 @@ impl Workspace {
         {
             return Err(WorkspaceError::EmptyRange { start, end });
         }
-        let (mut file, size) = open_regular(&resolved)?;
+        let (mut file, size) = self.open_regular(&resolved.relative)?;
         let name = resolved.relative.as_str();
         check_text_start(&mut file, name)?;
         let mut reader = BufReader::with_capacity(64 * 1024, file);
@@ -165,24 +165,6 @@ impl Workspace {
         };
         Ok(FileRead { path: resolved.relative, text, lines, cut_lines, remaining })
     }
-}
-
-/// Opens a resolved path that must be an existing regular file (a FIFO or device would block or
-/// never end), with its size.
-pub(crate) fn open_regular(resolved: &ResolvedPath) -> Result<(File, u64), WorkspaceError> {
-    let name = resolved.relative.as_str();
-    let meta = std::fs::metadata(&resolved.real).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => WorkspaceError::NotFound { path: name.to_owned() },
-        _ => WorkspaceError::io("read", name, e),
-    })?;
-    if meta.is_dir() {
-        return Err(WorkspaceError::IsDirectory { path: name.to_owned() });
-    }
-    if !meta.is_file() {
-        return Err(WorkspaceError::NotRegularFile { path: name.to_owned() });
-    }
-    let file = File::open(&resolved.real).map_err(|e| WorkspaceError::io("open", name, e))?;
-    Ok((file, meta.len()))
 }
 
 /// Refuses a file whose first [`BINARY_SNIFF_BYTES`] hold a NUL byte or broken UTF-8, then

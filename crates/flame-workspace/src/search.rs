@@ -80,6 +80,9 @@ pub struct SearchResult {
     /// Files that could not be read (permissions, a line past
     /// [`MAX_SEARCH_LINE_BUFFER_BYTES`]).
     pub unreadable_files: u64,
+    /// Files skipped because they have more than one hard link: another name, perhaps outside
+    /// the workspace, shares their content (see [`crate::WorkspaceError::HardLinked`]).
+    pub linked_files_skipped: u64,
 }
 
 impl SearchResult {
@@ -141,6 +144,12 @@ impl SearchResult {
         if self.unreadable_files > 0 {
             note.push_str(&format!("[{} file(s) could not be read]\n", self.unreadable_files));
         }
+        if self.linked_files_skipped > 0 {
+            note.push_str(&format!(
+                "[{} file(s) with more than one hard link skipped: another name, perhaps outside the workspace, shares their content]\n",
+                self.linked_files_skipped
+            ));
+        }
         if !note.is_empty() && !note.starts_with('\n') {
             note.insert(0, '\n');
         }
@@ -165,6 +174,7 @@ struct Gathered {
     files_with_matches: u64,
     binary_files_skipped: u64,
     unreadable_files: u64,
+    linked_files_skipped: u64,
 }
 
 impl Gathered {
@@ -234,11 +244,16 @@ impl Workspace {
                     return WalkState::Continue;
                 }
                 let mut sink = FileHits::new(relative.clone());
-                let searched = searcher.search_path(&matcher, entry.path(), &mut sink);
+                // Opened from the workspace's handle, not by the walked path, so a folder swapped
+                // for a link during the walk is refused rather than searched.
+                let searched = self
+                    .open_regular(&relative)
+                    .map(|(file, _)| searcher.search_file(&matcher, &file, &mut sink));
                 let mut gathered = gathered.lock().unwrap_or_else(|e| e.into_inner());
                 match searched {
-                    Ok(()) => gathered.add(relative, sink),
-                    Err(_) => gathered.unreadable_files += 1,
+                    Ok(Ok(())) => gathered.add(relative, sink),
+                    Err(WorkspaceError::HardLinked { .. }) => gathered.linked_files_skipped += 1,
+                    Ok(Err(_)) | Err(_) => gathered.unreadable_files += 1,
                 }
                 WalkState::Continue
             })
@@ -254,6 +269,7 @@ impl Workspace {
             files_with_matches: gathered.files_with_matches,
             binary_files_skipped: gathered.binary_files_skipped,
             unreadable_files: gathered.unreadable_files,
+            linked_files_skipped: gathered.linked_files_skipped,
         })
     }
 }

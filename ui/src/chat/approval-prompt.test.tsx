@@ -28,6 +28,7 @@ const EDIT = workspaceCall("edit_file", "changing", {
   path: "src/lib.rs",
   created: false,
   diff: "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1 @@\n-fn old() {}\n+fn new() {}\n",
+  base: "12:00ab",
 });
 
 const COMMAND = workspaceCall("run_command", "running", {
@@ -114,6 +115,15 @@ describe("the approval prompt", () => {
     const refuse = await prompt(COMMAND);
     await click(refuse.root, "approval-refuse");
     expect(refuse.answers).toEqual([{ kind: "refuse", reason: null }]);
+  });
+
+  it("allows a change as it was shown: the answer names the file its diff was made from", async () => {
+    const allow = await prompt(EDIT);
+    await click(allow.root, "approval-allow");
+    expect(allow.answers).toEqual([{ kind: "accept", shown: "12:00ab" }]);
+    const all = await prompt(EDIT);
+    await click(all.root, "approval-allow-kind");
+    expect(all.answers).toEqual([{ kind: "accept_kind", shown: "12:00ab" }]);
   });
 
   it("names each kind in Allow all", async () => {

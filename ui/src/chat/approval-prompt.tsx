@@ -79,6 +79,10 @@ export function ApprovalPrompt({
   const { call, ask } = request;
   const refuse = () =>
     onAnswer({ kind: "refuse", reason: reason.trim() === "" ? null : reason.trim() });
+  // A change is allowed as shown: the backend applies it only to the file this diff was made
+  // from, and asks again when the file changed since.
+  const shown =
+    ask.kind === "workspace" && ask.preview.kind === "change" ? { shown: ask.preview.base } : {};
   return (
     <div
       class="approval"
@@ -120,7 +124,7 @@ export function ApprovalPrompt({
           <button
             type="button"
             data-testid="approval-allow-kind"
-            onClick={() => onAnswer({ kind: "accept_kind" })}
+            onClick={() => onAnswer({ kind: "accept_kind", ...shown })}
           >
             Allow all {KIND_PLURAL[ask.tool_kind]} in this tree
           </button>
@@ -129,7 +133,7 @@ export function ApprovalPrompt({
           type="button"
           class="primary"
           data-testid="approval-allow"
-          onClick={() => onAnswer({ kind: "accept" })}
+          onClick={() => onAnswer({ kind: "accept", ...shown })}
         >
           {ask.kind === "workspace" ? "Allow" : "Accept"}
         </button>

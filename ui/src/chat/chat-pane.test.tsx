@@ -34,6 +34,7 @@ import {
   settle,
   storedMessage,
 } from "../test-backend";
+import { NO_TOKENS } from "../test-costs";
 import { ChatPane } from "./chat-pane";
 import { WINDOW_SIZE, WINDOW_STEP, type MessageRequest } from "./message-window";
 import { useModelChoice } from "./model-picker";
@@ -142,7 +143,7 @@ const FINISHED: ChatOutcome = {
   frame: FRAME,
   rounds: 1,
   stopped: { kind: "finished" },
-  usage: { input_tokens: 1, output_tokens: 1, cache_read_tokens: 0, cache_write_tokens: 0 },
+  usage: { ...NO_TOKENS, input_tokens: 1, output_tokens: 1 },
 };
 
 /** Runs a command the way the app does, minus the reload. */
@@ -673,7 +674,13 @@ describe("the chat pane", () => {
       ask: {
         kind: "workspace",
         tool_kind: "changing",
-        preview: { kind: "change", path: "notes.md", created: true, diff: "+# Notes\n" },
+        preview: {
+          kind: "change",
+          path: "notes.md",
+          created: true,
+          diff: "+# Notes\n",
+          base: "absent",
+        },
       },
     };
     const root = await mount(
@@ -700,7 +707,7 @@ describe("the chat pane", () => {
       await settle();
     });
     await act(settle);
-    expect(answered).toEqual([[FRAME, { kind: "accept_kind" }]]);
+    expect(answered).toEqual([[FRAME, { kind: "accept_kind", shown: "absent" }]]);
     expect(root.querySelector("[data-testid=approval]")).toBeNull();
   });
 

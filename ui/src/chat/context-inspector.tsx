@@ -1,17 +1,28 @@
 // The context inspector: exactly what the model receives in a frame, as the backend assembled
-// it (`frameContext`), with the cost of each kind of section against the budget, and what the
-// frame's model calls cost in money (by model, from the outline's costs).
+// it (`frameContext`), with the cost of each kind of section against the budget, what the
+// frame's model calls cost in money (by model, from the outline's costs), and the frame's opening
+// and prompt cache: when and why the opening was made, what the next call reads from the
+// provider's cache and writes, and the person's way to have the opening made again.
 
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 
 import type { Backend } from "../backend";
 import type {
   ApiError,
   ContextDoc_Serialize as ContextDoc,
   FrameCost_Serialize as FrameCost,
+  OpeningReport,
 } from "../bindings";
+import { ErrorLine } from "../error-line";
+import { formatTime } from "./changes-view";
 import { CostBreakdown } from "./frame-cost";
-import { KIND_LABEL, formatTokens, inspectorNumbers } from "./inspector-numbers";
+import {
+  KIND_LABEL,
+  cacheSentence,
+  formatPerMille,
+  formatTokens,
+  inspectorNumbers,
+} from "./inspector-numbers";
 
 const STATE_LABEL = {
   full: "full",
@@ -23,6 +34,13 @@ const STATE_LABEL = {
 
 type Load =
   { state: "loading" } | { state: "ready"; doc: ContextDoc } | { state: "failed"; error: ApiError };
+
+/** Where the person's request to make the opening again stands, for the frame it was made in. */
+type Rebuild =
+  | { state: "idle" }
+  | { state: "asking"; frame: string }
+  | { state: "asked"; frame: string }
+  | { state: "failed"; frame: string; error: ApiError };
 
 /** Reads the context of `frame` again whenever `seq` (the tree's newest change) moves. */
 export function ContextInspector({
@@ -38,20 +56,45 @@ export function ContextInspector({
   cost?: FrameCost | null;
 }) {
   const [load, setLoad] = useState<Load>({ state: "loading" });
+  const [rebuild, setRebuild] = useState<Rebuild>({ state: "idle" });
+  const [openingShown, setOpeningShown] = useState(true);
+  // Reads are numbered so that only the newest one asked for is shown: one started before the
+  // person asked for a new opening must not replace the read made after it.
+  const reads = useRef(0);
+  const shownFrame = useRef(frame);
+  shownFrame.current = frame;
+
+  const read = async (of: string): Promise<void> => {
+    const number = ++reads.current;
+    const answer = await backend.frameContext(of, null);
+    if (number !== reads.current) return;
+    setLoad(
+      answer.status === "ok"
+        ? { state: "ready", doc: answer.data }
+        : { state: "failed", error: answer.error },
+    );
+  };
+
   useEffect(() => {
-    let live = true;
-    void backend.frameContext(frame, null).then((answer) => {
-      if (!live) return;
-      setLoad(
-        answer.status === "ok"
-          ? { state: "ready", doc: answer.data }
-          : { state: "failed", error: answer.error },
-      );
-    });
+    void read(frame);
     return () => {
-      live = false;
+      reads.current++;
     };
   }, [backend, frame, seq]);
+
+  const makeOpeningAgain = async () => {
+    const of = frame;
+    setRebuild({ state: "asking", frame: of });
+    const asked = await backend.rebuildContext(of);
+    if (asked.status === "error") {
+      setRebuild({ state: "failed", frame: of, error: asked.error });
+      return;
+    }
+    if (shownFrame.current !== of) return;
+    await read(of);
+    setRebuild({ state: "asked", frame: of });
+    setOpeningShown(true);
+  };
 
   if (load.state === "loading") {
     return (
@@ -83,6 +126,12 @@ export function ContextInspector({
         )}
       </p>
       <CostBreakdown cost={cost} />
+      <OpeningAndCache
+        opening={doc.report.opening}
+        hitPerMille={doc.report.cache_hit_per_mille}
+        rebuild={rebuild.state === "idle" || rebuild.frame !== frame ? { state: "idle" } : rebuild}
+        onRebuild={() => void makeOpeningAgain()}
+      />
       <div
         class="token-bar"
         role="img"
@@ -153,6 +202,80 @@ export function ContextInspector({
         <summary>System text sent to the model</summary>
         <pre data-testid="context-system">{doc.system}</pre>
       </details>
+      <details
+        class="inspector-opening-text"
+        open={openingShown}
+        onToggle={(e) => setOpeningShown(e.currentTarget.open)}
+      >
+        <summary>
+          Opening sent as the conversation's first message (
+          {doc.report.opening.tokens.toLocaleString("en-US")} tokens)
+        </summary>
+        <pre data-testid="context-opening-text">{doc.xml}</pre>
+      </details>
+    </div>
+  );
+}
+
+/**
+ * The frame's opening (which one, when and why it was made), what the next call does to the
+ * provider's cache, the frame's recorded cache hit rate, and "Make the opening again".
+ */
+function OpeningAndCache({
+  opening,
+  hitPerMille,
+  rebuild,
+  onRebuild,
+}: {
+  opening: OpeningReport;
+  hitPerMille: number | null;
+  rebuild: Rebuild;
+  onRebuild: () => void;
+}) {
+  const tokens = `${opening.tokens.toLocaleString("en-US")} tokens`;
+  return (
+    <div class="inspector-cache" data-testid="context-cache">
+      <p data-testid="context-opening" data-generation={opening.generation}>
+        {opening.made_now ? (
+          <>
+            <strong>The next call makes opening {opening.generation}</strong> ({tokens}):{" "}
+            {opening.reason_text}.
+          </>
+        ) : (
+          <>
+            <strong>Opening {opening.generation}</strong> ({tokens}): {opening.reason_text},{" "}
+            {formatTime(opening.made_at)}.
+          </>
+        )}
+      </p>
+      <p data-testid="context-next-call">{cacheSentence(opening)}</p>
+      <p class="muted" data-testid="context-hit-rate">
+        {hitPerMille === null
+          ? "No reply in this frame has recorded its usage yet."
+          : `This frame's replies so far read ${formatPerMille(hitPerMille)} of their input from the provider's cache.`}
+      </p>
+      <div class="inspector-rebuild">
+        <button
+          type="button"
+          data-testid="rebuild-opening"
+          disabled={opening.made_now || rebuild.state === "asking"}
+          title={
+            opening.made_now
+              ? "The next call makes the opening already"
+              : "Show the tree as it is now at the start of this frame's next call (its cached prefix is written again)"
+          }
+          onClick={onRebuild}
+        >
+          Make the opening again
+        </button>
+        {/* One live region, there before anything is said in it, so the words are announced. */}
+        <span role="status" data-testid="rebuild-status">
+          {rebuild.state === "asked" && opening.made_now
+            ? "Asked: the next call makes the opening again, as shown below."
+            : ""}
+        </span>
+      </div>
+      {rebuild.state === "failed" && <ErrorLine error={rebuild.error} testId="rebuild-error" />}
     </div>
   );
 }

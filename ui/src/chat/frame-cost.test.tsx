@@ -73,7 +73,13 @@ describe("the context inspector's cost breakdown", () => {
       models: [
         {
           model: "claude-sonnet-4-5",
-          usage: { ...NO_TOKENS, input_tokens: 1_000_000, cache_read_tokens: 20_000 },
+          usage: {
+            ...NO_TOKENS,
+            input_tokens: 1_000_000,
+            cache_read_tokens: 20_000,
+            cache_write_tokens: 300,
+            cache_write_long_tokens: 4_000,
+          },
           micro_usd: 3_006_000,
           as_of: "2026-11",
         },
@@ -86,10 +92,12 @@ describe("the context inspector's cost breakdown", () => {
       ],
     };
     const root = mount(<CostBreakdown cost={cost} />);
+    const heads = root.querySelectorAll("[data-testid=context-cost-models] th");
+    expect(Array.from(heads, (h) => h.textContent)[4]).toBe("Cache write (1\u00a0h)");
     const rows = Array.from(root.querySelectorAll("[data-testid=context-cost-models] tbody tr"));
     expect(rows.map((r) => Array.from(r.children, (c) => c.textContent))).toEqual([
-      ["claude-sonnet-4-5", "1,000,000", "20,000", "0", "0", "$3.01", "2026-11"],
-      ["llama3.1:8b", "512", "0", "0", "64", "price unknown", ""],
+      ["claude-sonnet-4-5", "1,000,000", "20,000", "300", "4,000", "0", "$3.01", "2026-11"],
+      ["llama3.1:8b", "512", "0", "0", "0", "64", "price unknown", ""],
     ]);
     expect(root.querySelector("summary")?.textContent).toBe(
       "Spent here: $3.00; with its subtree: $3.00",

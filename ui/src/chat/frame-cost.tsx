@@ -50,6 +50,7 @@ export function CostBreakdown({ cost }: { cost: FrameCost | null }) {
               <th class="number">Input</th>
               <th class="number">Cache read</th>
               <th class="number">Cache write</th>
+              <th class="number">Cache write (1&nbsp;h)</th>
               <th class="number">Output</th>
               <th class="number">Cost</th>
               <th>Price as of</th>
@@ -62,6 +63,7 @@ export function CostBreakdown({ cost }: { cost: FrameCost | null }) {
                 <td class="number">{row.usage.input_tokens.toLocaleString("en-US")}</td>
                 <td class="number">{row.usage.cache_read_tokens.toLocaleString("en-US")}</td>
                 <td class="number">{row.usage.cache_write_tokens.toLocaleString("en-US")}</td>
+                <td class="number">{row.usage.cache_write_long_tokens.toLocaleString("en-US")}</td>
                 <td class="number">{row.usage.output_tokens.toLocaleString("en-US")}</td>
                 <td class="number">{modelCost(row)}</td>
                 <td class="muted">{row.as_of ?? ""}</td>

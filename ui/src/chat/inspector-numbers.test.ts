@@ -1,7 +1,20 @@
 import { describe, expect, it } from "vitest";
 
-import type { ContextReport_Serialize as ContextReport } from "../bindings";
-import { formatTokens, inspectorNumbers } from "./inspector-numbers";
+import type { ContextReport_Serialize as ContextReport, OpeningReport } from "../bindings";
+import { cacheSentence, formatPerMille, formatTokens, inspectorNumbers } from "./inspector-numbers";
+
+const OPENING: OpeningReport = {
+  generation: 1,
+  reason: "entered",
+  reason_text: "made when the conversation entered the frame",
+  made_at: 0,
+  made_now: false,
+  tokens: 2_400,
+  noted_frames: 0,
+  newly_masked: 0,
+  cache_read_tokens: 12_345,
+  cache_written_tokens: 950,
+};
 
 const REPORT: ContextReport = {
   focus: "f0000000002",
@@ -22,6 +35,8 @@ const REPORT: ContextReport = {
   masked_results: 0,
   masked_calls: 0,
   masked_tokens_saved: 0,
+  opening: OPENING,
+  cache_hit_per_mille: null,
 };
 
 describe("the context inspector's numbers", () => {
@@ -69,5 +84,23 @@ describe("the context inspector's numbers", () => {
     expect(formatTokens(1_000)).toBe("1k");
     expect(formatTokens(12_345)).toBe("12k");
     expect(formatTokens(1_250_000)).toBe("1.3M");
+  });
+
+  it("says what the next call does to the cache, naming only what it does", () => {
+    expect(cacheSentence(OPENING)).toBe(
+      "The next call reads about 12k tokens from the provider's cache and writes about 950.",
+    );
+    expect(cacheSentence({ ...OPENING, noted_frames: 1, newly_masked: 3 })).toBe(
+      "The next call reads about 12k tokens from the provider's cache and writes about 950; appends a note on 1 frame that changed; masks 3 older tool results.",
+    );
+    expect(cacheSentence({ ...OPENING, noted_frames: 2 })).toContain(
+      "; appends a note on 2 frames that changed.",
+    );
+  });
+
+  it("writes a hit rate in thousandths as a percentage", () => {
+    expect(formatPerMille(873)).toBe("87.3%");
+    expect(formatPerMille(0)).toBe("0.0%");
+    expect(formatPerMille(1_000)).toBe("100.0%");
   });
 });

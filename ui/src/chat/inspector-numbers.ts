@@ -3,6 +3,7 @@
 
 import type {
   ContextReport_Serialize as ContextReport,
+  OpeningReport,
   SectionKind,
   Section_Serialize as Section,
 } from "../bindings";
@@ -81,4 +82,33 @@ export function formatTokens(tokens: number): string {
 
 function trim(fixed: string): string {
   return fixed.endsWith(".0") ? fixed.slice(0, -2) : fixed;
+}
+
+/** `count` with its noun, singular or plural: "1 frame", "3 frames". */
+function counted(count: number, one: string, many: string): string {
+  return `${count.toLocaleString("en-US")} ${count === 1 ? one : many}`;
+}
+
+/**
+ * What the next call does to the provider's cache, in the backend's figures: what it reads from
+ * the cache and writes to it, the note it appends and the results it masks.
+ */
+export function cacheSentence(opening: OpeningReport): string {
+  const parts = [
+    `reads about ${formatTokens(opening.cache_read_tokens)} tokens from the provider's cache and writes about ${formatTokens(opening.cache_written_tokens)}`,
+  ];
+  if (opening.noted_frames > 0) {
+    parts.push(
+      `appends a note on ${counted(opening.noted_frames, "frame", "frames")} that changed`,
+    );
+  }
+  if (opening.newly_masked > 0) {
+    parts.push(`masks ${counted(opening.newly_masked, "older tool result", "older tool results")}`);
+  }
+  return `The next call ${parts.join("; ")}.`;
+}
+
+/** Thousandths as a percentage with one decimal: 873 as "87.3%". */
+export function formatPerMille(perMille: number): string {
+  return `${(perMille / 10).toFixed(1)}%`;
 }

@@ -90,7 +90,7 @@ async fn the_agent_reads_edits_and_runs_with_approval_then_pops_with_its_trail()
     assert_eq!(request.call.name, "edit_file");
     let Ask::Workspace {
         tool_kind: ToolKind::Changing,
-        preview: Preview::Change { path, created: false, diff },
+        preview: Preview::Change { path, created: false, diff, base },
     } = &request.ask
     else {
         panic!("{:?}", request.ask)
@@ -116,7 +116,13 @@ async fn the_agent_reads_edits_and_runs_with_approval_then_pops_with_its_trail()
 
     let outcome = s
         .agent
-        .answer_request(&child, Answer::Accept, None, &CancellationToken::new(), &mut |_| {})
+        .answer_request(
+            &child,
+            Answer::Accept { shown: Some(base.clone()) },
+            None,
+            &CancellationToken::new(),
+            &mut |_| {},
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -133,7 +139,13 @@ async fn the_agent_reads_edits_and_runs_with_approval_then_pops_with_its_trail()
 
     let outcome = s
         .agent
-        .answer_request(&child, Answer::AcceptKind, None, &CancellationToken::new(), &mut |_| {})
+        .answer_request(
+            &child,
+            Answer::AcceptKind { shown: None },
+            None,
+            &CancellationToken::new(),
+            &mut |_| {},
+        )
         .await
         .unwrap();
     assert_eq!(outcome.stopped, Stopped::Finished);
@@ -176,6 +188,71 @@ async fn the_agent_reads_edits_and_runs_with_approval_then_pops_with_its_trail()
     let appended = last["messages"].as_array().unwrap().last().unwrap().to_string();
     assert!(appended.contains("greet.py"), "{appended}");
     assert_key_nowhere(&s);
+}
+
+#[tokio::test]
+async fn a_change_allowed_after_the_file_changed_is_asked_again_not_applied() {
+    let (s, workspace) = workspace_setup(
+        ApprovalPolicy::default(),
+        vec![
+            turn(
+                "Rewriting it.",
+                Some(("write_file", json!({"path": "greet.py", "content": "print('hello')\n"}))),
+            ),
+            turn("Rewritten.", None),
+        ],
+    )
+    .await;
+    let child = s.flame.status(None).unwrap().focus;
+    let file = workspace.path().join("greet.py");
+    let outcome = s
+        .agent
+        .send(Actor::Person, None, "Fix it", None, &CancellationToken::new(), &mut |_| {})
+        .await
+        .unwrap();
+    let Stopped::AwaitingApproval { request } = outcome.stopped else { panic!("{outcome:?}") };
+    let Ask::Workspace { preview: Preview::Change { base: shown, .. }, .. } = &request.ask else {
+        panic!("{:?}", request.ask)
+    };
+    // While the prompt waits, the person's own edit lands in the file.
+    std::fs::write(&file, "print('helo')\nprint('my own line')\n").unwrap();
+    let accept = |shown: &str| Answer::Accept { shown: Some(shown.to_owned()) };
+    let outcome = s
+        .agent
+        .answer_request(&child, accept(shown), None, &CancellationToken::new(), &mut |_| {})
+        .await
+        .unwrap();
+    // Nothing was written: the change as it would be now is put to the person instead.
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "print('helo')\nprint('my own line')\n");
+    let Stopped::AwaitingApproval { request } = outcome.stopped else { panic!("{outcome:?}") };
+    let Ask::Workspace { preview: Preview::Change { base: now, diff, .. }, .. } = &request.ask
+    else {
+        panic!("{:?}", request.ask)
+    };
+    assert_ne!(now, shown);
+    assert!(diff.contains("-print('my own line')"), "the new question shows what goes: {diff}");
+    // An answer that does not say what it was shown is asked again too.
+    let outcome = s
+        .agent
+        .answer_request(
+            &child,
+            Answer::Accept { shown: None },
+            None,
+            &CancellationToken::new(),
+            &mut |_| {},
+        )
+        .await
+        .unwrap();
+    assert!(matches!(outcome.stopped, Stopped::AwaitingApproval { .. }), "{outcome:?}");
+    assert!(s.flame.messages(&child).unwrap().iter().all(|m| m.role != Role::Tool));
+    // Allowed as it is now, it is applied.
+    let outcome = s
+        .agent
+        .answer_request(&child, accept(now), None, &CancellationToken::new(), &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!(outcome.stopped, Stopped::Finished);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "print('hello')\n");
 }
 
 #[tokio::test]
@@ -381,6 +458,40 @@ async fn a_workspace_folder_gone_since_is_said_plainly_and_offers_no_tools() {
         s.flame.messages(&child).unwrap().into_iter().find(|m| m.role == Role::Tool).unwrap();
     assert!(result.tool_result.unwrap().is_error);
     assert!(result.content.contains("cannot be opened"), "{}", result.content);
+}
+
+#[tokio::test]
+async fn a_workspace_folder_replaced_by_a_link_to_flames_data_is_refused_every_time() {
+    let (s, workspace) = workspace_setup(
+        ApprovalPolicy::default().allowing(&[ToolKind::Changing]),
+        vec![
+            turn(
+                "Writing it.",
+                Some(("write_file", json!({"path": "flame.db", "content": "gone"}))),
+            ),
+            turn("Done.", None),
+        ],
+    )
+    .await;
+    let child = s.flame.status(None).unwrap().focus;
+    let database = s.dir.path().join("flame.db");
+    let before = std::fs::read(&database).unwrap();
+    // The folder was checked when it was set; now it is a link to the data directory.
+    std::fs::remove_dir_all(workspace.path()).unwrap();
+    std::os::unix::fs::symlink(s.dir.path(), workspace.path()).unwrap();
+    s.agent
+        .send(Actor::Person, None, "Go", None, &CancellationToken::new(), &mut |_| {})
+        .await
+        .unwrap();
+    let result =
+        s.flame.messages(&child).unwrap().into_iter().find(|m| m.role == Role::Tool).unwrap();
+    assert!(result.tool_result.unwrap().is_error);
+    assert!(result.content.contains("Flame's own folder"), "{}", result.content);
+    assert_ne!(std::fs::read(&database).unwrap(), b"gone");
+    assert!(std::fs::read(&database).unwrap().starts_with(&before[..16]), "the store was written");
+    // No checkpoint follows the link either: the frame's changes say why.
+    let err = s.flame.frame_changes(&child, false).unwrap_err();
+    assert!(err.message.contains("Flame's own folder"), "{}", err.message);
 }
 
 /// `turn` with a call id of its own, so that many calls of one tool can be told apart.

@@ -220,6 +220,115 @@ fn a_rollback_is_refused_when_the_file_was_changed_outside_flame() {
     assert_eq!(read(ws, "a.txt"), "the person's own edit\n");
 }
 
+/// Bytes past what a snapshot holds (`flame_checkpoint::MAX_SNAPSHOT_FILE_BYTES`).
+fn too_large(fill: u8) -> Vec<u8> {
+    vec![fill; usize::try_from(flame_checkpoint::MAX_SNAPSHOT_FILE_BYTES).unwrap() + 1]
+}
+
+/// A frame of a new tree on `ws` that made one changing call, `change`, and failed.
+fn failed_after(s: &Scratch, ws: &Path, change: impl FnOnce()) -> FrameId {
+    let tree = s.flame.create_tree(A, "Work", "Done", Some(ws)).unwrap();
+    let frame = s.flame.push(A, Some(&tree.root), "Change", "a").unwrap();
+    call(&s.flame, &frame.id, "c1", change);
+    s.flame.pop(A, Some(&frame.id), &pop(PopStatus::Failed)).unwrap();
+    frame.id
+}
+
+/// Rolls back `frame`, which edited `a.txt` and changed `unseen`, a file no snapshot holds:
+/// `unseen` is named in its changes and in what the rollback did not restore.
+fn assert_named_and_not_restored(s: &Scratch, frame: &FrameId, unseen: &str) {
+    let changes = s.flame.frame_changes(frame, false).unwrap();
+    let files: Vec<_> = changes.files.iter().map(|f| (f.path.as_str(), f.change)).collect();
+    assert_eq!(
+        files,
+        [("a.txt", FileChangeKind::Modified), (unseen, FileChangeKind::NotSnapshotted)]
+    );
+    let outcome = s.flame.rollback(A, frame).unwrap();
+    assert_eq!(outcome.restored, ["a.txt"]);
+    assert_eq!(outcome.not_restored, [unseen]);
+}
+
+#[test]
+fn a_rollback_never_overwrites_a_later_edit_of_a_file_too_large_to_snapshot() {
+    let s = Scratch::new(11);
+    let folder = workspace();
+    let ws = folder.path();
+    let frame = failed_after(&s, ws, || std::fs::write(ws.join("a.txt"), too_large(b'x')).unwrap());
+    // The person's edit of the file, still too large for a snapshot, and as large as before.
+    std::fs::write(ws.join("a.txt"), too_large(b'y')).unwrap();
+
+    let err = s.flame.rollback(A, &frame).unwrap_err();
+    assert!(err.message.contains("a.txt: changed outside Flame"), "{}", err.message);
+    assert_eq!(std::fs::read(ws.join("a.txt")).unwrap(), too_large(b'y'));
+}
+
+#[test]
+fn a_file_too_large_to_snapshot_is_in_the_changes_and_in_what_was_not_restored() {
+    let s = Scratch::new(12);
+    let folder = workspace();
+    let ws = folder.path();
+    std::fs::write(ws.join("data.bin"), too_large(b'a')).unwrap();
+    let frame = failed_after(&s, ws, || {
+        std::fs::write(ws.join("data.bin"), too_large(b'b')).unwrap();
+        std::fs::write(ws.join("a.txt"), "edited\n").unwrap();
+    });
+    assert_named_and_not_restored(&s, &frame, "data.bin");
+    assert_eq!(std::fs::read(ws.join("data.bin")).unwrap(), too_large(b'b'));
+}
+
+#[test]
+fn a_file_whose_name_is_not_utf8_is_in_the_changes_and_in_what_was_not_restored() {
+    use std::os::unix::ffi::OsStrExt;
+    let s = Scratch::new(15);
+    let folder = workspace();
+    let ws = folder.path();
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+    let frame = failed_after(&s, ws, || {
+        std::fs::write(ws.join(name), "made by a command\n").unwrap();
+        std::fs::write(ws.join("a.txt"), "edited\n").unwrap();
+    });
+    assert_named_and_not_restored(&s, &frame, "caf\u{fffd}.txt");
+    assert!(ws.join(name).exists(), "a file the rollback cannot name is left as it is");
+}
+
+#[test]
+fn a_rollback_never_overwrites_a_later_edit_of_a_file_the_frame_made_ignored() {
+    let s = Scratch::new(13);
+    let folder = workspace();
+    let ws = folder.path();
+    let frame = failed_after(&s, ws, || {
+        std::fs::write(ws.join("a.txt"), "agent\n").unwrap();
+        std::fs::write(ws.join(".gitignore"), "a.txt\n").unwrap();
+    });
+    std::fs::write(ws.join("a.txt"), "the person's own edit\n").unwrap();
+
+    let err = s.flame.rollback(A, &frame).unwrap_err();
+    assert!(err.message.contains("a.txt: ignored by .gitignore now"), "{}", err.message);
+    assert_eq!(read(ws, "a.txt"), "the person's own edit\n");
+    assert_eq!(read(ws, ".gitignore"), "a.txt\n", "nothing was changed");
+}
+
+#[test]
+fn a_rollback_never_deletes_a_file_that_was_ignored_when_the_frame_started() {
+    let s = Scratch::new(14);
+    let folder = workspace();
+    let ws = folder.path();
+    std::fs::write(ws.join(".gitignore"), "*.log\n").unwrap();
+    std::fs::write(ws.join("keep.log"), "the person's notes\n").unwrap();
+    let frame = failed_after(&s, ws, || std::fs::write(ws.join(".gitignore"), "").unwrap());
+    let changes = s.flame.frame_changes(&frame, false).unwrap();
+    let files: Vec<_> = changes.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(files, [".gitignore", "keep.log"]);
+
+    let err = s.flame.rollback(A, &frame).unwrap_err();
+    assert!(
+        err.message.contains("keep.log: not in the checkpoint from when the frame started"),
+        "{}",
+        err.message
+    );
+    assert_eq!(read(ws, "keep.log"), "the person's notes\n");
+}
+
 #[test]
 fn retrying_from_where_it_started_rolls_back_first() {
     let s = Scratch::new(5);

@@ -307,3 +307,87 @@ fn kept_frames_follow_every_change_to_what_the_context_shows() {
     let doc = assert_fresh(&focus);
     assert!(doc.xml.contains("results-C") && doc.xml.contains("<read>c.rs</read>"), "{}", doc.xml);
 }
+
+/// A frame's calls through the facade (issue 29): the opening made at the first call is kept in
+/// the store, so another process's call repeats it; what changes around the frame is appended
+/// as a note, stored before the call; the inspector's preview stores nothing; the person can
+/// have the opening made again.
+mod calls {
+    use flame_api::{CachePolicy, DEFAULT_BUDGET, Env, Flame};
+    use flame_model::{OpeningReason, Role};
+
+    use super::*;
+    use crate::home;
+
+    fn policy() -> CachePolicy {
+        CachePolicy::anthropic(None)
+    }
+
+    #[test]
+    fn another_process_repeats_the_frames_request_and_a_pop_is_appended_as_a_note() {
+        let s = Scratch::new(70);
+        let tree = s.flame.create_tree(A, "Root", "Ship it", None).unwrap();
+        s.flame.append(A, &tree.root, Role::User, "start here").unwrap();
+        let first = s.flame.prepare_call(&tree.root, DEFAULT_BUDGET, policy()).unwrap();
+        assert!(first.report.opening.made_now);
+        assert_eq!(first.report.opening.reason, OpeningReason::Entered);
+        let stored = s.flame.frame_context(&tree.root).unwrap().unwrap();
+        assert_eq!(stored.opening, first.xml);
+
+        // Another process, a minute later: the same request, nothing stored anew.
+        let other =
+            Flame::open_with(home(s.dir.path()), Env::fixed(1_795_307_661_000, 71)).unwrap();
+        let again = other.prepare_call(&tree.root, DEFAULT_BUDGET, policy()).unwrap();
+        assert!(!again.report.opening.made_now);
+        assert_eq!((again.xml.as_str(), &again.messages), (first.xml.as_str(), &first.messages));
+        assert_eq!(other.frame_context(&tree.root).unwrap().unwrap(), stored);
+
+        // A child pushed and popped by the person: the preview shows the note to come and
+        // stores nothing; the call stores it, and the one after adds nothing.
+        let child = s.flame.push(A, None, "Auth", "login works").unwrap().id;
+        s.flame.pop(A, Some(&child), &done("JWT login in src/auth.rs")).unwrap();
+        let messages = s.flame.messages(&tree.root).unwrap().len();
+        let preview = s.flame.context(Some(&tree.root), None).unwrap();
+        assert_eq!(preview.report.opening.noted_frames, 1);
+        assert!(preview.messages.last().unwrap().content.contains("JWT login in src/auth.rs"));
+        assert_eq!(
+            s.flame.messages(&tree.root).unwrap().len(),
+            messages,
+            "a preview stores nothing"
+        );
+        let call = s.flame.prepare_call(&tree.root, DEFAULT_BUDGET, policy()).unwrap();
+        assert_eq!(call.xml, first.xml, "the opening is kept");
+        let stored = s.flame.messages(&tree.root).unwrap();
+        let note = stored.last().unwrap();
+        assert_eq!((note.role, stored.len()), (Role::Note, messages + 1));
+        assert!(note.content.contains(&format!("<frame id=\"{child}\" status=\"completed\">")));
+        assert_eq!(call.messages.last().unwrap().id, note.id, "the call sends the stored note");
+        let after = s.flame.prepare_call(&tree.root, DEFAULT_BUDGET, policy()).unwrap();
+        assert_eq!(after.report.opening.noted_frames, 0);
+        assert_eq!(s.flame.messages(&tree.root).unwrap().len(), messages + 1);
+    }
+
+    #[test]
+    fn the_person_has_the_opening_made_again_at_the_next_call() {
+        let s = Scratch::new(72);
+        let tree = s.flame.create_tree(A, "Root", "Ship it", None).unwrap();
+        s.flame.append(A, &tree.root, Role::User, "start here").unwrap();
+        s.flame.prepare_call(&tree.root, DEFAULT_BUDGET, policy()).unwrap();
+        s.flame.rebuild_context(A, &tree.root).unwrap();
+        let preview = s.flame.context(Some(&tree.root), None).unwrap();
+        assert!(preview.report.opening.made_now);
+        assert_eq!(preview.report.opening.reason, OpeningReason::Asked);
+        let call = s.flame.prepare_call(&tree.root, DEFAULT_BUDGET, policy()).unwrap();
+        assert_eq!(call.report.opening.generation, 2);
+        let stored = s.flame.frame_context(&tree.root).unwrap().unwrap();
+        assert!(!stored.rebuild_asked);
+        assert_eq!(stored.reason, OpeningReason::Asked);
+        // A frame that never had a call makes its opening at its first call anyway.
+        let fresh = s.flame.push(A, None, "New", "new work").unwrap().id;
+        s.flame.rebuild_context(A, &fresh).unwrap();
+        assert!(s.flame.frame_context(&fresh).unwrap().is_none());
+        // A deleted tree takes its frames' contexts with it.
+        s.flame.delete_tree(A, &tree.id).unwrap();
+        assert!(s.flame.frame_context(&tree.root).unwrap().is_none());
+    }
+}

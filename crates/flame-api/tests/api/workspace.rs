@@ -191,7 +191,7 @@ fn a_commands_output_is_kept_beside_the_frames_log_and_goes_with_the_tree() {
     let path = s.flame.command_output_path(&tree.root, "call/../../x y").unwrap();
     let log = std::path::PathBuf::from(s.flame.frame(&tree.root).unwrap().log_path);
     assert_eq!(path.parent().unwrap(), log.with_extension("outputs"));
-    assert_eq!(path.file_name().unwrap(), "call_______x_y.log");
+    assert_eq!(path.file_name().unwrap(), "call.2f.2e.2e.2f.2e.2e.2fx.20y.log");
     assert!(path.parent().unwrap().is_dir());
     let long = s.flame.command_output_path(&tree.root, &"a".repeat(500)).unwrap();
     assert_eq!(long.file_name().unwrap().len(), MAX_OUTPUT_NAME_CHARS + ".log".len());
@@ -200,6 +200,21 @@ fn a_commands_output_is_kept_beside_the_frames_log_and_goes_with_the_tree() {
     s.flame.delete_tree(A, &tree.id).unwrap();
     assert!(!path.exists());
     assert!(!log.parent().unwrap().exists());
+}
+
+#[test]
+fn calls_whose_ids_differ_only_in_punctuation_keep_their_outputs_apart() {
+    let s = Scratch::new(6);
+    let tree = s.flame.create_tree(A, "Work", "Done", None).unwrap();
+    let ids = ["call.1", "call_1", "call-1", "call 1", "call/1"];
+    for id in ids {
+        let path = s.flame.command_output_path(&tree.root, id).unwrap();
+        std::fs::write(&path, format!("the output of {id}")).unwrap();
+    }
+    for id in ids {
+        let path = s.flame.command_output_path(&tree.root, id).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), format!("the output of {id}"));
+    }
 }
 
 #[test]

@@ -64,10 +64,9 @@ fn special_files_are_skipped() {
     assert!(status.success());
     let snapshot = setup.shadow().snapshot("start", 0).expect("snapshot");
     assert_eq!(snapshot.files, 1);
-    assert_eq!(
-        snapshot.skipped,
-        [flame_checkpoint::Skipped { path: "pipe".into(), reason: SkipReason::Special }]
-    );
+    let skipped: Vec<_> = snapshot.skipped.iter().map(|s| (s.path.as_str(), &s.reason)).collect();
+    assert_eq!(skipped, [("pipe", &SkipReason::Special)]);
+    assert!(snapshot.skipped[0].signature.is_some());
 }
 
 #[test]
@@ -114,4 +113,50 @@ fn the_diff_is_cut_at_its_cap_on_a_line_end() {
     assert!(diff.patch.ends_with('\n'));
     assert_eq!(diff.files.len(), 3, "the stats are whole");
     assert_eq!(diff.files[2].added_lines, 40_000);
+}
+
+#[test]
+fn a_skipped_file_that_changes_is_named_and_one_that_does_not_is_not() {
+    let setup = Setup::new();
+    setup.write("big.bin", vec![b'a'; 20]);
+    setup.write("still.bin", vec![b's'; 20]);
+    let shadow = setup.shadow().with_limits(SnapshotLimits { max_file_bytes: 10, max_files: 100 });
+    let start = shadow.snapshot("start", 0).expect("snapshot");
+    // Skipped in both snapshots, same size: only its signature tells it changed.
+    setup.write("big.bin", vec![b'b'; 20]);
+    setup.write("new-big.bin", vec![b'n'; 20]);
+    let end = shadow.snapshot("end", 1).expect("snapshot");
+    let changes = shadow.changed(&start.commit, &end.commit).expect("changed");
+    assert_eq!(
+        changes,
+        [
+            FileChange { path: "big.bin".into(), kind: ChangeKind::NotSnapshotted },
+            FileChange { path: "new-big.bin".into(), kind: ChangeKind::NotSnapshotted },
+        ]
+    );
+    let diff = shadow.diff(&start.commit, &end.commit, Some(&["big.bin".into()])).expect("diff");
+    let files: Vec<_> = diff.files.iter().map(|f| (f.path.as_str(), f.kind)).collect();
+    assert_eq!(files, [("big.bin", ChangeKind::NotSnapshotted)]);
+
+    std::fs::remove_file(setup.path("big.bin")).expect("remove");
+    let gone = shadow.snapshot("gone", 2).expect("snapshot");
+    let changes = shadow.changed(&end.commit, &gone.commit).expect("changed");
+    assert_eq!(changes, [FileChange { path: "big.bin".into(), kind: ChangeKind::Deleted }]);
+}
+
+#[test]
+fn a_file_whose_name_is_not_utf8_is_named_when_it_changes() {
+    use std::os::unix::ffi::OsStrExt;
+    let setup = Setup::new();
+    setup.write("plain.txt", "x\n");
+    let shadow = setup.shadow();
+    let start = shadow.snapshot("start", 0).expect("snapshot");
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+    std::fs::write(setup.path("").join(name), "made by a command\n").expect("write");
+    let end = shadow.snapshot("end", 1).expect("snapshot");
+    let changes = shadow.changed(&start.commit, &end.commit).expect("changed");
+    assert_eq!(
+        changes,
+        [FileChange { path: "caf\u{fffd}.txt".into(), kind: ChangeKind::NotSnapshotted }]
+    );
 }

@@ -43,9 +43,15 @@ fn a_tree_gets_a_workspace_shows_it_and_refuses_what_is_not_a_folder() {
 /// One streamed Anthropic message calling `edit_file` on `greet.py`, then one that just answers.
 fn edit_then_answer() -> [flame_models::replay::Reply; 2] {
     let arguments = json!({"path": "greet.py", "old_string": "helo", "new_string": "hello"});
+    call_then_answer("edit_file", &arguments)
+}
+
+/// One streamed Anthropic message calling tool `name` with `arguments`, then one that just
+/// answers.
+fn call_then_answer(name: &str, arguments: &serde_json::Value) -> [flame_models::replay::Reply; 2] {
     let events = [
         json!({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}}),
-        json!({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_edit","name":"edit_file","input":{}}}),
+        json!({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":name,"input":{}}}),
         json!({"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":arguments.to_string()}}),
         json!({"type":"content_block_stop","index":0}),
         json!({"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":20}}),
@@ -103,4 +109,57 @@ async fn chat_refuses_a_change_without_approve_and_makes_it_with_approve_change(
     let (stderr, file, _) = chat_in_workspace(&["--approve", "read,change"]).await;
     assert!(!stderr.contains("refused"), "{stderr}");
     assert_eq!(file, "print('hello')\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_cannot_read_the_key_from_the_flame_process_that_runs_it() {
+    let home = Home::new();
+    let folder = tempfile::tempdir().unwrap();
+    let made = home.json(&[
+        "tree",
+        "new",
+        "Look around",
+        "--criteria",
+        "Done",
+        "--workspace",
+        folder.path().to_str().unwrap(),
+    ]);
+    let root = made["root"].as_str().unwrap();
+    // The environment `flame` itself started with, as the kernel shows it to any process of the
+    // same account, and what its memory-backed variables hold now.
+    let command = "tr '\\0' '\\n' < /proc/$PPID/environ; echo read-the-parent";
+    let replies = call_then_answer("run_command", &json!({ "command": command }));
+    let (out, server) = chat_in(&home, root, replies, &["Look", "--approve", "run"]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let requests = server.requests();
+    // The key was read, and reached its provider...
+    assert_eq!(requests[0].header("x-api-key"), Some(super::SENTINEL));
+    // ...but the command read flame's environment without it.
+    let result = requests[1].json()["messages"].as_array().unwrap().last().unwrap().to_string();
+    assert!(result.contains("read-the-parent") && result.contains("FLAME_HOME="), "{result}");
+    assert!(!result.contains(super::SENTINEL), "the key reached the command: {result}");
+    assert!(!result.contains("ANTHROPIC_API_KEY"), "{result}");
+}
+
+#[test]
+fn the_settings_folder_and_a_folder_holding_it_are_refused_as_workspaces() {
+    let home = Home::new();
+    let config = tempfile::tempdir().unwrap();
+    let settings = config.path().join("flame");
+    std::fs::create_dir_all(&settings).unwrap();
+    std::fs::write(settings.join("settings.json"), r#"{"default_model": "claude-sonnet-4-5"}"#)
+        .unwrap();
+    for folder in [&settings, &config.path().to_path_buf()] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_flame"))
+            .args(["tree", "new", "Look", "--criteria", "Done", "--workspace"])
+            .arg(folder)
+            .env("FLAME_HOME", home.path())
+            .env("XDG_CONFIG_HOME", config.path())
+            .env_remove("FLAME_LOG")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{} was taken: {err}", folder.display());
+        assert!(err.contains("Flame's own folder"), "{err}");
+    }
 }

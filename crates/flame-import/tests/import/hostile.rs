@@ -80,6 +80,47 @@ fn an_empty_subagent_file_is_reported_and_its_frame_kept() {
 }
 
 #[test]
+fn a_subagent_id_is_a_name_never_a_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let task = r#"{"type":"assistant","sessionId":"s1","timestamp":"2026-01-01T00:00:02Z","message":{"id":"m2","model":"claude-opus-4-6","role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Task","input":{"description":"Look around","prompt":"Read the code"}}],"usage":{"input_tokens":12}}}"#;
+    // The id walks out of the session's folder through a folder the bundle brought along.
+    let escape = "x/../../../../outside/secret";
+    let result = format!(
+        r#"{{"type":"user","sessionId":"s1","timestamp":"2026-01-01T00:00:09Z","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":[{{"type":"text","text":"Done."}}]}}]}},"toolUseResult":{{"status":"completed","agentId":"{escape}"}}}}"#
+    );
+    let session = dir.path().join("bundle");
+    std::fs::create_dir_all(session.join("s/subagents/agent-x")).unwrap();
+    std::fs::create_dir_all(dir.path().join("outside")).unwrap();
+    let secret = USER.replace("Fix the parser", "SECRET-FROM-OUTSIDE");
+    write(&dir.path().join("outside"), "secret.jsonl", secret.as_bytes());
+    let text = format!("{USER}\n{ASSISTANT}\n{task}\n{result}\n");
+    let draft = read(&write(&session, "s.jsonl", text.as_bytes())).unwrap();
+    assert!(
+        draft.messages.iter().all(|m| !m.message.content.contains("SECRET-FROM-OUTSIDE")),
+        "a transcript outside the session's folder was read"
+    );
+    let sub = draft.frames.iter().find(|f| f.title == "Look around").unwrap();
+    assert_eq!(sub.results.as_deref(), Some("Done."));
+    assert_eq!(draft.report.problems.len(), 1, "{:?}", draft.report.problems);
+    assert!(
+        draft.report.problems[0].contains("is not a plain name"),
+        "{:?}",
+        draft.report.problems
+    );
+    // An id past the longest read is refused the same way, shown cut.
+    let long = "a".repeat(flame_import::MAX_AGENT_ID_BYTES + 1);
+    let text = text.replace(escape, &long);
+    std::fs::create_dir_all(session.join("t/subagents")).unwrap();
+    write(&session.join("t/subagents"), &format!("agent-{long}.jsonl"), USER.as_bytes());
+    let draft = read(&write(&session, "t.jsonl", text.as_bytes())).unwrap();
+    assert!(
+        draft.report.problems.iter().any(|p| p.contains("is not a plain name")),
+        "{:?}",
+        draft.report.problems
+    );
+}
+
+#[test]
 fn an_unknown_file_is_refused_with_the_way_out() {
     let dir = tempfile::tempdir().unwrap();
     let err = read(&write(dir.path(), "x.txt", b"hello\n")).unwrap_err();

@@ -66,6 +66,28 @@ fn a_damaged_file_in_storage_is_reported_and_the_rest_imported() {
 }
 
 #[test]
+fn a_file_in_storage_past_the_record_limit_is_reported_not_held() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&storage(), &dir.path().join("storage"));
+    let huge = format!(
+        "{{\"type\": \"text\", \"text\": \"{}\"}}",
+        "x".repeat(flame_import::MAX_RECORD_BYTES)
+    );
+    std::fs::write(dir.path().join("storage/part/msg_04/prt_04_02.json"), huge).unwrap();
+    let draft = import(dir.path(), None, &ImportOptions::default(), &mut |_| {}).unwrap();
+    assert_eq!(draft.report.problems.len(), 1, "{:?}", draft.report.problems);
+    assert!(
+        draft.report.problems[0].contains(&format!(
+            "prt_04_02.json: more than the {} bytes a record may be; skipped",
+            flame_import::MAX_RECORD_BYTES
+        )),
+        "{:?}",
+        draft.report.problems
+    );
+    assert_eq!(draft.frames.len(), 4);
+}
+
+#[test]
 fn a_named_session_that_is_not_there_is_a_clear_error() {
     let options = ImportOptions { segment: true, session: Some("ses_nope".into()) };
     let err = import(&storage(), None, &options, &mut |_| {}).unwrap_err();

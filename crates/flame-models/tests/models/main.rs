@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use flame_models::replay::{ReplayServer, Reply};
 use flame_models::{
     ApiKey, CacheLifetime, CacheMark, CancellationToken, ChatMessage, ChatRequest, Client,
-    ModelError, PromptCache, Provider, ProviderKind, RetryPolicy, StopReason, StreamEvent,
-    ToolCall, ToolSpec,
+    MAX_REDIRECTS, ModelError, PromptCache, Provider, ProviderKind, RetryPolicy, StopReason,
+    StreamEvent, ToolCall, ToolSpec,
 };
 use serde_json::json;
 
@@ -123,6 +123,61 @@ async fn anthropic_streams_text_with_usage() {
     );
     assert_eq!(body["messages"][1]["content"][1]["type"], "tool_use");
     assert_eq!(body["messages"][2]["content"][0]["type"], "tool_result");
+}
+
+/// One Anthropic turn streamed from `server`, with no events kept.
+async fn stream_anthropic(server: &ReplayServer) -> Result<flame_models::Turn, ModelError> {
+    let provider = provider(ProviderKind::Anthropic, server);
+    client().stream(&provider, &request(), &CancellationToken::new(), |_| {}).await
+}
+
+/// A `307 Temporary Redirect` to `location`, which keeps the request's method and body.
+fn redirect_to(location: String) -> Reply {
+    Reply::Json { status: 307, headers: vec![("location".into(), location)], body: String::new() }
+}
+
+#[tokio::test]
+async fn no_key_follows_a_redirect_to_another_origin() {
+    for (kind, path, answer) in [
+        (ProviderKind::Anthropic, "/v1/messages", "anthropic-text.sse"),
+        (ProviderKind::Openai, "/v1/chat/completions", "openai-text.sse"),
+    ] {
+        // Another port on the same host is another origin.
+        let elsewhere = ReplayServer::start().await.unwrap();
+        elsewhere.push([Reply::stream(wire(answer))]);
+        let location = format!("{}{path}", elsewhere.base_url);
+        let (result, _, server) = run(kind, vec![redirect_to(location)]).await;
+        let err = result.unwrap_err();
+        assert!(matches!(err, ModelError::Http { status: 307, .. }), "{err:?}");
+        assert!(err.to_string().contains("another origin"), "{err}");
+        assert_no_key(&err);
+        assert_eq!(server.requests().len(), 1);
+        let followed: Vec<_> = elsewhere.requests().iter().map(|r| r.headers.clone()).collect();
+        assert!(followed.is_empty(), "{kind:?} followed the redirect: {followed:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_redirect_within_the_origin_is_followed_with_the_key() {
+    let server = ReplayServer::start().await.unwrap();
+    let location = format!("{}/v1/messages", server.base_url);
+    server.push([redirect_to(location), Reply::stream(wire("anthropic-text.sse"))]);
+    let turn = stream_anthropic(&server).await.unwrap();
+    assert_eq!(turn.text, "Hello!");
+    let keys: Vec<_> =
+        server.requests().iter().map(|r| r.header("x-api-key").map(str::to_owned)).collect();
+    assert_eq!(keys, [Some(SENTINEL.to_owned()), Some(SENTINEL.to_owned())]);
+}
+
+#[tokio::test]
+async fn past_max_redirects_within_the_origin_the_request_stops() {
+    let server = ReplayServer::start().await.unwrap();
+    server.route("POST", "/v1/messages", redirect_to(format!("{}/v1/messages", server.base_url)));
+    let err = stream_anthropic(&server).await.unwrap_err();
+    assert!(matches!(err, ModelError::Unreachable { .. }), "{err:?}");
+    assert!(err.to_string().contains("error following redirect"), "{err}");
+    // Each of the client's three attempts made the first request and followed MAX_REDIRECTS.
+    assert_eq!(server.requests().len(), 3 * (MAX_REDIRECTS + 1));
 }
 
 #[tokio::test]

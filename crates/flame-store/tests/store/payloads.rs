@@ -108,3 +108,46 @@ fn a_payload_of_another_shape_reads_as_none_and_the_message_still_reads() {
     assert_eq!((m.tool_calls, m.tool_result, m.usage), (None, None, None));
     assert_eq!(m.content, "x");
 }
+
+/// A frame's context (issue 29) is kept whole with its note in one transaction, and a stored
+/// context that cannot be read (damaged, or written by a newer Flame) is no context: the next
+/// call makes a new opening, which costs a cache miss and loses nothing.
+#[test]
+fn a_frames_context_is_kept_with_its_note_and_an_unreadable_one_is_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("flame.db")).unwrap();
+    let mut ids = IdSource::seeded(2);
+    let (tree, root) = (ids.tree_id(), ids.frame_id());
+    store.create_tree(change(1), &tree, &root, "Build the app", "A working app", None).unwrap();
+    assert_eq!(store.frame_context(&root).unwrap(), None);
+    let context = flame_model::FrameContext {
+        generation: 1,
+        opening: "<stack-context/>".into(),
+        opening_tokens: 5,
+        reason: flame_model::OpeningReason::Entered,
+        made_at: 1,
+        first_message: None,
+        omission: None,
+        sections: vec![],
+        masked_through: None,
+        told: vec![],
+        notes: vec![],
+        superseded_notes: vec![],
+        rebuild_asked: false,
+        rewritten_per_mille: 0,
+        budget_told: None,
+    };
+    let note = NewMessage::text(Role::Note, "[Flame] a frame changed");
+    let stored = store.save_frame_context(change(2), &root, &context, Some((&note, 6))).unwrap();
+    let stored = stored.unwrap();
+    let kept = store.frame_context(&root).unwrap().unwrap();
+    assert_eq!(kept.notes, [stored.id], "the note's id is kept with the context");
+    assert_eq!(store.messages(&root).unwrap().last().unwrap().content, note.content);
+    assert!(store.ask_context_rebuild(change(3), &root).unwrap());
+    assert!(store.frame_context(&root).unwrap().unwrap().rebuild_asked);
+
+    let conn = rusqlite::Connection::open(store.path()).unwrap();
+    conn.execute("UPDATE frame_contexts SET state = '{\"generation\": \"many\"}'", []).unwrap();
+    assert_eq!(store.frame_context(&root).unwrap(), None);
+    assert!(!store.ask_context_rebuild(change(4), &root).unwrap());
+}

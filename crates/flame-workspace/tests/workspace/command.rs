@@ -4,8 +4,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use flame_workspace::{
-    CancelHandle, CommandOutcome, CommandRequest, Ending, Environment, Exit, MAX_COMMAND_TIMEOUT,
-    OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES, Touched, WorkspaceError, is_scrubbed_variable,
+    CancelHandle, CommandOutcome, CommandRequest, Ending, Environment, Exit, MAX_COMMAND_LOG_BYTES,
+    MAX_COMMAND_TIMEOUT, OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES, Touched, WorkspaceError,
+    is_scrubbed_variable,
 };
 
 use crate::Fixture;
@@ -112,6 +113,43 @@ fn past_its_timeout_the_command_and_its_group_are_killed() {
 }
 
 #[test]
+fn the_timeout_holds_after_a_command_closes_its_output() {
+    let f = Fixture::new();
+    // The shell's own `$$` is printed before the output goes away, so the group can be checked.
+    let (outcome, _) = run(&f, "echo $$; exec >/dev/null 2>&1; sleep 300", Some(1));
+    assert_eq!(outcome.ending, Ending::TimedOut, "{}", outcome.render());
+    assert!(!outcome.output_abandoned);
+    assert_eq!(live_members(printed_group(&outcome)), Vec::<i32>::new());
+}
+
+#[test]
+fn stop_holds_after_a_command_closes_its_output() {
+    let f = Fixture::new();
+    let cancel = CancelHandle::new();
+    let stopper = cancel.clone();
+    // Stop is pressed from another thread once the shell has closed its output.
+    let marker = f.root().join("closed");
+    let pressed = std::thread::spawn(move || {
+        while !marker.exists() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        stopper.cancel();
+    });
+    let outcome = f
+        .workspace
+        .run_command(
+            &request("echo $$; exec >/dev/null 2>&1; touch closed; sleep 300", Some(600)),
+            &Environment::inherited(),
+            &cancel,
+            &mut Vec::new(),
+        )
+        .expect("run");
+    pressed.join().expect("the stopping thread");
+    assert_eq!(outcome.ending, Ending::Cancelled, "{}", outcome.render());
+    assert_eq!(live_members(printed_group(&outcome)), Vec::<i32>::new());
+}
+
+#[test]
 fn stop_kills_the_whole_group() {
     let f = Fixture::new();
     let cancel = CancelHandle::new();
@@ -194,7 +232,7 @@ fn an_abandoned_run_kills_its_group() {
 }
 
 #[test]
-fn a_command_writing_100_mb_keeps_a_head_and_a_tail_and_streams_the_rest_to_the_log() {
+fn a_command_writing_100_mb_keeps_a_head_and_a_tail_and_streams_what_the_log_keeps() {
     let f = Fixture::new();
     #[derive(Default)]
     struct Counting {
@@ -222,7 +260,8 @@ fn a_command_writing_100_mb_keeps_a_head_and_a_tail_and_streams_the_rest_to_the_
         )
         .expect("run");
     let total = 100_000_000 + 1 + 8;
-    assert_eq!(log.bytes, total);
+    // The log takes what it may keep; the rest is still read and counted.
+    assert_eq!(log.bytes, MAX_COMMAND_LOG_BYTES);
     assert_eq!(outcome.output_bytes, total);
     assert_eq!(outcome.head.len(), OUTPUT_HEAD_BYTES);
     assert_eq!(outcome.tail.len(), OUTPUT_TAIL_BYTES);
@@ -231,6 +270,41 @@ fn a_command_writing_100_mb_keeps_a_head_and_a_tail_and_streams_the_rest_to_the_
     let rendered = outcome.render();
     assert!(rendered.len() < OUTPUT_HEAD_BYTES + OUTPUT_TAIL_BYTES + 200);
     assert!(rendered.contains(&format!("[… {} bytes of output cut …]", outcome.cut_bytes())));
+}
+
+#[test]
+fn past_the_log_cap_output_is_counted_but_no_longer_written() {
+    let f = Fixture::new();
+    let path = f.outside().join("whole-output.log");
+    let mut file = std::fs::File::create(&path).expect("the log file");
+    let over = MAX_COMMAND_LOG_BYTES + 3 * 1024 * 1024;
+    let outcome = f
+        .workspace
+        .run_command(
+            &request(&format!("head -c {over} /dev/zero; echo the-end"), None),
+            &Environment::inherited(),
+            &CancelHandle::new(),
+            &mut file,
+        )
+        .expect("run");
+    drop(file);
+    assert_eq!(outcome.output_bytes, over + 8);
+    assert_eq!(outcome.logged_bytes, MAX_COMMAND_LOG_BYTES);
+    assert_eq!(std::fs::metadata(&path).expect("the log").len(), MAX_COMMAND_LOG_BYTES);
+    assert!(outcome.tail.ends_with(b"the-end\n"), "the tail is still kept past the cap");
+    let rendered = outcome.render();
+    assert!(
+        rendered.ends_with(&format!(
+            "[the whole output was {} bytes; only its first {MAX_COMMAND_LOG_BYTES} bytes were kept on disk]",
+            over + 8
+        )),
+        "{}",
+        &rendered[rendered.len() - 300..]
+    );
+    // Within the cap, the log holds everything and the reply says nothing of it.
+    let (small, log) = run(&f, "echo small", None);
+    assert_eq!((small.logged_bytes, log.len()), (6, 6));
+    assert!(!small.render().contains("kept on disk"));
 }
 
 #[test]

@@ -158,3 +158,103 @@ fn opening_a_missing_folder_or_a_file_fails() {
     let file = f.root().join("file.txt");
     assert!(matches!(Workspace::open(&file), Err(WorkspaceError::RootNotDirectory { .. })));
 }
+
+/// Swaps `folder` (inside the workspace) back and forth with a link to `outside` until `stop`,
+/// as an attacker racing the tools would: the two names are exchanged atomically, so at any
+/// moment the name is either the real folder or the link.
+fn swap_until(
+    folder: std::path::PathBuf,
+    outside: std::path::PathBuf,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<u64> {
+    std::thread::spawn(move || {
+        let link = folder.with_extension("link");
+        symlink(&outside, &link).expect("the link");
+        let mut swaps = 0;
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let cwd = rustix::fs::CWD;
+            rustix::fs::renameat_with(cwd, &folder, cwd, &link, rustix::fs::RenameFlags::EXCHANGE)
+                .expect("exchange the folder and the link");
+            swaps += 1;
+        }
+        // Left as it began: the folder under its name.
+        if swaps % 2 == 1 {
+            let cwd = rustix::fs::CWD;
+            rustix::fs::renameat_with(cwd, &folder, cwd, &link, rustix::fs::RenameFlags::EXCHANGE)
+                .expect("exchange back");
+        }
+        swaps
+    })
+}
+
+#[test]
+fn a_folder_swapped_for_a_link_while_tools_work_never_lets_them_outside() {
+    let f = Fixture::new();
+    let outside = f.outside();
+    std::fs::write(outside.join("secret.txt"), "SECRET-OUTSIDE\n").expect("the secret");
+    f.put("sub/secret.txt", "inside\n");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = swap_until(f.root().join("sub"), outside.clone(), stop.clone());
+    let (mut writes, mut reads, mut leaked) = (0, 0, 0);
+    for n in 0..400 {
+        if f.workspace.write_file(&format!("sub/w{n}.txt"), "written\n".into()).is_ok() {
+            writes += 1;
+        }
+        for _ in 0..2 {
+            if let Ok(read) = f.workspace.read_file("sub/secret.txt", None) {
+                reads += 1;
+                leaked += u32::from(read.text.contains("SECRET-OUTSIDE"));
+            }
+        }
+        let query = flame_workspace::SearchQuery {
+            pattern: "SECRET-OUTSIDE".into(),
+            glob: None,
+            context_lines: 0,
+            case_insensitive: false,
+        };
+        if let Ok(found) = f.workspace.search(&query) {
+            leaked += u32::try_from(found.total_matches).expect("few");
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let swaps = swapper.join().expect("the swapping thread");
+    let landed: Vec<_> = std::fs::read_dir(&outside)
+        .expect("outside")
+        .map(|entry| entry.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|name| name != "secret.txt")
+        .collect();
+    assert!(swaps > 100, "the race hardly ran: {swaps} swaps");
+    assert!(writes > 0 && reads > 0, "nothing got through at all: {writes} writes, {reads} reads");
+    assert_eq!(landed, Vec::<String>::new(), "writes or temporary files landed outside");
+    assert_eq!(leaked, 0, "reads or searches saw the file outside");
+}
+
+#[test]
+fn a_hard_link_to_a_file_outside_is_neither_read_searched_nor_changed() {
+    let f = Fixture::new();
+    let outside = f.outside().join("secret.txt");
+    std::fs::write(&outside, "SECRET-OUTSIDE\n").expect("the secret");
+    std::fs::hard_link(&outside, f.root().join("innocent.txt")).expect("a hard link");
+    f.put("plain.txt", "SECRET-OUTSIDE is a phrase\n");
+
+    let error = f.workspace.read_file("innocent.txt", None).expect_err("read");
+    assert!(matches!(error, WorkspaceError::HardLinked { links: 2, .. }), "{error:?}");
+    assert!(error.to_string().contains("2 hard links"), "{error}");
+    let error = f.workspace.prepare_edit("innocent.txt", "SECRET", "X", false).expect_err("edit");
+    assert!(matches!(error, WorkspaceError::HardLinked { .. }), "{error:?}");
+    let error = f.workspace.prepare_write("innocent.txt", "x".into()).expect_err("write");
+    assert!(matches!(error, WorkspaceError::HardLinked { .. }), "{error:?}");
+
+    let query = flame_workspace::SearchQuery {
+        pattern: "SECRET-OUTSIDE".into(),
+        glob: None,
+        context_lines: 0,
+        case_insensitive: false,
+    };
+    let found = f.workspace.search(&query).expect("search");
+    let paths: Vec<&str> = found.hits.iter().map(|hit| hit.path.as_str()).collect();
+    assert_eq!(paths, ["plain.txt"]);
+    assert_eq!(found.linked_files_skipped, 1);
+    assert!(found.render().contains("1 file(s) with more than one hard link skipped"));
+    assert_eq!(std::fs::read_to_string(&outside).expect("outside"), "SECRET-OUTSIDE\n");
+}
