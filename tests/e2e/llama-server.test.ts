@@ -80,7 +80,7 @@ async function settingsEnv(scratch: string, api: Api): Promise<Record<string, st
   await mkdir(join(config, "flame"), { recursive: true });
   const settings = {
     default_model: MODEL,
-    max_tool_rounds: 2,
+    turn_budget: { tool_calls: 2 },
     openai: { base_url: `http://127.0.0.1:${server.port}/v1` },
     // llama-server checks no key, but Flame will not speak Anthropic's format without one.
     anthropic: { base_url: `http://127.0.0.1:${server.port}`, api_key: "not-checked" },

@@ -28,6 +28,7 @@ export type Backend = Pick<
   typeof commands,
   | "appInfo"
   | "frameCost"
+  | "setFrameBudget"
   | "createTree"
   | "listTrees"
   | "search"

@@ -38,6 +38,7 @@ const COLUMNS: OutlineColumns = {
   own_cost_steps: [0, 2],
   own_costs: [1_500, 700],
   focus_cost: frameCost(700),
+  budgets: [],
 };
 
 describe("expandOutline", () => {

@@ -77,5 +77,6 @@ export function expandOutline(columns: OutlineColumns): TreeOutline {
     ownCostColumns.set(frames, costs);
   }
   if (columns.focus_cost !== null) outline.focus_cost = columns.focus_cost;
+  if (columns.budgets.length > 0) outline.budgets = columns.budgets;
   return outline;
 }

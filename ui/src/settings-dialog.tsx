@@ -23,6 +23,8 @@ import type {
   ProviderSettings_Deserialize as ProviderEdit,
   Settings_Serialize as Settings,
 } from "./bindings";
+import { dollarLimitOf, limitOf } from "./budget-text";
+import { microsToDollars } from "./cost-text";
 import { ErrorLine } from "./error-line";
 import { PricesSection } from "./settings-prices";
 import { SettingsServers } from "./settings-servers";
@@ -272,14 +274,43 @@ export function SettingsDialog({
               </select>
             </label>
             <label>
-              Most tool rounds per message
+              Tool calls per message (empty: no limit)
               <input
-                name="max_tool_rounds"
+                name="turn_budget_tool_calls"
                 type="number"
                 min={1}
-                value={settings.max_tool_rounds}
+                value={settings.turn_budget.tool_calls ?? ""}
                 onInput={(e) =>
-                  setSettings({ ...settings, max_tool_rounds: Number(e.currentTarget.value) })
+                  setSettings({
+                    ...settings,
+                    turn_budget: {
+                      ...settings.turn_budget,
+                      tool_calls: limitOf(e.currentTarget.value),
+                    },
+                  })
+                }
+              />
+            </label>
+            <label>
+              Dollars per message, where the model's price is known (empty: no limit)
+              <input
+                name="turn_budget_usd"
+                type="number"
+                min={0.01}
+                step={0.01}
+                value={
+                  settings.turn_budget.micro_usd === null
+                    ? ""
+                    : microsToDollars(settings.turn_budget.micro_usd)
+                }
+                onInput={(e) =>
+                  setSettings({
+                    ...settings,
+                    turn_budget: {
+                      ...settings.turn_budget,
+                      micro_usd: dollarLimitOf(e.currentTarget.value),
+                    },
+                  })
                 }
               />
             </label>

@@ -55,7 +55,7 @@ const SAVED: Settings = {
   default_model: "claude-sonnet-4-5",
   autonomy: "auto",
   approval: DEFAULT_APPROVAL,
-  max_tool_rounds: 8,
+  turn_budget: { micro_usd: 10_000_000, tokens: null, tool_calls: 250 },
   keep_tool_results: 4,
   checkpoint_cap_mb: 2048,
   built_in_prices: [SONNET, HAIKU],

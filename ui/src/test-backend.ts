@@ -71,6 +71,7 @@ export function fakeBackend(parts: Partial<Backend>): Backend {
     appInfo: () => answer(INFO),
     outline: () => answer<TreeOutline_Serialize>(NO_TREE),
     frameCost: refuse,
+    setFrameBudget: refuse,
     createTree: refuse,
     listTrees: () => answer([]),
     search: () => answer([]),

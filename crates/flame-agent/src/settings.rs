@@ -931,7 +931,7 @@ mod tests {
         }
         let zero = FrameBudget { tool_calls: Some(0), ..FrameBudget::default() };
         let err = file.save(&Settings { turn_budget: zero, ..Settings::default() }).unwrap_err();
-        assert!(err.message.contains("at least 1"), "{}", err.message);
+        assert!(err.message.contains("a per-turn budget of nothing"), "{}", err.message);
         for keep in [0, MAX_KEEP_TOOL_RESULTS + 1] {
             let err = file
                 .save(&Settings { keep_tool_results: keep, ..Settings::default() })

@@ -1004,7 +1004,7 @@ describe("the composer's model picker", () => {
     default_model: "claude-sonnet-4-5",
     autonomy: "ask",
     approval: DEFAULT_APPROVAL,
-    max_tool_rounds: 8,
+    turn_budget: { micro_usd: 10_000_000, tokens: null, tool_calls: 250 },
     keep_tool_results: 3,
     checkpoint_cap_mb: 2048,
     anthropic: { base_url: null, api_key: "(set)" },

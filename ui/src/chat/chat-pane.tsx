@@ -12,6 +12,7 @@ import type {
   SuggestionKind,
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
+import { budgetOf } from "../budget-text";
 import { costOf } from "../cost-text";
 import { frameActions, type RunCommand } from "../frame-actions";
 import { STATUS_STYLE } from "../status-style";
@@ -19,6 +20,7 @@ import { ApprovalPrompt } from "./approval-prompt";
 import { ChangesView } from "./changes-view";
 import { Composer } from "./composer";
 import { ContextInspector } from "./context-inspector";
+import { FrameBudgetLine } from "./frame-budget";
 import { FrameHeader } from "./frame-header";
 import { useMessageWindow, type MessageRequest } from "./message-window";
 import { callNames, MessageView, StreamingReply } from "./messages";
@@ -127,6 +129,11 @@ export function ChatPane({
         onToggleChanges={() => setShowingChanges(!showingChanges)}
         onExport={() => onOpenDialog("export")}
         onFocus={onFocus}
+      />
+      <FrameBudgetLine
+        backend={backend}
+        frame={frame.id}
+        view={budgetOf(outline.budgets ?? [], frame.id)}
       />
       {inspecting && (
         <ContextInspector
@@ -271,9 +278,9 @@ export function ChatPane({
             </button>
           </div>
         )}
-        {outcome?.stopped.kind === "tool_round_limit" && (
-          <p class="chat-notice muted" role="status">
-            The agent stopped at the tool-round limit; send a message to let it go on.
+        {(outcome?.stopped.kind === "turn_budget" || outcome?.stopped.kind === "budget_spent") && (
+          <p class="chat-notice muted" role="status" data-testid="budget-stopped">
+            {outcome.stopped.reason}
           </p>
         )}
         {waiting !== null && (

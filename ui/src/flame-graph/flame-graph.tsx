@@ -11,6 +11,7 @@ import type {
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
 import type { Backend } from "../backend";
+import { budgetExceeded } from "../budget-text";
 import { markOnce } from "../marks";
 import { dropPlace, type DropPlace } from "./drop";
 import { FrameMenu, type FrameMenuAction } from "./frame-menu";
@@ -48,6 +49,8 @@ export interface FlameGraphProps {
 /** Pointer travel, in CSS pixels, before a press becomes a drag. */
 const DRAG_START_PX = 4;
 const MIN_SPAN = 1e-9;
+/** Drawn before the title of a frame whose own budget is spent. */
+export const BUDGET_SPENT_SIGN = "⛔ ";
 
 /**
  * Trees up to this many frames are laid out while the view renders (100k frames take some tens
@@ -225,11 +228,20 @@ export function FlameGraph({
   }, [laid, focusId]);
   const activeRank = active >= 0 && active < laid.layout.count ? active : Math.max(focus, 0);
 
+  // The few budgeted frames whose budget is spent are marked by a sign before their title.
+  const spentBudgets = useMemo(
+    () => new Set((outline.budgets ?? []).filter(budgetExceeded).map((b) => b.frame)),
+    [outline.budgets],
+  );
   const scene = useRef<Scene | null>(null);
   scene.current = {
     layout: laid.layout,
     status: laid.status,
-    titleOf: (rank) => laid.frames[laid.layout.source[rank]!]?.title ?? "",
+    titleOf: (rank) => {
+      const frame = laid.frames[laid.layout.source[rank]!];
+      if (frame === undefined) return "";
+      return (spentBudgets.has(frame.id) ? BUDGET_SPENT_SIGN : "") + frame.title;
+    },
     rolledBack: laid.rolledBack,
     focus,
     active: activeRank,

@@ -15,13 +15,13 @@ use flame_agent::ApprovalPolicy;
 use super::*;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Wire {
+pub(super) enum Wire {
     Anthropic,
     Openai,
 }
 
 /// One streamed turn in `wire`'s format: `text`, then optionally one tool call with its id.
-fn scripted(wire: Wire, text: &str, call: Option<(&str, &str, Value)>) -> Reply {
+pub(super) fn scripted(wire: Wire, text: &str, call: Option<(&str, &str, Value)>) -> Reply {
     match wire {
         Wire::Anthropic => {
             let Reply::Stream { body, .. } =
@@ -65,6 +65,21 @@ fn scripted(wire: Wire, text: &str, call: Option<(&str, &str, Value)>) -> Reply 
             Reply::stream(format!("{body}data: [DONE]\n\n"))
         }
     }
+}
+
+/// An agent of `s`'s store with `settings`, its default model one of `wire`'s, whose key and base
+/// URL lead to `s`'s scripted server.
+pub(super) fn agent_on(s: &Setup, wire: Wire, mut settings: Settings) -> Agent {
+    settings.default_model =
+        Some(if wire == Wire::Anthropic { "claude-sonnet-4-5" } else { "gpt-4.1" }.into());
+    let base = s.server.base_url.clone();
+    let env = move |name: &str| match name {
+        "ANTHROPIC_API_KEY" | "OPENAI_API_KEY" => Some(SENTINEL.to_owned()),
+        "ANTHROPIC_BASE_URL" => Some(base.clone()),
+        "OPENAI_BASE_URL" => Some(format!("{base}/v1")),
+        _ => None,
+    };
+    Agent::new(s.flame.clone(), settings, env, RetryPolicy::default())
 }
 
 /// A source file of about three kilobytes, marked so a test can tell whether it was sent whole.
@@ -127,16 +142,7 @@ async fn captured(wire: Wire) -> Vec<String> {
     let mut settings = s.agent.settings().clone();
     settings.approval = ApprovalPolicy::default();
     settings.turn_budget.tool_calls = Some(40);
-    settings.default_model =
-        Some(if wire == Wire::Anthropic { "claude-sonnet-4-5" } else { "gpt-4.1" }.into());
-    let base = s.server.base_url.clone();
-    let env = move |name: &str| match name {
-        "ANTHROPIC_API_KEY" | "OPENAI_API_KEY" => Some(SENTINEL.to_owned()),
-        "ANTHROPIC_BASE_URL" => Some(base.clone()),
-        "OPENAI_BASE_URL" => Some(format!("{base}/v1")),
-        _ => None,
-    };
-    s.agent = Agent::new(s.flame.clone(), settings, env, RetryPolicy::default());
+    s.agent = agent_on(&s, wire, settings);
     let outcome = s
         .agent
         .send(Actor::Person, None, "Survey the code", None, &CancellationToken::new(), &mut |_| {})

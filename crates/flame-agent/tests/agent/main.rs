@@ -12,6 +12,7 @@ use flame_models::replay::{ReplayServer, Reply};
 use flame_models::{CancellationToken, ProviderKind, RetryPolicy};
 use serde_json::{Value, json};
 
+mod budget;
 mod cache;
 mod hands;
 mod models;

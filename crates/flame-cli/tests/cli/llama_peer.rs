@@ -127,7 +127,7 @@ pub struct Session {
 
 impl Session {
     /// `flame` is the command line's binary; the model's replies are at most
-    /// `max_output_tokens` long, and a message is answered in at most `max_tool_rounds` calls.
+    /// `max_output_tokens` long, and a message is answered in at most `max_tool_rounds` calls (the per-turn budget of tool calls).
     pub fn new(
         flame: &Path,
         server: &LlamaServer,
@@ -146,7 +146,7 @@ impl Session {
         };
         let settings = json!({
             "default_model": MODEL,
-            "max_tool_rounds": max_tool_rounds,
+            "turn_budget": { "tool_calls": max_tool_rounds },
             "openai": { "base_url": server.base_url(Api::Openai) },
             // llama-server checks no key, but Flame will not speak Anthropic's format without
             // one.

@@ -178,6 +178,8 @@ fn budget_of_row(row: &rusqlite::Row, first: usize) -> rusqlite::Result<FrameBud
 
 /// Frame ?1's subtree, walked down the parent index, and its replies' usage and tool calls by
 /// model, from the usage index (the counts as `reads.rs` sums them: capped columns, none as 0).
+/// `CROSS JOIN` keeps the subtree the outer loop: without statistics SQLite would rather scan
+/// every reply and look each one's frame up in the subtree.
 const SUBTREE_USAGE: &str = "WITH RECURSIVE subtree(id) AS (
          SELECT ?1
          UNION ALL
@@ -186,7 +188,7 @@ const SUBTREE_USAGE: &str = "WITH RECURSIVE subtree(id) AS (
      SELECT model, sum(coalesce(usage_input, 0)), sum(coalesce(usage_output, 0)),
             sum(coalesce(usage_cache_read, 0)), sum(coalesce(usage_cache_write, 0)),
             sum(coalesce(usage_cache_write_long, 0)), sum(tool_call_count)
-     FROM subtree JOIN messages m ON m.frame_id = subtree.id
+     FROM subtree CROSS JOIN messages m ON m.frame_id = subtree.id
      WHERE m.role = 'assistant' GROUP BY model";
 
 /// One finished reply's frame, usage and tool calls.

@@ -1,0 +1,109 @@
+// The focused frame's budget under its header: what its subtree spent of it, marked once it is
+// spent, and a form to set, change or clear it. The budget is the backend's to check (a child's
+// may not exceed what its parent has left); the form shows its refusal as it is.
+
+import { useState } from "preact/hooks";
+
+import type { Backend } from "../backend";
+import type { ApiError, BudgetView_Serialize as BudgetView } from "../bindings";
+import { budgetExceeded, budgetFromFields, spentOfBudget } from "../budget-text";
+import { microsToDollars } from "../cost-text";
+import { ErrorLine } from "../error-line";
+
+export function FrameBudgetLine({
+  backend,
+  frame,
+  view,
+}: {
+  backend: Pick<Backend, "setFrameBudget">;
+  frame: string;
+  /** The frame's own budget as the outline carries it; null when it has none. */
+  view: BudgetView | null;
+}) {
+  const [editing, setEditing] = useState(false);
+  const [error, setError] = useState<ApiError | null>(null);
+  const budget = view?.budget ?? null;
+  const [usd, setUsd] = useState("");
+  const [tokens, setTokens] = useState("");
+  const [calls, setCalls] = useState("");
+  const spent = view === null ? null : spentOfBudget(view);
+  const exceeded = view !== null && budgetExceeded(view);
+
+  const open = () => {
+    setUsd(budget?.micro_usd == null ? "" : microsToDollars(budget.micro_usd));
+    setTokens(budget?.tokens == null ? "" : String(budget.tokens));
+    setCalls(budget?.tool_calls == null ? "" : String(budget.tool_calls));
+    setError(null);
+    setEditing(true);
+  };
+  const save = async (cleared: boolean) => {
+    const next = cleared ? null : budgetFromFields(usd, tokens, calls);
+    const answer = await backend.setFrameBudget(frame, next);
+    if (answer.status === "error") setError(answer.error);
+    else setEditing(false);
+  };
+
+  return (
+    <div class="frame-budget" data-testid="frame-budget" data-exceeded={exceeded}>
+      <span class="muted">Budget: </span>
+      {spent === null ? <span class="muted">none of its own</span> : <span>{spent}</span>}
+      {exceeded && (
+        <strong class="budget-exceeded"> — spent; raise it or pop the frame</strong>
+      )}{" "}
+      {!editing && (
+        <button type="button" class="link-button" data-testid="budget-edit" onClick={open}>
+          {budget === null ? "Set…" : "Change…"}
+        </button>
+      )}
+      {editing && (
+        <form
+          class="budget-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void save(false);
+          }}
+        >
+          <label>
+            Dollars
+            <input
+              name="usd"
+              inputMode="decimal"
+              value={usd}
+              onInput={(e) => setUsd(e.currentTarget.value)}
+            />
+          </label>
+          <label>
+            Tokens
+            <input
+              name="tokens"
+              inputMode="numeric"
+              value={tokens}
+              onInput={(e) => setTokens(e.currentTarget.value)}
+            />
+          </label>
+          <label>
+            Tool calls
+            <input
+              name="calls"
+              inputMode="numeric"
+              value={calls}
+              onInput={(e) => setCalls(e.currentTarget.value)}
+            />
+          </label>
+          <button type="submit" data-testid="budget-save">
+            Save
+          </button>
+          {budget !== null && (
+            <button type="button" data-testid="budget-clear" onClick={() => void save(true)}>
+              Clear
+            </button>
+          )}
+          <button type="button" onClick={() => setEditing(false)}>
+            Cancel
+          </button>
+          <ErrorLine error={error} testId="budget-error" />
+        </form>
+      )}
+    </div>
+  );
+}
