@@ -1,5 +1,6 @@
 //! The facade's one integration test binary.
 
+mod budget;
 mod checkpoints;
 mod contention;
 mod context;
