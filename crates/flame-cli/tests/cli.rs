@@ -6,6 +6,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+#[path = "cli/budget.rs"]
+mod budget;
 #[path = "cli/cost.rs"]
 mod cost;
 #[path = "cli/follow.rs"]
