@@ -23,6 +23,8 @@ pub struct FollowRead {
     pub stored: bool,
     /// What it could not do.
     pub problem: Option<String>,
+    /// A spent budget of the followed tree, which only warns (Flame does not drive the agent).
+    pub budget_notice: Option<String>,
 }
 
 /// The running follower, for commands to tell it the followed sessions changed.
@@ -65,6 +67,7 @@ pub fn spawn<R: Runtime>(app: AppHandle<R>, homes: AgentHomes) -> Follower {
                 id: outcome.id.clone(),
                 stored: outcome.stored(),
                 problem: outcome.problem.clone(),
+                budget_notice: outcome.budget_notice.clone(),
             };
             if let Err(err) = read.emit(&app) {
                 tracing::debug!("could not tell the window about a read: {err}");

@@ -248,6 +248,21 @@ impl Flame {
         frames.iter().map(|frame| self.budget_view(store, frame)).collect()
     }
 
+    /// The first of tree `tree`'s budgets that is spent, in words for a followed tree: Flame
+    /// does not drive that agent, so a spent budget there only warns.
+    pub(crate) fn spent_budget_notice(&self, tree: &TreeId) -> Result<Option<String>, ApiError> {
+        let store = self.store();
+        let spent = self.budgets_of(&store, tree)?.into_iter().find(BudgetView::exceeded);
+        Ok(spent.and_then(|view| {
+            let (budget, used) = (view.budget?, view.spent?);
+            Some(format!(
+                "the budget of {} is spent ({}); Flame does not drive this agent, so it only warns",
+                frame_name(&store, &view.frame),
+                budget.describe_use(&used)
+            ))
+        }))
+    }
+
     /// Gives frame `frame` the budget `budget` (`None`, or one that limits nothing, clears it).
     /// A budget is refused when it gives the frame more than its parent has left, beyond what
     /// its subtree spent already ([`Allowance::admits`]); the root's budget is the person's to

@@ -118,6 +118,9 @@ pub struct FollowOutcome {
     pub restarted: Option<String>,
     /// What the read could not do (nothing was stored then).
     pub problem: Option<String>,
+    /// A budget of the followed tree that its replies have spent, in words. Flame does not
+    /// drive the followed agent, so it can only warn.
+    pub budget_notice: Option<String>,
 }
 
 impl FollowOutcome {
@@ -401,6 +404,7 @@ impl Flame {
             messages: 0,
             restarted: None,
             problem: None,
+            budget_notice: None,
         };
         let mut live_sessions = self.following.live.lock().unwrap_or_else(|p| p.into_inner());
         let mut generation = row.generation;
@@ -475,6 +479,9 @@ impl Flame {
                 outcome.frames = frames;
                 outcome.changed = changed;
                 outcome.messages = messages;
+                if let Some(tree) = outcome.tree.as_ref().filter(|_| messages > 0) {
+                    outcome.budget_notice = self.spent_budget_notice(tree)?;
+                }
                 if unread.is_some() {
                     let at = self.env().now();
                     self.store().set_follow_problem(id, at, unread.as_deref())?;

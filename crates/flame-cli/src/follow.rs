@@ -177,5 +177,8 @@ fn render_outcome(o: &FollowOutcome) -> String {
         None if o.tree.is_none() => line.push_str(": no message yet"),
         None => line.push_str(": nothing new"),
     }
+    if let Some(notice) = &o.budget_notice {
+        let _ = write!(line, "\n  warning: {notice}");
+    }
     line
 }

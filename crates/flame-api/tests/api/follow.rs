@@ -523,3 +523,25 @@ fn the_follower_reads_a_session_when_its_file_changes_and_follows_an_agent_s_new
     });
     assert_eq!(contents(&s.flame, first.tree.as_ref().unwrap()), ["Go", "heard"]);
 }
+
+/// A budget on a followed tree only warns: Flame does not drive the agent, so its replies are
+/// stored past the budget, and the read says the budget is spent.
+#[test]
+fn a_spent_budget_on_a_followed_tree_only_warns() {
+    let s = Scratch::new(41);
+    let path = session(s.dir.path());
+    append(&path, &format!("{}\n", user(0, "Work")));
+    let first = s.flame.follow(A, Agent::ClaudeCode, &path, "s1").unwrap();
+    let (id, tree) = (first.id.clone(), first.tree.clone().unwrap());
+    let root = s.flame.status(Some(&tree)).unwrap().tree.root;
+    let budget = flame_model::budget::FrameBudget { tokens: Some(2_000), ..Default::default() };
+    s.flame.set_budget(Actor::Person, &root, Some(budget)).unwrap();
+    append(&path, &format!("{}\n", assistant(1, "m1", "one", 7)));
+    assert_eq!(sync(&s.flame, &id).budget_notice, None, "1,110 of 2,000 tokens");
+    append(&path, &format!("{}\n", assistant(2, "m2", "two", 7)));
+    let outcome = sync(&s.flame, &id);
+    assert_eq!(outcome.messages, 1, "stored past the budget");
+    let notice = outcome.budget_notice.unwrap();
+    assert!(notice.contains("is spent (2,220 of 2,000 tokens)"), "{notice}");
+    assert!(notice.contains("only warns"), "{notice}");
+}
