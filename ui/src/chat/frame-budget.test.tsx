@@ -35,7 +35,7 @@ function mount(node: preact.ComponentChild): HTMLElement {
 
 function input(root: HTMLElement, name: string, value: string) {
   const field = root.querySelector<HTMLInputElement>(`input[name=${name}]`)!;
-  act(() => {
+  void act(() => {
     field.value = value;
     field.dispatchEvent(new Event("input", { bubbles: true }));
   });

@@ -30,9 +30,12 @@ export function FrameBudgetLine({
   const exceeded = view !== null && budgetExceeded(view);
 
   const open = () => {
-    setUsd(budget?.micro_usd == null ? "" : microsToDollars(budget.micro_usd));
-    setTokens(budget?.tokens == null ? "" : String(budget.tokens));
-    setCalls(budget?.tool_calls == null ? "" : String(budget.tool_calls));
+    const shown = (n: number | null | undefined) =>
+      n === null || n === undefined ? "" : String(n);
+    const usd = budget?.micro_usd ?? null;
+    setUsd(usd === null ? "" : microsToDollars(usd));
+    setTokens(shown(budget?.tokens));
+    setCalls(shown(budget?.tool_calls));
     setError(null);
     setEditing(true);
   };
