@@ -1,5 +1,5 @@
-// Model settings: where each provider is, its key, the default model, autonomy, the tool-round
-// limit and the approval of workspace tools (per kind: automatic, or asked each time). Keys are never shown: the backend answers "(set)" for a saved key, the field stays empty
+// Model settings: where each provider is, its key, the default model, autonomy, the per-turn
+// budget and the approval of workspace tools (per kind: automatic, or asked each time). Keys are never shown: the backend answers "(set)" for a saved key, the field stays empty
 // with that placeholder, and an untouched field keeps the saved key (null is sent). A key is
 // removed only by ticking "Remove", which sends "". Each provider says where its key is kept (the
 // system keyring, the settings file, or an environment variable). A base URL moved to another

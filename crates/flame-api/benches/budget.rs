@@ -7,11 +7,12 @@
 
 #![allow(clippy::print_stdout)]
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use flame_api::{DataDir, Env, Flame};
 use flame_model::budget::FrameBudget;
-use flame_model::{Actor, NewMessage, Role, Usage};
+use flame_model::{Actor, FrameId, NewMessage, Role, Usage};
 use flame_store::{Change, Store};
 
 fn env_count(name: &str, default: usize) -> usize {
@@ -48,10 +49,26 @@ fn main() {
     };
     let parent = all_frames.iter().find(|f| f.id == focus).and_then(|f| f.parent.clone());
     let others = all_frames.iter().step_by((frames / 100).max(1)).map(|f| f.id.clone());
-    let budgeted: Vec<_> = [tree.root.clone()].into_iter().chain(parent).chain(others).collect();
+    let mut budgeted: Vec<_> =
+        [tree.root.clone()].into_iter().chain(parent).chain(others).collect();
+    budgeted.sort();
+    budgeted.dedup();
+    // Deepest first: a budget is held to what its budgeted ancestors have left, and these are
+    // all the same, so each is given before any above it.
+    let parents: HashMap<&FrameId, &FrameId> =
+        all_frames.iter().filter_map(|f| Some((&f.id, f.parent.as_ref()?))).collect();
+    let depth = |mut id: &FrameId| {
+        let mut depth = 0;
+        while let Some(parent) = parents.get(id) {
+            (id, depth) = (parent, depth + 1);
+        }
+        depth
+    };
+    budgeted.sort_by_key(|id| std::cmp::Reverse(depth(id)));
     for frame in &budgeted {
         flame.set_budget(Actor::Person, frame, Some(ample)).unwrap();
     }
+    drop(parents);
     drop(all_frames);
     println!("BENCH budget.budgeted_frames {} frames", budgeted.len());
 

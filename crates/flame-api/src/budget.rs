@@ -185,6 +185,17 @@ impl Flame {
         store: &Store,
         frame: &FrameId,
     ) -> Result<Allowance, StoreError> {
+        self.on_path(store, frame, |on_path| Allowance::over(on_path))
+    }
+
+    /// Runs `read` on the budgeted frames of the path from the root to `frame` (root first),
+    /// each with its spend at the prices in use.
+    fn on_path<T>(
+        &self,
+        store: &Store,
+        frame: &FrameId,
+        read: impl FnOnce(&[BudgetedFrame]) -> T,
+    ) -> Result<T, StoreError> {
         let mut path = store.frame_and_ancestor_ids(frame)?;
         let Some(root) = path.last() else {
             return Err(flame_model::FrameError::NoSuchFrame(frame.clone()).into());
@@ -192,8 +203,7 @@ impl Flame {
         let tree = store.frame(root)?.tree;
         path.reverse();
         self.prices.with(|prices| {
-            self.budgets
-                .with(store, &tree, |ledger| Allowance::over(&ledger.on_path(&path, prices)))
+            self.budgets.with(store, &tree, |ledger| read(&ledger.on_path(&path, prices)))
         })
     }
 
@@ -209,23 +219,14 @@ impl Flame {
     }
 
     fn budget_view(&self, store: &Store, frame: &FrameId) -> Result<BudgetView, StoreError> {
-        let mut path = store.frame_and_ancestor_ids(frame)?;
-        let Some(root) = path.last() else {
-            return Err(flame_model::FrameError::NoSuchFrame(frame.clone()).into());
-        };
-        let tree = store.frame(root)?.tree;
-        path.reverse();
-        self.prices.with(|prices| {
-            self.budgets.with(store, &tree, |ledger| {
-                let on_path = ledger.on_path(&path, prices);
-                let own = on_path.last().filter(|b| &b.frame == frame);
-                BudgetView {
-                    frame: frame.clone(),
-                    budget: own.map(|b| b.budget),
-                    spent: own.map(|b| b.spent),
-                    allowance: Allowance::over(&on_path),
-                }
-            })
+        self.on_path(store, frame, |on_path| {
+            let own = on_path.last().filter(|b| &b.frame == frame);
+            BudgetView {
+                frame: frame.clone(),
+                budget: own.map(|b| b.budget),
+                spent: own.map(|b| b.spent),
+                allowance: Allowance::over(on_path),
+            }
         })
     }
 

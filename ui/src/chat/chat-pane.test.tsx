@@ -631,6 +631,24 @@ describe("the chat pane", () => {
     expect(root.querySelector("[data-testid=approval]")).toBeNull();
   });
 
+  it("says why the agent stopped at a spent budget", async () => {
+    const reason =
+      "Stopped before the next model call: the budget of frame f0000000001 is spent: $2.00 of $2.00.";
+    const root = await mount(
+      fakeBackend({
+        frameView: views("in_progress"),
+        sendMessage: () =>
+          answer<ChatOutcome>({
+            ...FINISHED,
+            stopped: { kind: "budget_spent", frame: "f0000000001", reason },
+          }),
+      }),
+    );
+    expect(root.querySelector("[data-testid=budget-stopped]")).toBeNull();
+    await pressEnter(await type(root, "go on"));
+    expect(root.querySelector("[data-testid=budget-stopped]")?.textContent).toBe(reason);
+  });
+
   it("asks again for a request the agent stored before the app restarted", async () => {
     const answered: [string, RequestAnswer][] = [];
     let waiting: WaitingRequest | null = frameChange({

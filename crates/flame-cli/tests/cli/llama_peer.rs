@@ -127,13 +127,14 @@ pub struct Session {
 
 impl Session {
     /// `flame` is the command line's binary; the model's replies are at most
-    /// `max_output_tokens` long, and a message is answered in at most `max_tool_rounds` calls (the per-turn budget of tool calls).
+    /// `max_output_tokens` long, and a message makes at most `max_tool_calls` tool calls (the
+    /// per-turn budget).
     pub fn new(
         flame: &Path,
         server: &LlamaServer,
         api: Api,
         max_output_tokens: u32,
-        max_tool_rounds: u32,
+        max_tool_calls: u32,
     ) -> Session {
         let home = tempfile::tempdir().unwrap();
         let workspace = tempfile::tempdir().unwrap();
@@ -146,7 +147,7 @@ impl Session {
         };
         let settings = json!({
             "default_model": MODEL,
-            "turn_budget": { "tool_calls": max_tool_rounds },
+            "turn_budget": { "tool_calls": max_tool_calls },
             "openai": { "base_url": server.base_url(Api::Openai) },
             // llama-server checks no key, but Flame will not speak Anthropic's format without
             // one.
