@@ -55,12 +55,12 @@ fn main() {
     budgeted.dedup();
     // Deepest first: a budget is held to what its budgeted ancestors have left, and these are
     // all the same, so each is given before any above it.
-    let parents: HashMap<&FrameId, &FrameId> =
-        all_frames.iter().filter_map(|f| Some((&f.id, f.parent.as_ref()?))).collect();
-    let depth = |mut id: &FrameId| {
-        let mut depth = 0;
-        while let Some(parent) = parents.get(id) {
-            (id, depth) = (parent, depth + 1);
+    let parents: HashMap<FrameId, FrameId> =
+        all_frames.iter().filter_map(|f| Some((f.id.clone(), f.parent.clone()?))).collect();
+    let depth = |id: &FrameId| {
+        let (mut at, mut depth) = (id, 0);
+        while let Some(parent) = parents.get(at) {
+            (at, depth) = (parent, depth + 1);
         }
         depth
     };

@@ -185,7 +185,7 @@ impl Flame {
         store: &Store,
         frame: &FrameId,
     ) -> Result<Allowance, StoreError> {
-        self.on_path(store, frame, |on_path| Allowance::over(on_path))
+        self.on_path(store, frame, Allowance::over)
     }
 
     /// Runs `read` on the budgeted frames of the path from the root to `frame` (root first),
