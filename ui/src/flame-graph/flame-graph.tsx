@@ -11,7 +11,7 @@ import type {
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
 import type { Backend } from "../backend";
-import { budgetExceeded } from "../budget-text";
+import { budgetExceeded, budgetOf } from "../budget-text";
 import { markOnce } from "../marks";
 import { dropPlace, type DropPlace } from "./drop";
 import { FrameMenu, type FrameMenuAction } from "./frame-menu";
@@ -627,6 +627,7 @@ export function FlameGraph({
         <Tooltip
           frame={hovered}
           cost={hoveredCost}
+          budget={budgetOf(outline.budgets ?? [], hovered.id)}
           weight={laid.layout.weight[hover.rank]!}
           mode={mode}
           x={hover.x}

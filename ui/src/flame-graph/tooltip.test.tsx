@@ -56,6 +56,21 @@ describe("the graph's tooltip", () => {
     expect(root.querySelector("[data-testid=tooltip-cost]")?.textContent).toBe("nothing recorded");
     expect(root.textContent).toContain("Width$1.50 with its subtree, at known prices");
   });
+
+  it("shows the frame's budget and marks a spent one; none without a budget", () => {
+    const budget = {
+      frame: FRAME.id,
+      budget: { micro_usd: null, tokens: 10_000, tool_calls: 20 },
+      spent: { micro_usd: 0, priced: "none" as const, tokens: 12_500, tool_calls: 4 },
+      allowance: { bounds: [] },
+    };
+    const root = shown({ frame: FRAME, cost: null, budget, weight: 0, mode: "tokens", ...PLACE });
+    expect(root.querySelector("[data-testid=tooltip-budget]")?.textContent).toBe(
+      "12,500 / 10,000 tokens · 4 / 20 tool calls (spent)",
+    );
+    const plain = shown({ frame: FRAME, cost: null, weight: 0, mode: "tokens", ...PLACE });
+    expect(plain.querySelector("[data-testid=tooltip-budget]")).toBeNull();
+  });
 });
 
 describe("the cost the tooltip reads", () => {

@@ -6,10 +6,12 @@ import { useEffect, useState } from "preact/hooks";
 
 import type { Backend } from "../backend";
 import type {
+  BudgetView_Serialize as BudgetView,
   FrameCost_Serialize as FrameCost,
   FrameOutline_Serialize as FrameOutline,
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
+import { budgetExceeded, spentOfBudget } from "../budget-text";
 import { costOf, costPhrase, formatUsd } from "../cost-text";
 import { STATUS_STYLE } from "../status-style";
 import type { WeightMode } from "./layout";
@@ -85,6 +87,7 @@ export function useFrameCost(
 export function Tooltip({
   frame,
   cost,
+  budget = null,
   weight,
   mode,
   x,
@@ -94,6 +97,8 @@ export function Tooltip({
   frame: FrameOutline;
   /** The frame's cost; null when its subtree recorded no usage. */
   cost: CostRead;
+  /** The frame's own budget and its subtree's spend; null when it has none. */
+  budget?: BudgetView | null;
   weight: number;
   mode: WeightMode;
   x: number;
@@ -132,6 +137,15 @@ export function Tooltip({
         <dd>{frame.message_count.toLocaleString()}</dd>
         <dt>Cost</dt>
         <dd data-testid="tooltip-cost">{costText(cost)}</dd>
+        {budget !== null && (
+          <>
+            <dt>Budget</dt>
+            <dd data-testid="tooltip-budget">
+              {spentOfBudget(budget)}
+              {budgetExceeded(budget) ? " (spent)" : ""}
+            </dd>
+          </>
+        )}
         {mode !== "tokens" && (
           <>
             <dt>Width</dt>
