@@ -9,6 +9,7 @@ import type {
   ExportProgress,
   ExportScope,
   ExportSummary,
+  FollowRead_Serialize as FollowRead,
   ImportProgress,
   ImportSummary,
   TreeId,
@@ -74,8 +75,8 @@ export type Backend = Pick<
   outline(tree: TreeId | null): Promise<Answer<TreeOutline>>;
   /** Calls `listener` with the newest event seq whenever the data directory changes. */
   onTreeChanged(listener: (seq: number) => void): Promise<() => void>;
-  /** Calls `listener` whenever the backend has read a followed session. */
-  onFollowRead(listener: () => void): Promise<() => void>;
+  /** Calls `listener` with what the backend read whenever it has read a followed session. */
+  onFollowRead(listener: (read: FollowRead) => void): Promise<() => void>;
   /**
    * Imports the session or export at `path` as a new tree (the `importSession` command), calling
    * `onProgress` as the backend reads it.

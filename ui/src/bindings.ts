@@ -789,6 +789,11 @@ export type FollowOutcome_Deserialize = {
 	restarted?: string | null,
 	/**  What the read could not do (nothing was stored then). */
 	problem?: string | null,
+	/**
+	 *  A budget of the followed tree that its replies have spent, in words. Flame does not
+	 *  drive the followed agent, so it can only warn.
+	 */
+	budget_notice?: string | null,
 };
 
 /**  What one read of a followed session did. */
@@ -803,6 +808,11 @@ export type FollowOutcome_Serialize = {
 	restarted: string | null,
 	/**  What the read could not do (nothing was stored then). */
 	problem: string | null,
+	/**
+	 *  A budget of the followed tree that its replies have spent, in words. Flame does not
+	 *  drive the followed agent, so it can only warn.
+	 */
+	budget_notice: string | null,
 };
 
 /**  A followed session was read: the Sessions view reads the list again. */
@@ -816,6 +826,8 @@ export type FollowRead_Deserialize = {
 	stored: boolean,
 	/**  What it could not do. */
 	problem?: string | null,
+	/**  A spent budget of the followed tree, which only warns (Flame does not drive the agent). */
+	budget_notice?: string | null,
 };
 
 /**  A followed session was read: the Sessions view reads the list again. */
@@ -826,6 +838,8 @@ export type FollowRead_Serialize = {
 	stored: boolean,
 	/**  What it could not do. */
 	problem: string | null,
+	/**  A spent budget of the followed tree, which only warns (Flame does not drive the agent). */
+	budget_notice: string | null,
 };
 
 /**  A frame: a subtask with an identity, a status, and (once finished) its hand-off. */

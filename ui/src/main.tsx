@@ -39,7 +39,14 @@ const backend: Backend = {
   answerRequest: (frame, answer, model, listener) =>
     typed.answerRequest(frame, answer, model, channelTo(listener)),
   onTreeChanged: (listener) => events.treeChanged.listen((event) => listener(event.payload.seq)),
-  onFollowRead: (listener) => events.followRead.listen(() => listener()),
+  onFollowRead: (listener) =>
+    events.followRead.listen((event) =>
+      listener({
+        ...event.payload,
+        problem: event.payload.problem ?? null,
+        budget_notice: event.payload.budget_notice ?? null,
+      }),
+    ),
   importFile: (path, onProgress) => {
     const channel = new Channel<ImportProgress>();
     channel.onmessage = onProgress;

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 
 import type { Backend } from "./backend";
 import type {
+  FollowRead_Serialize as FollowRead,
   SessionEntry_Serialize as SessionEntry,
   SessionList_Serialize as SessionList,
 } from "./bindings";
@@ -100,6 +101,7 @@ describe("the Sessions view", () => {
           messages: 9,
           restarted: null,
           problem: null,
+          budget_notice: null,
         });
       },
     });
@@ -125,5 +127,31 @@ describe("the Sessions view", () => {
         }),
     });
     expect(host.querySelector("[data-testid=session-problem]")!.textContent).toBe(problem);
+  });
+
+  it("warns on a followed session's row when a read says its tree's budget is spent", async () => {
+    let tell: ((read: FollowRead) => void) | null = null;
+    const notice = 'the budget of frame f0000000001 "Work" is spent (2,220 of 2,000 tokens)';
+    const host = await open({
+      sessions: () =>
+        answer({
+          sessions: [session("codex:a", { followed: true, tree: "t0000000001" })],
+          followed_agents: [],
+          problems: [],
+          unlisted: 0,
+        }),
+      onFollowRead: (listener) => {
+        tell = listener;
+        return Promise.resolve(() => undefined);
+      },
+    });
+    expect(host.querySelector("[data-testid=session-budget]")).toBeNull();
+    await act(async () => {
+      tell!({ id: "codex:a", stored: true, problem: null, budget_notice: notice });
+      await settle();
+    });
+    expect(host.querySelector("[data-testid=session-budget]")!.textContent).toBe(
+      `Warning: ${notice}`,
+    );
   });
 });

@@ -9,6 +9,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 
 import type { Answer, Backend } from "./backend";
 import type {
+  FollowRead_Serialize as FollowRead,
   Agent,
   ApiError,
   SessionEntry_Serialize as SessionEntry,
@@ -62,6 +63,9 @@ export function SessionsDialog({
   const [agent, setAgent] = useState<Agent | "all">("all");
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
+  // A followed tree's spent budget only warns (Flame does not drive that agent): the newest
+  // warning of each session, from the reads since the view opened.
+  const [budgetNotices, setBudgetNotices] = useState<ReadonlyMap<string, string>>(new Map());
   const reading = useRef<"idle" | "running" | "owed">("idle");
   const close = useRef<HTMLButtonElement>(null);
 
@@ -92,7 +96,12 @@ export function SessionsDialog({
     void read();
     let live = true;
     let stop: (() => void) | null = null;
-    void backend.onFollowRead(() => void read()).then((s) => (live ? (stop = s) : s()));
+    const onRead = (followed: FollowRead) => {
+      const notice = followed.budget_notice;
+      if (notice !== null) setBudgetNotices((known) => new Map(known).set(followed.id, notice));
+      void read();
+    };
+    void backend.onFollowRead(onRead).then((s) => (live ? (stop = s) : s()));
     return () => {
       live = false;
       stop?.();
@@ -231,6 +240,11 @@ export function SessionsDialog({
                   {s.problem !== null && (
                     <p class="error-message" role="alert" data-testid="session-problem">
                       {s.problem}
+                    </p>
+                  )}
+                  {budgetNotices.has(s.id) && (
+                    <p class="chat-notice" role="status" data-testid="session-budget">
+                      Warning: {budgetNotices.get(s.id)}
                     </p>
                   )}
                 </li>
