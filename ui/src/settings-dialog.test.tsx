@@ -353,6 +353,33 @@ describe("observation masking in the settings", () => {
   });
 });
 
+describe("the per-turn budget in the settings", () => {
+  it("shows it, and saves tool calls as a number, dollars as micro-dollars and empty as none", async () => {
+    const sent: Settings_Deserialize[] = [];
+    const { root, submit, type } = await openDialog({
+      getSettings: () => answer(SAVED),
+      saveSettings: (settings) => {
+        sent.push(settings);
+        return answer(SAVED);
+      },
+    });
+    const calls = root.querySelector<HTMLInputElement>("input[name=turn_budget_tool_calls]");
+    const usd = root.querySelector<HTMLInputElement>("input[name=turn_budget_usd]");
+    expect([calls?.value, usd?.value]).toEqual(["250", "10"]);
+    await type("input[name=turn_budget_tool_calls]", "400");
+    await type("input[name=turn_budget_usd]", "2.5");
+    await submit();
+    expect(sent.at(-1)?.turn_budget).toEqual({
+      micro_usd: 2_500_000,
+      tokens: null,
+      tool_calls: 400,
+    });
+    await type("input[name=turn_budget_usd]", "");
+    await submit();
+    expect(sent.at(-1)?.turn_budget?.micro_usd).toBeNull();
+  });
+});
+
 describe("checkpoints in the settings", () => {
   it("edits the storage cap and saves it", async () => {
     const sent: Settings_Deserialize[] = [];
