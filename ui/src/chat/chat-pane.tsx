@@ -30,7 +30,7 @@ import { useConversation } from "./use-conversation";
 
 /** A request to show or hide one of the pane's panels; `seq` tells a new one from the last. */
 export interface PanelRequest {
-  panel: "inspector" | "changes";
+  panel: "inspector" | "changes" | "budget";
   seq: number;
 }
 
@@ -80,10 +80,13 @@ export function ChatPane({
 
   // A request made before this pane was drawn (for another tree's pane) is not for it.
   const panelSeen = useRef(panelRequest?.seq ?? 0);
+  // How many times the palette asked for the budget form, for the line to open it.
+  const [budgetAsked, setBudgetAsked] = useState(0);
   useEffect(() => {
     if (panelRequest === null || panelRequest.seq <= panelSeen.current) return;
     panelSeen.current = panelRequest.seq;
     if (panelRequest.panel === "inspector") setInspecting((open) => !open);
+    else if (panelRequest.panel === "budget") setBudgetAsked((n) => n + 1);
     else setShowingChanges((open) => !open);
   }, [panelRequest]);
 
@@ -131,6 +134,8 @@ export function ChatPane({
         onFocus={onFocus}
       />
       <FrameBudgetLine
+        key={frame.id}
+        asked={budgetAsked}
         backend={backend}
         frame={frame.id}
         view={budgetOf(outline.budgets ?? [], frame.id)}

@@ -99,6 +99,23 @@ describe("FrameBudgetLine", () => {
   });
 });
 
+describe("the palette's Budget…", () => {
+  it("opens the form with the budget as it is, but not for a request made before", async () => {
+    const backend = fakeBackend({});
+    const root = mount(
+      <FrameBudgetLine asked={1} backend={backend} frame={FRAME} view={view(0, 0)} />,
+    );
+    expect(root.querySelector("form")).toBeNull();
+    await act(async () => {
+      render(<FrameBudgetLine asked={2} backend={backend} frame={FRAME} view={view(0, 0)} />, root);
+      await settle();
+    });
+    const value = (name: string) =>
+      root.querySelector<HTMLInputElement>(`input[name=${name}]`)?.value;
+    expect([value("usd"), value("tokens"), value("calls")]).toEqual(["2", "", "50"]);
+  });
+});
+
 describe("budget fields", () => {
   it("read empty as no limit and whole numbers as limits", () => {
     expect(limitOf("")).toBeNull();

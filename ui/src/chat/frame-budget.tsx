@@ -2,7 +2,7 @@
 // spent, and a form to set, change or clear it. The budget is the backend's to check (a child's
 // may not exceed what its parent has left); the form shows its refusal as it is.
 
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 
 import type { Backend } from "../backend";
 import type { ApiError, BudgetView_Serialize as BudgetView } from "../bindings";
@@ -11,10 +11,13 @@ import { microsToDollars } from "../cost-text";
 import { ErrorLine } from "../error-line";
 
 export function FrameBudgetLine({
+  asked = 0,
   backend,
   frame,
   view,
 }: {
+  /** Counts the palette's requests for the form: a new one opens it. */
+  asked?: number;
   backend: Pick<Backend, "setFrameBudget">;
   frame: string;
   /** The frame's own budget as the outline carries it; null when it has none. */
@@ -39,6 +42,13 @@ export function FrameBudgetLine({
     setError(null);
     setEditing(true);
   };
+  // A request made before this line was drawn (for another frame) is not for it.
+  const askedSeen = useRef(asked);
+  useEffect(() => {
+    if (asked <= askedSeen.current) return;
+    askedSeen.current = asked;
+    open();
+  }, [asked]);
   const save = async (cleared: boolean) => {
     const next = cleared ? null : budgetFromFields(usd, tokens, calls);
     const answer = await backend.setFrameBudget(frame, next);

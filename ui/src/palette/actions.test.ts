@@ -168,6 +168,7 @@ describe("the palette's actions", () => {
     ship.run();
     byId(actions, "tree.delete").run();
     byId(actions, "panel.changes").run();
+    byId(actions, "panel.budget").run();
     byId(actions, "workspace.remove").run();
     expect(byId(actions, "workspace.choose").label).toBe("Change the workspace folder…");
     expect(calls).toEqual([
@@ -175,6 +176,7 @@ describe("the palette's actions", () => {
       "openTree t0000000002",
       "deleteTree 7",
       'togglePanel "changes"',
+      'togglePanel "budget"',
       "removeWorkspace",
     ]);
   });

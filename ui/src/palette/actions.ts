@@ -152,6 +152,14 @@ function frameEntries(context: PaletteContext, focused: FrameOutline): PaletteAc
       disabled: null,
       run: () => context.togglePanel("changes"),
     },
+    {
+      id: "panel.budget",
+      label: "Budget…",
+      detail: "set, change or clear what the frame's subtree may spend",
+      shortcut: [],
+      disabled: null,
+      run: () => context.togglePanel("budget"),
+    },
   ];
 }
 
