@@ -56,6 +56,12 @@ export function FrameBudgetLine({
     else setEditing(false);
   };
 
+  const fields = [
+    ["Dollars", "usd", "decimal", usd, setUsd],
+    ["Tokens", "tokens", "numeric", tokens, setTokens],
+    ["Tool calls", "calls", "numeric", calls, setCalls],
+  ] as const;
+
   return (
     <div class="frame-budget" data-testid="frame-budget" data-exceeded={exceeded}>
       <span class="muted">Budget: </span>
@@ -76,33 +82,17 @@ export function FrameBudgetLine({
             void save(false);
           }}
         >
-          <label>
-            Dollars
-            <input
-              name="usd"
-              inputMode="decimal"
-              value={usd}
-              onInput={(e) => setUsd(e.currentTarget.value)}
-            />
-          </label>
-          <label>
-            Tokens
-            <input
-              name="tokens"
-              inputMode="numeric"
-              value={tokens}
-              onInput={(e) => setTokens(e.currentTarget.value)}
-            />
-          </label>
-          <label>
-            Tool calls
-            <input
-              name="calls"
-              inputMode="numeric"
-              value={calls}
-              onInput={(e) => setCalls(e.currentTarget.value)}
-            />
-          </label>
+          {fields.map(([label, name, mode, value, set]) => (
+            <label key={name}>
+              {label}
+              <input
+                name={name}
+                inputMode={mode}
+                value={value}
+                onInput={(e) => set(e.currentTarget.value)}
+              />
+            </label>
+          ))}
           <button type="submit" data-testid="budget-save">
             Save
           </button>
