@@ -13,7 +13,7 @@ import { useModelChoice } from "./chat/model-picker";
 import { PopDialog } from "./chat/pop-dialog";
 import { ExportDialog } from "./export-dialog";
 import { FrameDialog, type DialogRequest, type DialogResult } from "./frame-dialog";
-import { FlameGraph, type FrameRequest } from "./flame-graph/flame-graph";
+import { FlameGraph, type FrameRequest, type GraphColour } from "./flame-graph/flame-graph";
 import { frameActions } from "./frame-actions";
 import { WEIGHT_MODES, type WeightMode } from "./flame-graph/layout";
 import { ImportForm } from "./import-form";
@@ -60,6 +60,7 @@ export function App({
   const [load, setLoad] = useState<Load>({ state: "loading" });
   const [tree, setTree] = useState<TreeLoad>({ state: "loading" });
   const [mode, setMode] = useState<WeightMode>("tokens");
+  const [colour, setColour] = useState<GraphColour>("status");
   const [notice, setNotice] = useState<ApiError | null>(null);
   const [dialog, setDialog] = useState<DialogRequest | null>(null);
   // Popping from the graph uses the chat's pop dialog: generated, editable results.
@@ -242,6 +243,17 @@ export function App({
                     ))}
                   </select>
                 </label>
+                <label class="mode-select">
+                  Colour
+                  <select
+                    value={colour}
+                    data-testid="graph-colour"
+                    onChange={(e) => setColour(e.currentTarget.value as GraphColour)}
+                  >
+                    <option value="status">Status</option>
+                    <option value="budget">Budget used</option>
+                  </select>
+                </label>
               </>
             )}
             {/* Last, at the right edge, so they stay put while the tree's controls appear. */}
@@ -290,6 +302,7 @@ export function App({
               backend={backend}
               outline={outline}
               mode={mode}
+              colour={colour}
               onFocus={(frame) => void dispatch({ kind: "focus", id: frame.id })}
               onRequest={onRequest}
               onMove={(frame, parent, position) =>

@@ -65,3 +65,26 @@ export function budgetFromFields(usd: string, tokens: string, calls: string): Fr
     ? null
     : budget;
 }
+
+/**
+ * How much of a frame's own budget is spent, as the graph colours it: 0 without a budget, then
+ * 1 under half, 2 half or more, 3 at 80% or more (the agent is told to finish), 4 spent; by the
+ * unit most spent, as the backend's `BudgetLevel`.
+ */
+export function budgetLevel(view: BudgetView): number {
+  const { budget, spent } = view;
+  if (budget === null || spent === null) return 0;
+  const shares = [
+    [spent.micro_usd, budget.micro_usd],
+    [spent.tokens, budget.tokens],
+    [spent.tool_calls, budget.tool_calls],
+  ] as const;
+  let most = 0;
+  for (const [used, limit] of shares) {
+    if (limit === null) continue;
+    most = Math.max(most, limit === 0 ? 1 : used / limit);
+  }
+  if (most >= 1) return 4;
+  if (most >= 0.8) return 3;
+  return most >= 0.5 ? 2 : 1;
+}

@@ -13,6 +13,7 @@ import type {
 import type { Backend } from "../backend";
 import { budgetExceeded, budgetOf } from "../budget-text";
 import { markOnce } from "../marks";
+import { budgetUseByRank } from "./budget-use";
 import { dropPlace, type DropPlace } from "./drop";
 import { FrameMenu, type FrameMenuAction } from "./frame-menu";
 import { layoutInputOf, layoutSteps, type FlameLayout, type WeightMode } from "./layout";
@@ -41,10 +42,15 @@ export interface FlameGraphProps {
   backend: Pick<Backend, "frameCost">;
   outline: TreeOutline;
   mode: WeightMode;
+  /** What the frames' fill says: their status, or also how much of their budget is spent. */
+  colour?: GraphColour;
   onFocus: (frame: FrameOutline) => void;
   onRequest: (request: FrameRequest) => void;
   onMove: (frame: FrameOutline, parent: FrameOutline, position: number | null) => void;
 }
+
+/** What the graph's fills say: each frame's status, or also the budget used on its path. */
+export type GraphColour = "status" | "budget";
 
 /** Pointer travel, in CSS pixels, before a press becomes a drag. */
 const DRAG_START_PX = 4;
@@ -199,6 +205,7 @@ export function FlameGraph({
   backend,
   outline,
   mode,
+  colour = "status",
   onFocus,
   onRequest,
   onMove,
@@ -233,6 +240,11 @@ export function FlameGraph({
     () => new Set((outline.budgets ?? []).filter(budgetExceeded).map((b) => b.frame)),
     [outline.budgets],
   );
+  const budgetUse = useMemo(
+    () =>
+      colour === "budget" ? budgetUseByRank(laid.layout, laid.frames, outline.budgets ?? []) : null,
+    [colour, laid, outline.budgets],
+  );
   const scene = useRef<Scene | null>(null);
   scene.current = {
     layout: laid.layout,
@@ -243,6 +255,7 @@ export function FlameGraph({
       return (spentBudgets.has(frame.id) ? BUDGET_SPENT_SIGN : "") + frame.title;
     },
     rolledBack: laid.rolledBack,
+    budgetUse,
     focus,
     active: activeRank,
     hover: hover?.rank ?? -1,

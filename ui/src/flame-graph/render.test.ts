@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 
+import { BUDGET_FILLS } from "./budget-use";
 import { layoutTree, type LayoutInput } from "./layout";
 import {
   ROLLED_BACK_FILL,
@@ -139,6 +140,22 @@ describe("the rolled-back mark", () => {
     expect(drawn.texts).toContain("frame 2");
     expect(drawn.rects.some((r) => r.style === ROLLED_BACK_FILL)).toBe(false);
     expect(drawn.texts.some((t) => t.startsWith(ROLLED_BACK_SIGN))).toBe(false);
+  });
+});
+
+describe("colouring by budget used", () => {
+  it("lays each level's fill over the frames at that level, and nothing without levels", () => {
+    const coloured = { ...scene(wide(4)), budgetUse: Uint8Array.from([1, 1, 4, 1, 0]) };
+    const { ctx, drawn } = recordingContext();
+    const view = { ...VIEW, width: 400 };
+    paint(ctx, coloured, view, 1);
+    const filled = (level: number) => drawn.rects.filter((r) => r.style === BUDGET_FILLS[level]);
+    expect(filled(1)).toHaveLength(3);
+    expect(filled(4)).toHaveLength(1);
+    expect(filled(4)[0]).toMatchObject({ x: rectOnCanvas(coloured.layout, view, 2)!.x });
+    const plain = recordingContext();
+    paint(plain.ctx, scene(wide(4)), view, 1);
+    expect(plain.drawn.rects.some((r) => BUDGET_FILLS.slice(1).includes(r.style))).toBe(false);
   });
 });
 

@@ -9,6 +9,7 @@
 
 import type { Status } from "../bindings";
 import { STATUS_STYLE } from "../status-style";
+import { BUDGET_FILLS } from "./budget-use";
 import type { FlameLayout } from "./layout";
 
 /** The height of one row (one depth) in CSS pixels, the gap below each rectangle included. */
@@ -65,6 +66,11 @@ export interface Scene {
   titleOf: (rank: number) => string;
   /** 1 by rank for a frame whose changes were rolled back: drawn with a band and a sign. */
   rolledBack: Uint8Array;
+  /**
+   * When the graph is coloured by budget used, the level by rank of the most spent budget on
+   * each frame's path (`budgetUseByRank`), laid over its status as `BUDGET_FILLS`.
+   */
+  budgetUse?: Uint8Array | null;
   focus: number;
   active: number;
   hover: number;
@@ -228,6 +234,8 @@ export function paint(
   const merged: number[] = [];
   const labels: number[] = [];
   const rolledBack: number[] = [];
+  const budgeted: number[][] = BUDGET_FILLS.map(() => []);
+  const budgetUse = scene.budgetUse ?? null;
   const firstRow = Math.max(0, Math.floor(view.scrollTop / ROW_HEIGHT));
   const lastRow = Math.min(
     layout.rows.length - 1,
@@ -263,6 +271,8 @@ export function paint(
       const right = Math.min(sx1, view.width + 2);
       batches[scene.status[r]!]!.push(left, y, right - left, r);
       if (scene.rolledBack[r] === 1) rolledBack.push(left, y, right - left);
+      if (budgetUse !== null && budgetUse[r]! > 0)
+        budgeted[budgetUse[r]!]!.push(left, y, right - left);
       if (right - left >= LABEL_MIN_PX) labels.push(r, left, right - left, y);
       k++;
     }
@@ -311,6 +321,14 @@ export function paint(
       );
     }
     stats.rolledBack = rolledBack.length / 3;
+  }
+
+  for (let level = 1; level < budgeted.length; level++) {
+    const batch = budgeted[level]!;
+    if (batch.length === 0) continue;
+    ctx.fillStyle = BUDGET_FILLS[level]!;
+    for (let i = 0; i < batch.length; i += 3)
+      ctx.fillRect(batch[i]!, batch[i + 1]!, Math.max(batch[i + 2]! - GAP, 0.5), h);
   }
 
   paintLabels(ctx, scene, labels, view);
