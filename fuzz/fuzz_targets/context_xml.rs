@@ -73,6 +73,7 @@ fuzz_target!(|input: TreeInput| {
             workspace: None,
             trails: &std::collections::HashMap::new(),
             keep_tool_results: None,
+            allowance: None,
         };
         let doc = assemble(&context).expect("the frames make a whole tree");
         assert!(doc.system.ends_with(&doc.xml), "the system prompt ends with the document");
