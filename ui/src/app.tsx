@@ -243,17 +243,6 @@ export function App({
                     ))}
                   </select>
                 </label>
-                <label class="mode-select">
-                  Colour
-                  <select
-                    value={colour}
-                    data-testid="graph-colour"
-                    onChange={(e) => setColour(e.currentTarget.value as GraphColour)}
-                  >
-                    <option value="status">Status</option>
-                    <option value="budget">Budget used</option>
-                  </select>
-                </label>
               </>
             )}
             {/* Last, at the right edge, so they stay put while the tree's controls appear. */}
@@ -425,6 +414,8 @@ export function App({
             openSessions: () => setSessionsOpen(true),
             openSettings: () => setSettingsOpen(true),
             setMode,
+            colour,
+            setColour,
             togglePanel: (panel) => setPanelRequest({ panel, seq: (panelRequest?.seq ?? 0) + 1 }),
             search: () => setSearchOpen(true),
           }}

@@ -77,6 +77,8 @@ function context(
       openSessions: log("openSessions"),
       openSettings: log("openSettings"),
       setMode: log("setMode"),
+      colour: "status",
+      setColour: log("setColour"),
       togglePanel: log("togglePanel"),
       search: null,
       ...more,
@@ -162,6 +164,8 @@ describe("the palette's actions", () => {
     const actions = paletteActions(c);
     expect(byId(actions, "width.tokens").disabled).toBe("The graph's width now");
     byId(actions, "width.equal").run();
+    expect(byId(actions, "colour.status").disabled).toBe("The graph's colouring now");
+    byId(actions, "colour.budget").run();
     expect(actions.some((a) => a.id === "tree.open.t0000000001")).toBe(false);
     const ship = byId(actions, "tree.open.t0000000002");
     expect(ship).toMatchObject({ label: "Switch to tree: Ship", detail: "3 frames" });
@@ -173,6 +177,7 @@ describe("the palette's actions", () => {
     expect(byId(actions, "workspace.choose").label).toBe("Change the workspace folder…");
     expect(calls).toEqual([
       'setMode "equal"',
+      'setColour "budget"',
       "openTree t0000000002",
       "deleteTree 7",
       'togglePanel "changes"',

@@ -14,6 +14,7 @@ import type {
 import type { PanelRequest } from "../chat/chat-pane";
 import type { FrameRequest } from "../flame-graph/flame-graph";
 import type { FrameMenuAction } from "../flame-graph/frame-menu";
+import type { GraphColour } from "../flame-graph/flame-graph";
 import type { WeightMode } from "../flame-graph/layout";
 import { STATUS_STYLE } from "../status-style";
 
@@ -63,10 +64,19 @@ export interface PaletteContext {
   openSessions: () => void;
   openSettings: () => void;
   setMode: (mode: WeightMode) => void;
+  /** What the graph's fills say, and the handler that changes it. */
+  colour: GraphColour;
+  setColour: (colour: GraphColour) => void;
   togglePanel: (panel: PanePanel) => void;
   /** Opens the search over every tree; null while the window has no search. */
   search: (() => void) | null;
 }
+
+/** The graph's colourings, as the palette names them. */
+const GRAPH_COLOURS: readonly (readonly [GraphColour, string])[] = [
+  ["status", "Status"],
+  ["budget", "Budget used"],
+];
 
 /** The graph's keys act on the frame under its keyboard cursor; they are shown as such. */
 const graphKey = (key: string) => `Graph: ${key}`;
@@ -205,6 +215,16 @@ function treeEntries(context: PaletteContext, outline: TreeOutline): PaletteActi
       shortcut: [],
       disabled: mode === context.mode ? "The graph's width now" : null,
       run: () => context.setMode(mode),
+    });
+  }
+  for (const [colour, label] of GRAPH_COLOURS) {
+    entries.push({
+      id: `colour.${colour}`,
+      label: `Colour: ${label}`,
+      detail: colour === "budget" ? "shade each frame by the most spent budget above it" : null,
+      shortcut: [],
+      disabled: colour === context.colour ? "The graph's colouring now" : null,
+      run: () => context.setColour(colour),
     });
   }
   for (const entry of context.trees) {

@@ -255,6 +255,8 @@ function paletteContext(calls: string[], frames = 0): Omit<PaletteContext, "allo
     openSessions: log("openSessions"),
     openSettings: log("openSettings"),
     setMode: log("setMode"),
+    colour: "status",
+    setColour: log("setColour"),
     togglePanel: log("togglePanel"),
     search: null,
   };
