@@ -1,9 +1,9 @@
 // The app's own figures: the size of the binary `make package` ships, and the memory all of the
 // app's processes hold once the window is drawn and idle, on a new data directory and with the
-// 100k-frame tree open, each held to its goal. Prints `BENCH <name> <value> <unit>` lines on stdout and each process's
-// share on stderr. Run under Xvfb by `make bench`, which builds the shipped binaries first
-// (scripts/package.sh --binaries) and runs the window of the shipped app (FLAME_APP); without
-// FLAME_APP the window is the release build's, like the other UI benchmarks'.
+// 100k-frame tree open, each held to its goal. Prints `BENCH <name> <value> <unit>` lines on
+// stdout and each process's share on stderr. Run under Xvfb by `make bench`, which builds the
+// shipped binaries first (scripts/package.sh --binaries) and runs the window of the shipped app
+// (FLAME_APP); without FLAME_APP the window is the release build's, like the other UI benchmarks'.
 //
 // Memory is the sum over the app's process tree: the Tauri shell (flame-desktop) and every process
 // under it (WebKitGTK's web process and network process). The BENCH lines sum PSS, not RSS: the
