@@ -1,5 +1,19 @@
 //! The Tauri commands. Each one converts, calls `flame-api` as [`Actor::Person`], and returns its
 //! result; the error type is always `ApiError`, which reaches the UI as `{code, message}`.
+//!
+//! The outline by columns and a frame's cost run off the main thread, since a large tree's take a
+//! good part of a second; so do `import_session` and `export_frames` (`#[tauri::command(async)]`),
+//! which send their progress on a `tauri::ipc::Channel`, and `search`. `list_models` is
+//! `flame_agent::model_list`'s list; `frame_context` and `rebuild_context` are the context
+//! inspector's; `export_context` writes a frame's assembled context. `choose_save_path` and
+//! `choose_folder` open the system's dialogs from Rust (`dialogs.rs`) and return the path.
+//! `create_tree` and `set_tree_workspace` check a workspace against every folder of Flame's own
+//! (`Startup::own_folders`) before the facade stores it. The `sessions`, `follow_session`,
+//! `unfollow_session` and `follow_agent` commands are the Sessions view's. Every command is
+//! declared to Tauri in `build.rs` from `command_names.rs` (checked against the registered list by
+//! a test), and `capabilities/default.json` grants the main window only those it uses (not
+//! `update_results`, `frame_messages` or `waiting_request`, which only the command
+//! tests call).
 
 use flame_agent::{
     Agent, Answer, ChatEvent, ChatOutcome, GeneratedResults, Settings, SettingsFile, WaitingRequest,
@@ -68,7 +82,7 @@ pub struct ChatView {
 }
 
 /// Frame `id` with its messages after `after` (null: all of them) and the request the agent
-/// waits on there: the chat pane's one read, in place of `frame_detail`, `frame_messages` and
+/// waits on there: the chat pane's one read, in place of `frame_messages` and
 /// `waiting_request`.
 #[tauri::command]
 #[specta::specta]

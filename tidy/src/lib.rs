@@ -1,5 +1,13 @@
 //! Reads the workspace so that `tests/tidy.rs` can check the repository's own rules, in the
 //! manner of rust-analyzer's tidy tests.
+//!
+//! Dependency rules walk the resolved graph: `Workspace::reachable_avoiding` gives what a crate
+//! reaches without passing through named crates, with the chain that reaches it; a crate's own
+//! dev-dependencies count, its dependencies' never do. Source rules read Rust with comments,
+//! literals and `#[cfg(test)]` items blanked (`rust_source.rs`), and public types with `syn`
+//! (`public_api.rs`: an item is public when it is declared `pub` in `pub` modules or re-exported by
+//! a `pub use`). Each failure names the file and line, or the dependency chain, that breaks the
+//! rule.
 
 pub mod public_api;
 pub mod rust_source;

@@ -310,6 +310,21 @@ fn every_crate_says_what_it_is_for_and_architecture_md_names_it() {
     }
 }
 
+/// The most ARCHITECTURE.md may weigh: a newcomer reads it in ten minutes, and the details live
+/// in the modules' own docs.
+const MAX_ARCHITECTURE_BYTES: usize = 30 * 1024;
+
+#[test]
+fn architecture_md_stays_short() {
+    let size = fs::metadata(repo_root().join("ARCHITECTURE.md")).unwrap().len();
+    assert!(
+        size < MAX_ARCHITECTURE_BYTES as u64,
+        "ARCHITECTURE.md is {size} bytes, over the {MAX_ARCHITECTURE_BYTES} it may weigh; keep \
+         each crate's job and invariants there and move the details into the owning module's \
+         `//!` doc"
+    );
+}
+
 #[test]
 fn every_crate_uses_the_workspace_lints() {
     for member in Workspace::load().members {

@@ -9,6 +9,22 @@
 //! they were: the workspace holds what was written, and the frame's log the call whole. The newest result is never masked, nor any result after the last assistant message: the
 //! model has not answered those yet. The rule depends only on the messages and K, so the same
 //! history always gives the same context.
+//!
+//! K is `ContextInput::keep_tool_results`, the person's `keep_tool_results` setting, by default
+//! `DEFAULT_KEEP_TOOL_RESULTS` (1), chosen by replaying the shared sessions in dollars. The masking
+//! boundary moves in batches (`opening.rs`) to the newest result older than the newest K. A stub's
+//! argument values other than paths are cut to 200 bytes, and it gives the result's size in bytes
+//! and tokens and how to read it back (`read_frame_log {"id", "tool_call_id"}`, which returns that
+//! one result up to 256 KiB however long the log). A cut call's texts longer than 200 bytes, at any
+//! depth and never under a path-like key, keep their start and a mark with their length, and its
+//! message is weighed again the way it was counted. Each result's call is found through a map from
+//! call id built once per assembly (the newest earlier message naming it, its first such call), so
+//! a frame of thousands of results masks in linear time (`flame-api`'s `benches/context.rs`). Kept
+//! masks (`KeptMasks`) hold each settled message's masked form as the message sent, with what the
+//! calls of each settled message with a long argument count, weighed when it settles, so that an
+//! assembly after a long edit is masked does not count it whole as well as its cut form and its
+//! stub; the caller promises that a settled id names one message until
+//! `KeptParts::forget_messages`.
 
 use std::collections::hash_map::Entry;
 use std::sync::Arc;
