@@ -46,6 +46,7 @@ mod git;
 mod index;
 mod message;
 mod name;
+mod reserved;
 mod restore;
 mod snapshot;
 mod upkeep;

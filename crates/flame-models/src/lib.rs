@@ -45,6 +45,7 @@ mod anthropic;
 mod decode;
 pub mod discover;
 mod http;
+mod limits;
 mod openai;
 mod provider_models;
 pub mod replay;
