@@ -9,6 +9,7 @@
 //! a `pub use`). Each failure names the file and line, or the dependency chain, that breaks the
 //! rule.
 
+pub mod module_graph;
 pub mod public_api;
 pub mod rust_source;
 
