@@ -326,6 +326,37 @@ fn architecture_md_stays_short() {
     );
 }
 
+/// Test support that lives in a crate behind a feature: the store's synthetic trees, the
+/// generated export, the scripted model server.
+const TEST_SUPPORT_FEATURES: [(&str, &str); 3] =
+    [("flame-store", "synthetic"), ("flame-import", "scale"), ("flame-models", "replay")];
+
+#[test]
+fn no_product_code_depends_on_test_support() {
+    let mut offences = Vec::new();
+    for member in Workspace::load().members {
+        for (owner, feature) in TEST_SUPPORT_FEATURES {
+            if member.name == owner && member.default_features.iter().any(|f| f == feature) {
+                offences.push(format!("{owner} turns on its `{feature}` by default"));
+            }
+            for dep in member.declared.iter().filter(|d| d.name == owner && d.kind != "dev") {
+                if dep.features.iter().any(|f| f == feature) {
+                    offences.push(format!(
+                        "{}/Cargo.toml: a {} dependency on {owner} with `{feature}`",
+                        member.dir.display(),
+                        dep.kind
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "test support is for tests and benchmarks only (a dev-dependency's feature):\n{}",
+        offences.join("\n")
+    );
+}
+
 /// The circles between a crate's modules that are known and waiting for their fix: settings and
 /// the model list go to a crate of their own (issue 33, item 3), and the outline is read by
 /// `frames.rs`, which it is made from.

@@ -48,6 +48,7 @@ mod http;
 mod limits;
 mod openai;
 mod provider_models;
+#[cfg(feature = "replay")]
 pub mod replay;
 mod sse;
 
