@@ -16,7 +16,7 @@
 //! tests call).
 
 use flame_agent::{
-    Agent, Answer, ChatEvent, ChatOutcome, GeneratedResults, Settings, SettingsFile, WaitingRequest,
+    Answer, ChatEvent, ChatOutcome, GeneratedResults, Settings, SettingsFile, WaitingRequest,
 };
 use flame_api::{
     ApiError, AppInfo, Budget, CheckpointStorage, ContextDoc, DeletedTree, EarlierMessages,
@@ -25,7 +25,6 @@ use flame_api::{
 };
 use flame_model::cost::FrameCost;
 use flame_model::{Actor, Frame, FrameId, Message, MessageId, Tree, TreeId};
-use flame_models::RetryPolicy;
 use serde::Serialize;
 use tauri::State;
 use tauri::ipc::Channel;
@@ -374,7 +373,7 @@ pub async fn send_message(
     model: Option<String>,
     channel: Channel<ChatEvent>,
 ) -> Result<ChatOutcome, ApiError> {
-    let agent = agent(&startup)?;
+    let agent = startup.agent()?;
     let answering = startup.begin_answer();
     agent
         .send(
@@ -398,7 +397,7 @@ pub async fn answer_again(
     model: Option<String>,
     channel: Channel<ChatEvent>,
 ) -> Result<ChatOutcome, ApiError> {
-    let agent = agent(&startup)?;
+    let agent = startup.agent()?;
     let answering = startup.begin_answer();
     agent.answer_again(&frame, model.as_deref(), &answering.cancel, &mut forward(&channel)).await
 }
@@ -414,7 +413,7 @@ pub async fn answer_request(
     model: Option<String>,
     channel: Channel<ChatEvent>,
 ) -> Result<ChatOutcome, ApiError> {
-    let agent = agent(&startup)?;
+    let agent = startup.agent()?;
     let answering = startup.begin_answer();
     agent
         .answer_request(&frame, answer, model.as_deref(), &answering.cancel, &mut forward(&channel))
@@ -447,7 +446,7 @@ pub async fn generate_results(
     frame: FrameId,
     model: Option<String>,
 ) -> Result<GeneratedResults, ApiError> {
-    let agent = agent(&startup)?;
+    let agent = startup.agent()?;
     let answering = startup.begin_answer();
     agent.generate_results(&frame, model.as_deref(), &answering.cancel).await
 }
@@ -470,6 +469,7 @@ pub fn save_settings(
     let file = settings_file(&startup)?;
     let merged = file.load()?.with_changes(settings);
     file.save(&merged)?;
+    startup.forget_agent();
     // Costs, masking and the checkpoint cap follow the saved settings at once (a Flame that
     // failed to open has nothing to configure).
     if let Ok(flame) = startup.flame() {
@@ -505,16 +505,6 @@ fn forward(channel: &Channel<ChatEvent>) -> impl FnMut(ChatEvent) + Send + '_ {
     move |event| {
         let _ = channel.send(event);
     }
-}
-
-/// An agent over the open Flame with the current settings and the process environment's keys.
-fn agent(startup: &Startup) -> Result<Agent, ApiError> {
-    Agent::from_settings_file(
-        startup.flame()?.clone(),
-        startup.settings_path(),
-        startup.env_reader(),
-        RetryPolicy::default(),
-    )
 }
 
 /// Imports an agent session (Claude Code, OpenCode) or a Flame export at `path` as a new tree,
