@@ -3,6 +3,9 @@
 //!
 //! The store numbers every event with an increasing `seq` across processes, so polling
 //! `events_since` is enough to notice any change without watching files.
+//!
+//! A thread polls `Flame::events_since` every 200 ms and emits `TreeChanged {seq}` whenever there
+//! are new events.
 
 use std::time::Duration;
 

@@ -1,8 +1,22 @@
 //! The Tauri commands. Each one converts, calls `flame-api` as [`Actor::Person`], and returns its
 //! result; the error type is always `ApiError`, which reaches the UI as `{code, message}`.
+//!
+//! The outline by columns and a frame's cost run off the main thread, since a large tree's take a
+//! good part of a second; so do `import_session` and `export_frames` (`#[tauri::command(async)]`),
+//! which send their progress on a `tauri::ipc::Channel`, and `search`. `list_models` is
+//! `flame_agent::model_list`'s list; `frame_context` and `rebuild_context` are the context
+//! inspector's; `export_context` writes a frame's assembled context. `choose_save_path` and
+//! `choose_folder` open the system's dialogs from Rust (`dialogs.rs`) and return the path.
+//! `create_tree` and `set_tree_workspace` check a workspace against every folder of Flame's own
+//! (`Startup::own_folders`) before the facade stores it. The `sessions`, `follow_session`,
+//! `unfollow_session` and `follow_agent` commands are the Sessions view's. Every command is
+//! declared to Tauri in `build.rs` from `command_names.rs` (checked against the registered list by
+//! a test), and `capabilities/default.json` grants the main window only those it uses (not
+//! `update_results`, `frame_messages` or `waiting_request`, which only the command
+//! tests call).
 
 use flame_agent::{
-    Agent, Answer, ChatEvent, ChatOutcome, GeneratedResults, Settings, SettingsFile, WaitingRequest,
+    Answer, ChatEvent, ChatOutcome, GeneratedResults, Settings, SettingsFile, WaitingRequest,
 };
 use flame_api::{
     ApiError, AppInfo, Budget, BudgetView, CheckpointStorage, ContextDoc, DeletedTree,
@@ -13,7 +27,6 @@ use flame_api::{
 use flame_model::budget::FrameBudget;
 use flame_model::cost::FrameCost;
 use flame_model::{Actor, Frame, FrameId, Message, MessageId, Tree, TreeId};
-use flame_models::RetryPolicy;
 use serde::Serialize;
 use tauri::State;
 use tauri::ipc::Channel;
@@ -90,7 +103,7 @@ pub struct ChatView {
 }
 
 /// Frame `id` with its messages after `after` (null: all of them) and the request the agent
-/// waits on there: the chat pane's one read, in place of `frame_detail`, `frame_messages` and
+/// waits on there: the chat pane's one read, in place of `frame_messages` and
 /// `waiting_request`.
 #[tauri::command]
 #[specta::specta]
@@ -382,7 +395,7 @@ pub async fn send_message(
     model: Option<String>,
     channel: Channel<ChatEvent>,
 ) -> Result<ChatOutcome, ApiError> {
-    let agent = agent(&startup)?;
+    let agent = startup.agent()?;
     let answering = startup.begin_answer();
     agent
         .send(
@@ -406,7 +419,7 @@ pub async fn answer_again(
     model: Option<String>,
     channel: Channel<ChatEvent>,
 ) -> Result<ChatOutcome, ApiError> {
-    let agent = agent(&startup)?;
+    let agent = startup.agent()?;
     let answering = startup.begin_answer();
     agent.answer_again(&frame, model.as_deref(), &answering.cancel, &mut forward(&channel)).await
 }
@@ -422,7 +435,7 @@ pub async fn answer_request(
     model: Option<String>,
     channel: Channel<ChatEvent>,
 ) -> Result<ChatOutcome, ApiError> {
-    let agent = agent(&startup)?;
+    let agent = startup.agent()?;
     let answering = startup.begin_answer();
     agent
         .answer_request(&frame, answer, model.as_deref(), &answering.cancel, &mut forward(&channel))
@@ -455,7 +468,7 @@ pub async fn generate_results(
     frame: FrameId,
     model: Option<String>,
 ) -> Result<GeneratedResults, ApiError> {
-    let agent = agent(&startup)?;
+    let agent = startup.agent()?;
     let answering = startup.begin_answer();
     agent.generate_results(&frame, model.as_deref(), &answering.cancel).await
 }
@@ -478,6 +491,7 @@ pub fn save_settings(
     let file = settings_file(&startup)?;
     let merged = file.load()?.with_changes(settings);
     file.save(&merged)?;
+    startup.forget_agent();
     // Costs, masking and the checkpoint cap follow the saved settings at once (a Flame that
     // failed to open has nothing to configure).
     if let Ok(flame) = startup.flame() {
@@ -513,16 +527,6 @@ fn forward(channel: &Channel<ChatEvent>) -> impl FnMut(ChatEvent) + Send + '_ {
     move |event| {
         let _ = channel.send(event);
     }
-}
-
-/// An agent over the open Flame with the current settings and the process environment's keys.
-fn agent(startup: &Startup) -> Result<Agent, ApiError> {
-    Agent::from_settings_file(
-        startup.flame()?.clone(),
-        startup.settings_path(),
-        startup.env_reader(),
-        RetryPolicy::default(),
-    )
 }
 
 /// Imports an agent session (Claude Code, OpenCode) or a Flame export at `path` as a new tree,

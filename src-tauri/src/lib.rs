@@ -2,6 +2,17 @@
 //!
 //! Nothing here decides anything about frames, context or models: commands convert their
 //! arguments, call `flame-api`, and hand back its result or its `{code, message}` error.
+//!
+//! `run` resolves the data directory, starts logging, and opens Flame into `Startup` (making the
+//! sample tree on a first start). It then starts reading the current tree's outline ahead on a
+//! thread (`Flame::read_outline_ahead`, so a large tree's outline and usage are ready before the
+//! page asks), then indexes for search what imports left to index (`Flame::catch_up_search`, on a
+//! connection of its own, 20,000 frames or message ids per transaction, so neither the facade's
+//! store nor SQLite's write lock is held for long; `import_session` starts the same on a thread
+//! after an import), and runs the window. A failed start does not end the process: `Startup` keeps
+//! the `ApiError`, every command returns it, and the window shows it. `assemble` puts the commands,
+//! events and state on a `tauri::Builder`, for the app and the command tests alike; its setup hook
+//! starts `change_watch.rs` and applies the webview's one WebKitGTK setting (`webkit.rs`).
 
 pub mod bindings;
 mod change_watch;

@@ -1,3 +1,7 @@
+//! The desktop app's entry point: it fixes glibc's mmap threshold, so the large blocks of big
+//! replies (the 100k-frame outline) go back to the system when freed instead of staying in the
+//! heap, and withdraws the keys from the process environment before any other thread starts.
+
 // Keep a release build on Windows from opening a console window beside the app.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 

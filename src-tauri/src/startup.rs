@@ -3,9 +3,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
+use flame_agent::Agent;
 use flame_api::{ApiError, DataDir, Flame};
-use flame_models::CancellationToken;
+use flame_models::{CancellationToken, RetryPolicy};
 use flame_workspace::Environment;
 
 /// Either an open [`Flame`] or the reason it could not be opened, with where the model settings
@@ -18,6 +20,19 @@ pub struct Startup {
     environment: Arc<Environment>,
     answering: Mutex<Option<(u64, CancellationToken)>>,
     answers: AtomicU64,
+    /// The agent built from the settings file as it was when it was read ([`Startup::agent`]).
+    kept_agent: Mutex<Option<(SettingsStamp, Arc<Agent>)>>,
+}
+
+/// What tells one version of the settings file from another: its length and the time it was
+/// last written (to the nanosecond here), or `None` while there is no file. Every save, by this
+/// process or another, replaces the file whole, so a save changes it; keys saved to the keyring
+/// are saved with the file.
+type SettingsStamp = Option<(u64, SystemTime)>;
+
+fn settings_stamp(path: Option<&Path>) -> SettingsStamp {
+    let metadata = std::fs::metadata(path?).ok()?;
+    Some((metadata.len(), metadata.modified().ok()?))
 }
 
 /// The answer running now; dropping it (when the command returns) forgets it.
@@ -65,13 +80,41 @@ impl Startup {
             environment: Arc::new(Environment::inherited()),
             answering: Mutex::default(),
             answers: AtomicU64::new(0),
+            kept_agent: Mutex::default(),
         }
     }
 
     /// Reads keys and base URLs from `environment` (the app's, taken out of the process at
     /// start) rather than from the process's environment as it is now.
     pub fn with_environment(self, environment: Environment) -> Startup {
-        Startup { environment: Arc::new(environment), ..self }
+        Startup { environment: Arc::new(environment), kept_agent: Mutex::default(), ..self }
+    }
+
+    /// The agent of the settings as they are now. It is built once and kept while the settings
+    /// file is unchanged: building one reads the file, asks the keyring for every provider's key
+    /// and makes the HTTP client, which a chat should not pay at every message.
+    pub fn agent(&self) -> Result<Arc<Agent>, ApiError> {
+        let stamp = settings_stamp(self.settings_path.as_deref());
+        let mut kept = self.kept_agent.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((built_from, agent)) = kept.as_ref()
+            && *built_from == stamp
+        {
+            return Ok(Arc::clone(agent));
+        }
+        let agent = Arc::new(Agent::from_settings_file(
+            Arc::clone(self.flame()?),
+            self.settings_path(),
+            self.env_reader(),
+            RetryPolicy::default(),
+        )?);
+        *kept = Some((stamp, Arc::clone(&agent)));
+        Ok(agent)
+    }
+
+    /// Forgets the kept agent, so the next is built from the settings as saved now (a save
+    /// within the file's clock tick would not change its stamp).
+    pub fn forget_agent(&self) {
+        *self.kept_agent.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 
     /// Reads one variable of the environment keys and base URLs come from.
@@ -121,5 +164,34 @@ impl Startup {
     pub fn cancel_answer(&self) -> bool {
         let running = self.answering.lock().unwrap_or_else(|p| p.into_inner()).take();
         running.map(|(_, token)| token.cancel()).is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_agent_is_kept_until_the_settings_file_changes_or_is_saved() {
+        let tmp = tempfile::tempdir().unwrap();
+        let settings = tmp.path().join("settings.json");
+        std::fs::write(&settings, r#"{"default_model": "gpt-4o"}"#).unwrap();
+        let home = tmp.path().join("home");
+        let startup = Startup::with_settings(
+            DataDir::resolve(Some(home.as_os_str()), None, None),
+            Some(settings.clone()),
+        );
+        let first = startup.agent().unwrap();
+        assert!(Arc::ptr_eq(&first, &startup.agent().unwrap()), "built once");
+        assert_eq!(first.settings().default_model.as_deref(), Some("gpt-4o"));
+
+        // Another process writes the settings: the next agent reads them.
+        std::fs::write(&settings, r#"{"default_model": "claude-sonnet-4-5"}"#).unwrap();
+        let changed = startup.agent().unwrap();
+        assert_eq!(changed.settings().default_model.as_deref(), Some("claude-sonnet-4-5"));
+
+        // The window saved them: the agent is built again even within the file's clock tick.
+        startup.forget_agent();
+        assert!(!Arc::ptr_eq(&changed, &startup.agent().unwrap()));
     }
 }

@@ -52,6 +52,8 @@ function writeExport(p: ScaleParameters, file: string): void {
       "--locked",
       "-p",
       "flame-import",
+      "--features",
+      "scale",
       "--example",
       "scale_export",
       "--",

@@ -15,7 +15,7 @@ import { describe, expect, it } from "vitest";
 
 import { FakeModel } from "./fake-model";
 import { status } from "./flame-cli";
-import { withApp, type App } from "./harness";
+import { keepScreenshot, withApp, type App } from "./harness";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -62,6 +62,7 @@ async function treeItems(app: App): Promise<number> {
 async function followFromTheSessionsView(app: App, id: string): Promise<void> {
   await (await app.find("[data-testid=sessions-button]")).click();
   const row = await app.find(`[data-session-id="${id}"]`);
+  await keepScreenshot(app, "sessions-view");
   await (await row.findElement(By.css("[data-testid=follow-session]"))).click();
   await app.driver.wait(
     async () =>

@@ -1,6 +1,15 @@
 //! Reads the workspace so that `tests/tidy.rs` can check the repository's own rules, in the
 //! manner of rust-analyzer's tidy tests.
+//!
+//! Dependency rules walk the resolved graph: `Workspace::reachable_avoiding` gives what a crate
+//! reaches without passing through named crates, with the chain that reaches it; a crate's own
+//! dev-dependencies count, its dependencies' never do. Source rules read Rust with comments,
+//! literals and `#[cfg(test)]` items blanked (`rust_source.rs`), and public types with `syn`
+//! (`public_api.rs`: an item is public when it is declared `pub` in `pub` modules or re-exported by
+//! a `pub use`). Each failure names the file and line, or the dependency chain, that breaks the
+//! rule.
 
+pub mod module_graph;
 pub mod public_api;
 pub mod rust_source;
 
@@ -22,6 +31,20 @@ pub struct Member {
     /// The member's folder, relative to the repository root (`crates/flame-store`).
     pub dir: PathBuf,
     pub description: Option<String>,
+    /// The dependencies its manifest declares, each with what it asks of it.
+    pub declared: Vec<Declared>,
+    /// The features it turns on in itself by default.
+    pub default_features: Vec<String>,
+}
+
+/// A dependency as a member's manifest declares it.
+#[derive(Debug, Clone)]
+pub struct Declared {
+    pub name: String,
+    /// `"normal"`, `"dev"` or `"build"`.
+    pub kind: String,
+    /// The features it turns on.
+    pub features: Vec<String>,
 }
 
 /// One edge of the resolved dependency graph.
@@ -75,10 +98,26 @@ impl Workspace {
             if workspace_ids.contains(id.as_str()) {
                 let manifest = Path::new(package["manifest_path"].as_str().expect("manifest"));
                 let dir = manifest.parent().expect("manifest has a folder");
+                let strings = |value: &Value| -> Vec<String> {
+                    let items = value.as_array().into_iter().flatten();
+                    items.filter_map(Value::as_str).map(str::to_owned).collect()
+                };
+                let declared = package["dependencies"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|dep| Declared {
+                        name: dep["name"].as_str().unwrap_or_default().to_owned(),
+                        kind: dep["kind"].as_str().unwrap_or("normal").to_owned(),
+                        features: strings(&dep["features"]),
+                    })
+                    .collect();
                 members.push(Member {
                     name: name.clone(),
                     dir: dir.strip_prefix(&root).unwrap_or(dir).to_path_buf(),
                     description: package["description"].as_str().map(str::to_owned),
+                    declared,
+                    default_features: strings(&package["features"]["default"]),
                 });
                 member_ids.insert(name.clone(), id.clone());
             }

@@ -1,3 +1,9 @@
+// The window's state: app info, the current tree's outline, the width mode, the model choice, the
+// dialogs (one of each: pop, export, settings, search, palette, sessions) and the last refusal.
+// It reloads the outline after each command it runs and whenever `TreeChanged` carries a seq
+// newer than the one on screen, and reloads never overlap. The first outline is asked for as the
+// script starts (`main.tsx`), since on a large tree that read is most of what opening waits for.
+
 import { useEffect, useRef, useState } from "preact/hooks";
 
 import type { Answer, Backend } from "./backend";

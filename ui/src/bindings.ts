@@ -30,7 +30,7 @@ export const commands = {
 	frameMessages: (id: FrameId) => typedError<Message_Serialize[], ApiError>(__TAURI_INVOKE("frame_messages", { id })),
 	/**
 	 *  Frame `id` with its messages after `after` (null: all of them) and the request the agent
-	 *  waits on there: the chat pane's one read, in place of `frame_detail`, `frame_messages` and
+	 *  waits on there: the chat pane's one read, in place of `frame_messages` and
 	 *  `waiting_request`.
 	 */
 	frameView: (id: FrameId, after: MessageId | null) => typedError<ChatView_Serialize, ApiError>(__TAURI_INVOKE("frame_view", { id, after })),

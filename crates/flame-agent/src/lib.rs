@@ -12,6 +12,36 @@
 //! frame read and changed (its trail). A call waits for the person ([`Stopped::AwaitingApproval`],
 //! then [`Agent::answer_request`]) when its kind asks under the [`ApprovalPolicy`] and was not
 //! allowed for the tree, or when it is a push or pop under [`Autonomy::Ask`].
+//!
+//! Each round prepares the call's context with `Flame::prepare_call`: the budget is the model's
+//! window less its output reserve and the tools' schema tokens, with the provider's `CachePolicy`
+//! (Anthropic's for a priced Anthropic model, OpenAI's automatic cache for a priced OpenAI one, and
+//! a local server's, masking only for the budget, for a `local:` model or an unpriced one on this
+//! computer). It is put in the request's shape with `flame_context::request::prompt` (its marks as
+//! `PromptCache`, the frame's id as the cache key), a reply is opened (`Flame::begin_reply`) and
+//! streamed into, its text saved every 250 ms, and finished with its usage; a reply over the
+//! store's cap keeps its beginning with a note. `answer_again` runs the same loop without a new
+//! message, for a retry after a failed or stopped reply. A push, start or pop moves the
+//! conversation to that frame, which gets a note saying how it got there; the parent's next call
+//! appends a note with the popped child's results, never its conversation. The loop ends when the
+//! model stops calling tools, at `max_tool_rounds`, on cancel, or when a call must wait for the
+//! person. A context-length refusal shrinks the budget by a quarter once and says so. Frames the
+//! agent creates with criteria over 200 characters get a compacted form from the model before the
+//! next round (`compaction.rs`), and push/pop suggestions (`suggest.rs`) are sent as
+//! `ChatEvent::Suggestion` when a reply ends.
+//!
+//! Workspace tools are offered only in a tree with a workspace folder (`offered_tool_specs`); the
+//! agent checks where its handle on the folder leads each time it opens it, runs the calls off the
+//! async thread (Stop kills a running command's process group; its whole output goes to
+//! `command_output_path`, its head and tail to the model), and stores each result with its
+//! `ToolDetail` for the window's tool card and the files it read and changed (`add_tool_result`).
+//! Imported tool calls (results without a tool name) go to the model as text, and a frame whose
+//! last assistant message calls none of the frame tools waits on nothing. Front ends build the
+//! agent with `Agent::from_settings_file(flame, settings path, env, retry)` (`SettingsFile::at`
+//! refuses a system without a configuration folder, with the same message everywhere), and `flame
+//! chat --provider` pins a model's provider with `Agent::use_provider`; `Agent::new`, like
+//! every front end, hands the facade the settings' checkpoint cap, `keep_tool_results` and prices
+//! (`Settings::configure`).
 
 pub mod approval;
 mod compaction;

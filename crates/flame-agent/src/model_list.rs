@@ -7,6 +7,16 @@
 //! A local server's model is named `local:<host:port>/<model>` ([`LocalModel`]): that name is
 //! all a chat needs, with no settings edit — it is spoken to over the OpenAI-compatible API at
 //! the server's address, and its window asked of the server (see [`Settings::resolve`]).
+//!
+//! Every provider is asked at once with the local servers (absent `local_servers`: the four usual
+//! ports); OpenAI's list is asked without a key too when its base URL is another server, and its
+//! embedding, speech, image and moderation models are left out by name. Each model comes with its
+//! window and source, each id once, and each provider and address with what happened there. A
+//! provider's list is cached in `provider-models.json` beside the settings (0600, replaced whole,
+//! no key) with its base URL and fetch time, fetched again after `PROVIDER_LIST_MAX_AGE_MS` or on
+//! `--refresh`; when the provider cannot be reached, the cached list of any age for the same base
+//! URL is shown and says why, and a cache over `MAX_PROVIDER_LIST_CACHE_BYTES` or unreadable is no
+//! cache. Time comes in as `now_ms`.
 
 use std::path::{Path, PathBuf};
 

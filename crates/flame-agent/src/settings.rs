@@ -7,6 +7,29 @@
 //! own SDKs read, then the providers' defaults. A model of a server on this computer is named
 //! `local:<host:port>/<model>` and needs no settings (see [`crate::model_list`]); the addresses
 //! looked at are `local_servers`.
+//!
+//! The settings hold the default model, the autonomy, the approval policy for workspace calls, the
+//! tool-round limit, each provider's base URL, key and plain-http confirmation, extra models with
+//! their context windows, prices, the checkpoint cap and `local_servers`. With the keyring, keys
+//! live there, one entry per provider and settings path, and the file holds none; a key found in
+//! the file is used and moves to the keyring at the next save. `save` refuses settings no call
+//! could work with and leaves everything as it was: `check` refuses a listed model without a name
+//! or listed twice, a window no larger than its reply, no tool rounds, a base URL that is not
+//! `http(s)`, plain `http://` to a host that is not loopback without `allow_insecure_http`, a
+//! checkpoint cap of zero or over `MAX_CHECKPOINT_CAP_MB`, prices `flame_model::cost::check_prices`
+//! refuses, and `local_servers` that are not `host:port`, listed twice or more than 32.
+//! `with_changes` merges the window's edit: a base URL moved to another scheme, host or port drops
+//! the saved key unless a new one comes with it. `redacted(env)` is what any UI sees: whether a key
+//! is set and where it is kept (`KeyLocation`), never the key (the `Debug` of the settings hides
+//! keys too); it also fills in `built_in_prices` for the window to show beside the person's, which
+//! is never read from the UI or the file and never written. `prices` replace or add to the built-in
+//! prices by model name (`price_table()` is the table in use).
+//!
+//! `Settings::resolve` sends a `local:` model to `http://<host:port>/v1` over the OpenAI API
+//! without a key (whatever the OpenAI settings hold), by the server's own model name, with the
+//! window the settings list under that `local:` name, else `LOCAL_DEFAULT_WINDOW` until
+//! `Agent::resolve_for_call` asks the server (`Discovery::context_window`, that model alone) before
+//! each call; the reply gets a quarter of the window, at most 4,096 tokens.
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -8,6 +8,16 @@
 //! is the same without storing: what the next call would send, for the context inspector and
 //! `flame context`. [`Flame::rebuild_context`] is the person's request to make the frame's
 //! opening again.
+//!
+//! `Flame::context` passes the tree's workspace and the subtree trails of the finished frames it
+//! shows, with the frame's recorded cache hit rate for the inspector. Because a chat assembles
+//! before every model call, three things are kept between assemblies: the subtree trails of the
+//! last tree (`subtree_trails.rs`), the settled messages of the last focus (`settled_messages.rs`)
+//! and the frames its context shows (`path_frames.rs`). The parts assembled from them are kept too
+//! (`path_frames::KeptContext`, a `flame_context::KeptParts`): its masked messages are forgotten
+//! when the settled messages start over, and it is told `trust_frames_unchanged` when the last
+//! assembly succeeded at the seq the kept frames were followed from and every event of the tree
+//! since is a message added to the focus.
 
 use std::sync::{Mutex, PoisonError};
 

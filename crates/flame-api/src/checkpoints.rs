@@ -4,6 +4,30 @@
 //! frame and what each call changed. From those, a frame's **changes** are the diff from its
 //! start, and a **rollback** puts the files its subtree changed back as they were when it
 //! started — refused, naming the files and who changed them, when later work changed them.
+//!
+//! `push`, `start`, `retry`, and `create_tree` or `set_workspace` (for every frame then running)
+//! take a start checkpoint after their transaction; a failure is logged, and the frame's changes
+//! then say that no start checkpoint is kept. `Flame::checkpoint(frame, reason, call)` is what the
+//! agent takes before and after each changing call, and the one after records the files changed
+//! since the one before (`checkpoint_files`), which for a command is the only way its trail learns
+//! what it changed. `frame_changes(frame, subtree)` diffs the frame's start checkpoint against its
+//! subtree's last checkpoint (or a fresh snapshot while it runs), limited to the files its own
+//! calls, or its subtree's, changed, and says whether a rollback is offered (failed, blocked,
+//! invalidated), possible on request (completed) or why not.
+//!
+//! `rollback(frame)` takes a checkpoint and refuses, changing nothing and naming the files and the
+//! frames, when a frame outside the subtree (of any tree on the workspace) changed one of the files
+//! after the frame started, or when a file is neither as the subtree left it nor as it was at the
+//! start (changed outside Flame); otherwise it restores the rest and records a `rolled_back` event
+//! and `rolled_back_at`. Files already as they were at the start are left, so an interrupted
+//! rollback finishes when run again. It never changes a file it cannot prove unchanged: a file a
+//! snapshot left out (too large, a name that is not UTF-8) is compared by the signature the
+//! snapshot kept, a file `.gitignore` hides now is refused, and so is deleting a file absent at the
+//! start once a `.gitignore` changed since (it may have been there, ignored). The workspace is
+//! checked again where the stored path leads, since a folder may have been replaced by a link since
+//! it was set. `retry_from_start` is a rollback then a retry. Checkpoints over the cap
+//! (`set_checkpoint_cap`, `DEFAULT_CHECKPOINT_CAP_BYTES` a workspace) are pruned the oldest quarter
+//! first, never the newest; a deleted tree's checkpoints are forgotten and collected.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};

@@ -4,6 +4,14 @@
 //! A file is written beside its target under a temporary name and renamed over it only once it
 //! is complete and on disk, so a failed export leaves no half-written file and never replaces an
 //! existing file with a partial one.
+//!
+//! An export reads the frames an `ExportScope` names into the schema of `flame_import::flame_json`,
+//! taking the store frame by frame so that a large export does not hold up other commands, and
+//! reports progress about once a percent. A file export checks the path first
+//! (`resolve_export_path` expands `~` from a home folder the caller passes). The assembled
+//! context's Markdown is described in `docs/export-format.md`. Each exported frame carries its cost
+//! (JSON schema version 2: `cost`, written and never read back; a frame exported alone has itself
+//! as its subtree), and the Markdown a `- cost:` line.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;

@@ -19,6 +19,15 @@
 //! What Flame's own context would have cost on a session's calls is [`flame_context_cost`]:
 //! `flame_import::replay` of the session's draft, priced at the session's own model under its
 //! provider's prompt cache.
+//!
+//! The listing's recorded cost of a followed session comes from its tree, another's from reading it
+//! whole, for at most `MAX_COSTED_SESSIONS` sessions; Flame's cost is given per followed frame by
+//! draft key, and is "not available", with the reason, for a model without a price. The first read
+//! is stored with `Store::import_followed`, which does not make the tree current; later reads with
+//! `Store::follow_update`, which skips a message the store's count says is stored (so two processes
+//! store each once) and refuses a read that would break `FrameTree::check_invariants`; both store
+//! the files' cursors (device, inode, offset). Lines that could not be read are named on the
+//! session's row too.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};

@@ -1,6 +1,21 @@
 //! The frame operations every front end calls. Each one runs one store transaction (retrying
 //! with a fresh id in the rare case a random id is taken), then brings the touched frames'
 //! logs up to date.
+//!
+//! `Flame::frame_detail` is a frame with its `FrameActions` and its `FileTrail`.
+//! `Flame::frame_view(frame, after)` is the window's one read of a frame: the detail, the event seq
+//! it was read at, and the frame's messages after `after`. The window keeps the messages it holds
+//! up to `kept_through`, puts `messages` after them, and passes `settled_through` as `after` next
+//! time; `settled_through` stops before the frame's first open reply, because an open reply grows
+//! and is finished in place under the same id. A view whose `after` is not one of the frame's
+//! messages, or is at or after an open reply, starts over (`kept_through` null). Messages are read
+//! before the open replies, and an interrupted row that is no longer open is read again, so an
+//! unfinished copy is never reported as settled. A view that starts over holds only the newest
+//! `MESSAGE_PAGE` messages (from the first open reply on if that is further back) and how many come
+//! before them (`earlier`); `Flame::earlier_messages(frame, before, reach)` reads those a page at a
+//! time, or with `reach` every one from half a page before a given message (a search hit), so the
+//! window always holds one unbroken run of messages ending at the newest. `Flame::delete_tree`
+//! deletes a tree and then its log folder.
 
 use flame_model::lifecycle::{FrameActions, PopStatus};
 use flame_model::{

@@ -4,6 +4,22 @@
 //! [`DataDir`], open a [`Flame`] on it, and call plain methods that return domain results or an
 //! [`ApiError`]. The types here are the transport types: they derive `serde` and `specta::Type`
 //! so that the desktop shell can generate their TypeScript twins.
+//!
+//! `Flame::open` creates the data directory, opens the store and repairs the logs a crash left
+//! behind (`frame_log.rs`), and finishes as interrupted only the open replies whose writer is gone
+//! (`process.rs`); replies other processes are streaming are left to them. Every operation takes an
+//! `Actor`, gets its time, its new ids and the process replies are written as from `Env`
+//! (`clock.rs`), runs one store transaction, then brings the touched frames' logs up to date.
+//! `DataDir::from_env` and `agent_homes_from_env` (`data_dir.rs`) are the only places the facade
+//! reads the process environment.
+//!
+//! Costs, the checkpoint cap and `keep_tool_results` are handed over by the front ends
+//! (`Flame::set_prices`, `set_checkpoint_cap`, `set_keep_tool_results`), since the facade knows no
+//! settings file. `Flame::offer_sample_tree` (`sample.rs`) is called by the desktop shell when it
+//! opens, not by the command line. `Flame::import_file` (`import.rs`) cuts a message over
+//! `flame_store::MAX_MESSAGE_BYTES` to fit, with a closing note, before storing it
+//! (`Draft::cut_long_messages`), and its summary's problems end with "and N more" when some were
+//! only counted.
 
 mod budget;
 mod calls;

@@ -12,6 +12,11 @@
 //! an offset from its start, both in seconds when every time is a whole second (as imports
 //! record them): at 100k frames the two columns went from 2.8 MB to about 1 MB. The frames with
 //! an own cost are sent as steps from one to the next rather than whole indexes.
+//!
+//! `Flame::read_outline_ahead` reads the current tree's outline, and with it its usage into the
+//! cost cache; the desktop shell calls it on a thread while its window starts, and the page's first
+//! `outline_columns(None)` takes that outline (waiting if it is still being read) when no event was
+//! recorded and `set_prices` was not called since, else reads afresh (`OutlineAhead`).
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -1,6 +1,16 @@
 //! A tree's workspace as the facade keeps it: the folder (checked and stored canonical), the
 //! kinds of tool call the person allowed for the rest of the tree, the file trail recorded with
 //! each tool result, and where a command's whole output is kept beside the frame's log.
+//!
+//! `create_tree` and `set_workspace` take a folder that must exist and be a folder, stored
+//! canonical (links resolved), and that neither lies inside one of Flame's own folders nor holds
+//! one (`check_workspace`, which the window also calls on the settings' folder): the data directory
+//! and those the front ends add with `Flame::add_own_folders` (the settings' folder, the window's
+//! data and caches). `command_output_path` is where a `run_command` call's whole output goes,
+//! `logs/<tree>/<frame>.outputs/<call id>.log`, removed with the tree's logs; the call id is
+//! written as a name no other id gets (`[A-Za-z0-9_-]` kept, any other byte as `.xx`; past
+//! `MAX_OUTPUT_NAME_CHARS` it is cut and ended with a hash of the whole id), so `call.1` and
+//! `call_1` get two files.
 
 use std::path::{Path, PathBuf};
 

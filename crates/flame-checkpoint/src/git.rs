@@ -78,7 +78,7 @@ impl Git {
             return Err(CheckpointError::BadWorkspace(workspace.to_path_buf()));
         }
         if !git_dir.is_absolute()
-            || git_dir.components().any(|part| crate::walk::is_git_name(part.as_os_str()))
+            || git_dir.components().any(|part| crate::reserved::is_git_name(part.as_os_str()))
         {
             return Err(CheckpointError::ShadowInGitFolder(git_dir.to_path_buf()));
         }

@@ -28,12 +28,25 @@
 //!
 //! Two processes (the window and the `flame` command line) may use one shadow at once: every
 //! operation that uses the index or changes files holds an exclusive lock on a file in the shadow.
+//!
+//! `Shadow::open(git_dir, workspace)` opens a workspace's shadow; `snapshot(label, at)` commits
+//! what the walk found. Files over `MAX_SNAPSHOT_FILE_BYTES`, special and unreadable files, and
+//! names that are not UTF-8 are listed in the commit message with a signature (size, modification
+//! and change times, inode), so `changed` and `diff` report them `NotSnapshotted`, not deleted,
+//! when they appear, change or leave, and `states` tells a rollback what each snapshot knew of a
+//! path (`PathState`). Past `MAX_SNAPSHOT_FILES` files a snapshot is refused. `changed`, `diff`
+//! (renames, stats, cut at `MAX_DIFF_BYTES`) and `entries` compare snapshots; `restore` also
+//! refuses `..`, absolute paths and paths through links; `forget` and `collect` free what no kept
+//! snapshot needs. An `info/attributes` file in the shadow stores every file byte for byte, and an
+//! index this crate cannot read has every path handed to git, as before it read indexes. A shadow
+//! folder inside any `.git` is refused.
 
 mod compare;
 mod git;
 mod index;
 mod message;
 mod name;
+mod reserved;
 mod restore;
 mod snapshot;
 mod upkeep;

@@ -16,12 +16,8 @@ use std::process::{Child, ChildStdout, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::git::Git;
-use crate::walk::{is_git_name, is_restore_temporary};
+use crate::reserved::{TEMPORARY_MARK, is_git_name, is_restore_temporary};
 use crate::{CheckpointError, CommitId, Entry, Restored, Skipped, compare, io_error, message};
-
-/// Part of every temporary file's name (`.<name>.flame-restore-<pid>-<n>.tmp`), by which stale
-/// ones are found and removed, and the walk leaves them out.
-pub(crate) const TEMPORARY_MARK: &str = ".flame-restore-";
 
 /// How much of a file's name its temporary file repeats, so the temporary name stays within the
 /// file system's 255 bytes.

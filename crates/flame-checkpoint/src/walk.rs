@@ -6,7 +6,6 @@
 //! links are not followed; and no entry named `.git`, at any depth and whether folder or file, is
 //! entered or listed, so a nested repository is kept as plain files without its `.git`.
 
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use ignore::{WalkBuilder, WalkState};
 
 use crate::index::FileStat;
+use crate::reserved::{is_git_name, is_restore_temporary};
 use crate::{CheckpointError, SkipReason, Skipped, SnapshotLimits};
 
 /// What the walk found: the paths a snapshot holds and those it leaves out, both sorted, and
@@ -23,21 +23,6 @@ pub(crate) struct Walked {
     pub(crate) files: Vec<String>,
     pub(crate) stats: Vec<Option<FileStat>>,
     pub(crate) skipped: Vec<Skipped>,
-}
-
-/// Whether a name is `.git` (in any case, for case-insensitive file systems).
-pub(crate) fn is_git_name(name: &OsStr) -> bool {
-    name.to_str().is_some_and(|name| name.eq_ignore_ascii_case(".git"))
-}
-
-/// Whether a name is one of restore's temporary files (`.<name>.flame-restore-<pid>-<n>.tmp`): a
-/// restore killed before its rename leaves one behind, and it is not the person's file.
-pub(crate) fn is_restore_temporary(name: &OsStr) -> bool {
-    name.to_str().is_some_and(|name| {
-        name.starts_with('.')
-            && name.ends_with(".tmp")
-            && name.contains(crate::restore::TEMPORARY_MARK)
-    })
 }
 
 enum Found {

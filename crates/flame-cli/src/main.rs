@@ -3,6 +3,20 @@
 //! Every command is a thin call into `flame-api`; this crate only parses arguments and prints.
 //! A refusal exits with status 1 and one line naming the frame, its status and what is allowed
 //! (with `--json`, that line is `{"code", "message"}`); a usage error exits with status 2.
+//!
+//! `flame replay` (`replay.rs` draws its table, in tokens and in input dollars under `--provider
+//! anthropic|openai`'s cache) and `flame models` (`flame_agent::model_list`'s list with each
+//! model's window and source) open no data directory. `flame sessions`, `flame follow [--once]`
+//! (then the facade's follower until stopped) and `flame unfollow` are in `follow.rs`; `flame
+//! context FRAME` prints what the frame's next call sends, with lines on its opening and the cache,
+//! and `--rebuild` has the opening made again first. `flame tree new --workspace DIR` and `flame
+//! tree workspace TREE DIR|--none` set a tree's workspace; `flame search WORDS [--tree ID] [--limit
+//! N]` prints each hit's frame id, path and snippet with the matched words in brackets. `flame
+//! status` ends each frame's line with its cost, and `--json` gives every frame a `cost`
+//! (`render::StatusJson`), at the settings' prices, which every command hands to the facade. `flame
+//! chat --approve read,change,run` lets those kinds of workspace call run and, having no one to
+//! ask, refuses any other call that would ask, telling the person and the model which `--approve`
+//! would allow it.
 
 // The command line's whole job is printing to the terminal.
 #![allow(clippy::print_stdout, clippy::print_stderr)]

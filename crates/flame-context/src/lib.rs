@@ -24,6 +24,35 @@
 //! and how to read it back with `read_frame_log`. The newest result and any result the model has
 //! not answered yet are always sent in full; the report says how many were masked and what that
 //! saved.
+//!
+//! `next_call(&ContextInput, stored, &CallRules, kept)` gives what the next call in a frame sends,
+//! from the frame's context as stored (`FrameContext`, none before its first call), and what the
+//! caller must store before sending it (`ContextUpdate`: an opening made, a note to append as a
+//! message, a batch of results masked); `assemble(&ContextInput)` is a fresh opening's context. The
+//! caller passes the frames on the path with their children (`Store::path_with_children`), the
+//! focused frame's messages (shared as `Arc<Message>`, so a message the document does not change is
+//! sent without a copy), the encoding, the `Budget` and the log paths. It gets the system prompt,
+//! the messages that fit, an omission line if some did not, and a `ContextReport` (tokens per
+//! section, what gave way, the linear chat's total, what masking saved): the context inspector's
+//! data. The live agent (through `Flame::prepare_call`) and `flame replay` use the same rules.
+//!
+//! The system prompt is `preamble(workspace)`: `PREAMBLE` and one sentence naming the tree's
+//! workspace folder and the workspace tools, or saying there is none and that the person should
+//! choose one. A finished frame shown with its results lists
+//! `<files><changed>…</changed><read>…</read></files>` from its subtree's trail
+//! (`ContextInput::trails`, sorted without repeats as `FileTrail::new` makes them):
+//! comma-separated, changed paths its artifacts already name left out, each list cut at
+//! `MAX_LISTED_FILES` with ", and N more"; it goes with the rest when the frame gives way to its
+//! title. The golden files in `tests/context/golden/` hold the spec tree's document for every focus
+//! (`make bless` writes them again after an intended change).
+//!
+//! `next_call` with `Some((&mut KeptParts, settled))` gives exactly what it gives without, while
+//! keeping parts for the caller's next assembly: each unit's text and count by frame and state
+//! (`render::KeptUnits`), and the masked forms of `messages[..settled]` by message id
+//! (`mask::KeptMasks`); what an assembly did not use is dropped. After
+//! `KeptParts::trust_frames_unchanged`, the caller's promise that frames, log paths and trails are
+//! the last assembly's, the texts are taken without their keys, for the same focus and encoding
+//! only.
 
 pub mod budget;
 mod mask;

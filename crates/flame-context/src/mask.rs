@@ -9,6 +9,22 @@
 //! they were: the workspace holds what was written, and the frame's log the call whole. The newest result is never masked, nor any result after the last assistant message: the
 //! model has not answered those yet. The rule depends only on the messages and K, so the same
 //! history always gives the same context.
+//!
+//! K is `ContextInput::keep_tool_results`, the person's `keep_tool_results` setting, by default
+//! `DEFAULT_KEEP_TOOL_RESULTS` (1), chosen by replaying the shared sessions in dollars. The masking
+//! boundary moves in batches (`opening.rs`) to the newest result older than the newest K. A stub's
+//! argument values other than paths are cut to 200 bytes, and it gives the result's size in bytes
+//! and tokens and how to read it back (`read_frame_log {"id", "tool_call_id"}`, which returns that
+//! one result up to 256 KiB however long the log). A cut call's texts longer than 200 bytes, at any
+//! depth and never under a path-like key, keep their start and a mark with their length, and its
+//! message is weighed again the way it was counted. Each result's call is found through a map from
+//! call id built once per assembly (the newest earlier message naming it, its first such call), so
+//! a frame of thousands of results masks in linear time (`flame-api`'s `benches/context.rs`). Kept
+//! masks (`KeptMasks`) hold each settled message's masked form as the message sent, with what the
+//! calls of each settled message with a long argument count, weighed when it settles, so that an
+//! assembly after a long edit is masked does not count it whole as well as its cut form and its
+//! stub; the caller promises that a settled id names one message until
+//! `KeptParts::forget_messages`.
 
 use std::collections::hash_map::Entry;
 use std::sync::Arc;
@@ -173,7 +189,7 @@ pub(crate) fn mask_kept(
     // The newest result is always sent whole.
     let masked_count =
         results[..results.len().saturating_sub(1)].partition_point(|&i| messages[i].id <= through);
-    let answered = calls_answered(messages);
+    let mut answered = CallsAnswered::new(messages);
     let mut saved = vec![0; messages.len()];
     let mut stubs: Vec<Option<Arc<Message>>> = vec![None; messages.len()];
     // The calls the masked results answer, to be cut.
@@ -182,7 +198,7 @@ pub(crate) fn mask_kept(
         if i > last_assistant {
             continue;
         }
-        let call = answered[i];
+        let call = answered.of(i);
         calls.extend(call);
         let message = &messages[i];
         let made = || {
@@ -377,6 +393,41 @@ fn cut_calls(
     let sent =
         resent(message, message.content.clone(), Some(calls), message.tool_result.clone(), tokens);
     CutCalls { which, sent: Some(Arc::new(sent)), masked, saved }
+}
+
+/// How far back from a result its call is looked for before every message's call is found in
+/// one pass: a result almost always follows the message that made its call.
+const NEAR_CALL: usize = 16;
+
+/// Where the call a result answers is, found by looking back a little from the result, or in
+/// [`calls_answered`] of all the messages, made once, when that finds nothing: most assemblies
+/// mask a few results of a long frame, and hashing every call id of it at every call was most
+/// of masking's cost.
+struct CallsAnswered<'a> {
+    messages: &'a [Arc<Message>],
+    all: Option<Vec<Option<(usize, usize)>>>,
+}
+
+impl<'a> CallsAnswered<'a> {
+    fn new(messages: &'a [Arc<Message>]) -> CallsAnswered<'a> {
+        CallsAnswered { messages, all: None }
+    }
+
+    /// As `calls_answered(messages)[i]`.
+    fn of(&mut self, i: usize) -> Option<(usize, usize)> {
+        let Some(result) = &self.messages[i].tool_result else { return None };
+        let id = result.tool_call_id.as_str();
+        for m in (i.saturating_sub(NEAR_CALL)..i).rev() {
+            let calls = self.messages[m].tool_calls.iter().flatten();
+            if let Some(c) = calls.into_iter().position(|call| call.id == id) {
+                return Some((m, c));
+            }
+        }
+        if i <= NEAR_CALL {
+            return None;
+        }
+        self.all.get_or_insert_with(|| calls_answered(self.messages))[i]
+    }
 }
 
 /// For each message, where the call it answers is when it is a tool result: the newest earlier
@@ -623,10 +674,11 @@ mod tests {
 
     proptest::proptest! {
         /// Call ids repeat across messages and within one, and results name calls that come
-        /// later, never, or more than once: the map finds the call the search found.
+        /// later, never, or more than once: the map, and the lookup that looks back a little
+        /// before it takes the map, find the call the search found.
         #[test]
         fn the_call_map_finds_the_call_a_search_of_the_earlier_messages_finds(
-            turns in proptest::collection::vec((0..3u8, 0..4u8), 0..40)
+            turns in proptest::collection::vec((0..3u8, 0..4u8), 0..60)
         ) {
             let mut messages = Vec::new();
             for (k, (kind, id)) in turns.into_iter().enumerate() {
@@ -650,9 +702,12 @@ mod tests {
                 };
                 messages.push(message);
             }
-            let answered = calls_answered(&shared(&messages));
+            let messages_shared = shared(&messages);
+            let answered = calls_answered(&messages_shared);
+            let mut looked_up = CallsAnswered::new(&messages_shared);
             for (i, found) in answered.into_iter().enumerate() {
                 proptest::prop_assert_eq!(found, call_by_search(&messages, i), "message {}", i);
+                proptest::prop_assert_eq!(looked_up.of(i), found, "message {}", i);
             }
         }
     }

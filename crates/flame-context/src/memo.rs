@@ -4,6 +4,8 @@
 //! most of an assembly's cost. A count depends only on the encoding and the text, so it is kept
 //! under the text itself (never a hash of it, so a remembered count is always exact). The memo
 //! forgets everything when it holds [`CAPACITY`] texts, which bounds it to a few megabytes.
+//!
+//! A count is looked up by the text borrowed, without a copy.
 
 use std::sync::{LazyLock, Mutex};
 

@@ -4,6 +4,11 @@
 //! quick-xml's writer) so that its tokens can be counted on their own; the document is the
 //! units' texts in document order, so its cost is the sum of theirs. A frame on the path has an
 //! opening part (its tag and fields) and a closing part (its end tag), with its children between.
+//!
+//! Each unit is rendered and counted once per state in an assembly. A kept unit (`KeptUnits`) is
+//! taken again only when a key of everything its text is made from is byte for byte the same: the
+//! frame's shown fields, its place (depth, kind, distance from the focus, focus, retry), its log
+//! path and its file lists as shown.
 
 use std::cell::RefCell;
 use std::collections::HashSet;

@@ -11,6 +11,12 @@
 //! Nothing here writes another tool's files: they are opened for reading only, OpenCode's
 //! database included (its rows come from the caller, which reads it through `flame-store`).
 //! Nothing here touches Flame's store either; the facade stores what a read found.
+//!
+//! `AgentHomes` comes from `CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `XDG_DATA_HOME` and the home folder,
+//! as the agents read them, passed in. A `LiveSession` looks for subagent files at each read, and a
+//! truncated or replaced file makes every file of the session read again from its start. A line
+//! longer than `MAX_LINE_BYTES` is skipped and reported without being held whole, and reads of
+//! Flame's own (file opens) are not changes.
 
 mod homes;
 mod listing;

@@ -1,7 +1,7 @@
 //! Writes a generated Flame export (`flame_import::scale`) for benchmarks and scale tests:
 //!
 //! ```text
-//! cargo run --release -p flame-import --example scale_export -- \
+//! cargo run --release -p flame-import --features scale --example scale_export -- \
 //!     --frames 100000 --messages 200000 --out target/scale/export-100k.json [--seed 19] [--chain 40]
 //! ```
 //!

@@ -6,6 +6,33 @@
 //! the store, a clock or randomness: ids are assigned when the caller materialises the draft with
 //! its own `IdSource`, and times come from the transcript. [`replay`] compares what an agent sent
 //! with what Flame would have sent, from a draft alone.
+//!
+//! A `Draft` holds frames by index (parents first), their messages with token counts, the model
+//! calls the transcript recorded (with their input tokens including cache reads and writes) and an
+//! `ImportReport` (records skipped by type, problems by file and line, at most
+//! `MAX_LISTED_PROBLEMS` listed and the rest counted). A line that is truncated, not UTF-8, not
+//! JSON or longer than `MAX_RECORD_BYTES` (not held past that) is a problem, and the lines after it
+//! are still read. `Draft::materialise(&mut IdSource)` gives ids and positions, checks every title
+//! and criteria with `lifecycle::check_identity`, refuses a tree deeper than
+//! `flame_model::MAX_DEPTH` and checks `FrameTree::check_invariants`; the facade stores the result
+//! with `Store::import_tree_with_trails`. The Flame export reader fits a title the live rules would
+//! refuse (`fit_title`), replaces blank criteria and recounts a token count larger than the
+//! message's bytes, each with a note in the report, and every sum of tokens from a transcript
+//! saturates.
+//!
+//! Claude Code: the session is the root and its main thread is cut into segments (`segment.rs`);
+//! each subagent file becomes a child of the segment whose `Task` call started it (linked by the
+//! `agent_progress` records and the tool result's `agentId`, which names a file only when it is a
+//! plain name of at most `MAX_AGENT_ID_BYTES`); recorded calls and `Task` calls are sorted by
+//! message once and placed a segment at a time, so placing is linear; compaction agents hang under
+//! the segment they closed. OpenCode: a session and its child sessions (`parentID`), each child
+//! under the frame whose `task` call started it, with one assistant message and one recorded call
+//! per step; the JSON layout (`storage/`, before 1.2) is read here, and `opencode.db` (1.2 on) is
+//! read by `flame_store::foreign::read_opencode_db` and its rows passed to `opencode::from_rows`,
+//! so SQLite stays in `flame-store`. Codex: a rollout file is a thread, one model call is one
+//! assistant message with the call's usage, and a `spawn_agent` call's thread is a child frame
+//! (`codex.rs`). Each frame's file trail comes from its own successful tool calls (`files.rs`,
+//! `Draft::trails`).
 
 mod claude_code;
 pub mod codex;
@@ -16,6 +43,7 @@ mod jsonl;
 pub mod live;
 pub mod opencode;
 pub mod replay;
+#[cfg(feature = "scale")]
 pub mod scale;
 mod segment;
 mod thread;

@@ -13,6 +13,10 @@
 //! Times are kept in the file's order: a record stamped earlier than the one before it takes
 //! that one's time, and when it is earlier by more than [`CLOCK_SLACK_MS`] the report says the
 //! clock went back (the agent's clock changed, or the file was written by two machines).
+//!
+//! Every frame of a session's draft has a `key` (`root`, a segment's first message, a subagent's
+//! call or file) that is the same however much of the session was read; the facade finds frames by
+//! it.
 
 use std::path::Path;
 

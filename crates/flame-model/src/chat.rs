@@ -5,6 +5,10 @@
 //! `flame-context` decides what the messages and marks are; `flame-models` writes them in each
 //! provider's wire format; the store keeps a frame's [`FrameContext`] between calls and
 //! processes.
+//!
+//! A `ChatMessage` may carry a `CacheMark` with its `CacheLifetime` (five minutes or an hour). A
+//! frame's `FrameContext` is its opening, its omission line, its masking boundary, the digests of
+//! what it was told of each frame, and its context notes; the store keeps it as JSON.
 
 use serde::{Deserialize, Serialize};
 

@@ -11,6 +11,20 @@
 //! model; a subtree's is its own plus its descendants'. Usage of a model with no known price is
 //! kept as tokens and named, so a cost says whether it is complete, partial or unknown
 //! ([`Completeness`]).
+//!
+//! A `Price` has rates for input, output, cache reads, cache writes (Anthropic's five-minute
+//! writes; OpenAI bills writes as input) and an hour's cache writes (Anthropic: twice the input).
+//! `built_in_prices()` is the dated table of list prices (`as_of`, confirmed from the providers'
+//! pages; a model whose price could not be confirmed is left out, not guessed). `PriceTable` is
+//! that table with the settings' entries over it, and a dated snapshot name (`-20250929`,
+//! `-2024-08-06`, `-latest`) takes its base name's price unless it has its own. `frame_costs` turns
+//! a tree's usage rows (frame, model, summed usage) and its parent links into each frame's
+//! `FrameCost`: its own, its subtree's (children added before parents) and its own usage by model.
+//! `describe()` says how complete a cost is in the words the command line and the Markdown export
+//! print. `check_prices` bounds what the settings may hold: a name, no rate above $10,000 per
+//! million tokens, at most 1,000 entries. Costs are never stored: they are worked out from the
+//! recorded usage at the prices in use when shown, so a changed price changes every cost shown,
+//! past work included.
 
 use std::collections::{BTreeSet, HashMap};
 

@@ -5,6 +5,23 @@
 //! This crate holds the types every other crate shares and the lifecycle rules as pure
 //! functions ([`lifecycle`]); `flame-store` applies them inside its transactions, and
 //! [`FrameTree::check_invariants`] states what must hold after every operation.
+//!
+//! `lifecycle/neighbours.rs` holds the rules over a frame's neighbours: a pop waits for every child
+//! in progress, a start (and a push under a planned frame) starts the planned ancestors top down
+//! and is refused under a blocked or finished one, and resume and retry need an in-progress parent.
+//! `allowed_actions` answers all of them at once as `FrameActions` (with `start_target`, what
+//! `/start` starts), which the window receives with the frame, so no front end checks a rule
+//! itself. The typed `FrameError`'s messages name the frame, its status and what is allowed.
+//! `merge_section` merges a frame's partial results by `## Section`, so an update never rewrites
+//! the other sections. The property tests call `FrameTree::check_invariants` after every operation.
+//!
+//! A message's payloads are typed: `ToolCall` (id, name, the model's JSON arguments), `ToolResult`
+//! (the call it answers, whether it failed, the tool's name when Flame's agent ran it) and `Usage`.
+//! Their fields are in alphabetical order so that their JSON text is what was stored before they
+//! were typed, and `stored.rs` reads the older shapes. A `Usage` counts input in parts that do not
+//! overlap: read from the cache, written for five minutes, written for an hour
+//! (`cache_write_long_tokens`), and the rest. An event's detail is an `EventDetail`
+//! (`event_detail.rs`).
 
 pub mod budget;
 mod chat;

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use std::collections::BTreeMap;
 
-use crate::decode::{Stop, TurnBytes, name, tokens};
+use crate::limits::{Stop, TurnBytes, name, tokens};
 use crate::sse::SseEvent;
 use crate::{
     CacheLifetime, ChatMessage, ChatRequest, MAX_TOOL_CALLS, StopReason, StreamEvent, ToolCall,

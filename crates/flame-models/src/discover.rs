@@ -18,6 +18,13 @@
 //! [`MAX_DISCOVERY_RESPONSE_BYTES`], [`MAX_MODELS_PER_SERVER`] models of names of at most
 //! [`MAX_MODEL_NAME_BYTES`], windows of at most [`MAX_CONTEXT_WINDOW`] tokens, and at most
 //! [`MAX_LOCAL_SERVERS`] addresses looked at.
+//!
+//! Each address is given `DISCOVERY_TIMEOUT` to say what it is and list its models, and as long
+//! again for Ollama's windows (`/api/show`, eight at a time, embedding models left out); never
+//! through a proxy. Both this and a provider's list keep at most `MAX_MODELS_PER_SERVER` models and
+//! count the rest, and take names without control characters. `tests/models/discover.rs` plays
+//! Ollama, llama.cpp, vLLM, LM Studio and hostile servers (a body that never ends, 10,000 models,
+//! silence past the deadline, garbage).
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;

@@ -11,13 +11,44 @@
 //! connection errors, honouring `retry-after`. A stream that breaks off keeps what arrived
 //! ([`ModelError::partial`]). Keys never appear in errors: provider messages are scrubbed of the
 //! key, and a rejected key is reported by where it came from, not by its value.
+//!
+//! A `Provider` is a kind, a base URL, a key and where the key came from. `Client::stream` retries
+//! with doubling back-off or the provider's `retry-after`, and stops at once on cancel. Redirects
+//! are followed only within the request's origin (scheme, host and port; at most `MAX_REDIRECTS`),
+//! and a redirect to another origin ends the request with an error naming it, since reqwest would
+//! keep Anthropic's `x-api-key` across origins. `ModelError` is typed (`NoKey`, `Unauthorized`,
+//! `ContextTooLong`, `GaveUp`, `Http`, `Unreachable`, `Dropped`, `Malformed`, `Cancelled`); the
+//! three that end a started stream carry what arrived. `ApiKey` never prints itself.
+//!
+//! A request body is written from typed structs in the order providers cache a prompt, tools,
+//! system prompt and messages, so that two requests sharing a prefix share the bytes that start
+//! them (`request_body`). Anthropic's gets `cache_control` on the system prompt's block and on the
+//! last block of each marked message (`"ttl": "1h"` for an hour); OpenAI's own API gets the
+//! request's `prompt_cache_key` (Flame sends the frame's id), and any other OpenAI-compatible
+//! server `cache_prompt: true` (llama.cpp's switch, which the others ignore). OpenAI requests carry
+//! `max_completion_tokens`, so a looping model stops at its reply's cap. Every reply's usage counts
+//! the cache: Anthropic's reads and its writes by lifetime, OpenAI's and llama.cpp's
+//! `cached_tokens`; a count that cannot be true (more cached than sent, more written for an hour
+//! than written) is clamped, and the turn carries a notice saying so (`Turn::notices`), never an
+//! error.
+//!
+//! Everything from the wire is bounded, and going past a bound ends the stream as `Malformed` with
+//! what arrived: an SSE line and event (`MAX_SSE_LINE_BYTES`, `MAX_SSE_EVENT_BYTES`; the parser is
+//! linear and holds at most one line), tool calls or content blocks keyed by the server's index
+//! (`MAX_TOOL_CALLS`), a turn's text, names and arguments (`MAX_TURN_BYTES`, the store's message
+//! cap), names and ids (`MAX_NAME_BYTES`) and token counts (`MAX_USAGE_TOKENS`). Error bodies are
+//! read up to `MAX_ERROR_BODY_BYTES` and provider messages cut to `MAX_MESSAGE_CHARS` characters
+//! with `…`. The providers' documented wire formats are in `tests/models/wire/`, hostile streams
+//! and error bodies in `tests/models/hostile.rs`.
 
 mod anthropic;
 mod decode;
 pub mod discover;
 mod http;
+mod limits;
 mod openai;
 mod provider_models;
+#[cfg(feature = "replay")]
 pub mod replay;
 mod sse;
 

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use std::collections::BTreeMap;
 
-use crate::decode::{Stop, TurnBytes, name, tokens};
+use crate::limits::{Stop, TurnBytes, name, tokens};
 use crate::sse::SseEvent;
 use crate::{
     ChatMessage, ChatRequest, MAX_NAME_BYTES, MAX_TOOL_CALLS, StopReason, StreamEvent, ToolCall,

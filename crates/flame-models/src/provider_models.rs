@@ -2,6 +2,9 @@
 //! and of the OpenAI API (or a compatible server, at its base URL's `/models`). Read under the
 //! same limits as a local server's list (see [`crate::discover`]): the response's bytes, the
 //! models kept and their names' length.
+//!
+//! `Client::list_models` reads a list once, within `PROVIDER_LIST_TIMEOUT`, at most
+//! `MAX_PROVIDER_LIST_PAGES` pages, with the provider's key, and its errors scrubbed of the key.
 
 use std::time::Duration;
 

@@ -4,6 +4,8 @@
 //! matches ([`ReplayServer::route`], by method, path and what its body holds) gets that route's
 //! reply instead, every time, which is how a test plays a whole server (Ollama's `/api/tags`, and
 //! `/api/show` answering each model its own way).
+//!
+//! Its replies can be streams, drops, slow streams and JSON errors.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

@@ -4,6 +4,17 @@
 //! are split by job: whole trees (`trees`), planned frames (`planning`), the lifecycle of
 //! started work (`lifecycle_ops`), messages and replies (`messages`), the file trail (`trail`), budgets (`budgets`), followed sessions (`follow`), checkpoints and rollbacks (`checkpoints`), reads (`reads`), and the
 //! transaction with the steps every operation shares (`writer`).
+//!
+//! A refusal returns before anything is written. `delete_tree` is the one operation that removes
+//! history: a whole tree, its messages and its events go in one transaction, leaving one
+//! `tree_deleted` event naming the gone root for followers. `claim_first_start` answers, once per
+//! database, whether the store is new and empty (the sample tree's cue). An open reply records the
+//! process writing it (its id and start time) and when it last saved, and `open_replies` hands them
+//! to the caller, which decides whose writer is gone. `pop_focused` pops a frame only while it is
+//! still its tree's focus, read in the same transaction. Every pop appends the frame's changed
+//! paths that its artifacts do not already name after the artifacts given, sorted, and the pop
+//! event carries the merged list. `set_workspace` records a `workspace_set` event on the root
+//! frame.
 
 mod budgets;
 mod checkpoints;

@@ -1,4 +1,26 @@
 //! Bulk import of a whole tree in one transaction, for transcripts from other tools.
+//!
+//! `import_tree` refuses a tree whose messages state more than `MAX_IMPORTED_TREE_TOKENS` (2^48)
+//! tokens in all, so live sums never overflow SQLite's integers; `import_tree_with_trails` writes
+//! the frames' trails in the same transaction, within the trail's limits (paths past them are
+//! counted in `ImportCounts`).
+//!
+//! An import is fast because it does not index as it goes: it leaves its frames and messages to be
+//! indexed for search afterwards (migrations 11 and 14; indexing a million messages was over half
+//! of the import's time), recording their id range and tree in `search_pending`, naming its tree in
+//! `frame_search_pending` and giving its frames no `frame_search_rows` row (see `search.rs`).
+//! Inside its transaction it drops the two insert triggers (a trigger makes SQLite keep a statement
+//! journal per insert) and, when it writes at least as many rows as a table holds, the secondary
+//! indexes of `frames`, `messages` and `events` (rows written one by one land at random places in
+//! them), and creates them again from their own text in `sqlite_schema` before committing, so no
+//! other connection sees the schema without them; `messages_open` stays, since an import writes no
+//! open reply. The indexes are made again with SQLite's sorter on helper threads (`PRAGMA threads`,
+//! one fewer than the processors) and a 16 MiB page cache, since the sorter hands a helper a chunk
+//! only once it is as large as the cache. Foreign keys and CHECK constraints are off on its
+//! connection meanwhile (every row it writes names the tree or a frame it holds, and every checked
+//! column comes from a typed value) and back on once its transaction ends. Messages are written 50
+//! to a statement (each row bound by `rows::MessageRow`, as a live message's is), `imported` events
+//! 100 to a statement, and their `log_pending` rows in one statement.
 
 use flame_model::{
     EventDetail, EventKind, FileTrail, Frame, FrameError, FrameTree, MessageId, NewMessage,

@@ -3,6 +3,42 @@
 //! This is the only crate that writes SQL. It owns the database file, its pragmas and the
 //! versioned migrations; the crates above it see typed operations, never connections. It also
 //! reads other tools' databases read-only (`foreign`), so that no other crate needs SQLite.
+//!
+//! Opening sets WAL, foreign keys and a busy timeout, then applies the migrations
+//! (`migrations.rs`). Opening failures are a typed `OpenError` (`NotADatabase`, `CannotOpen`,
+//! `TooNew`, `Damaged`, `Sqlite`) because the callers tell the person something different for each.
+//! `Store::open` runs SQLite's quick check first, naming at most `MAX_DAMAGE_LISTED` problems
+//! (about 2.4 s on a 1 GB database once cached), so a damaged or newer file is refused before
+//! anything writes to it and left exactly as it was; `Store::open_another` opens a second
+//! connection for a process that has already checked the file (the search catch-up's).
+//!
+//! Reads go through a 64 MiB page cache and are not memory-mapped (`mmap_size = 0`): mapped pages a
+//! read had touched stayed resident as long as the app ran (256 MiB after opening a 100k-frame
+//! tree). A connection keeps `PREPARED_STATEMENTS_KEPT` (128) prepared statements, since rusqlite's
+//! default of 16 was fewer than a chat's round runs between two context assemblies, and plans each
+//! statement for any value bound to it (SQLite's QPSG), since otherwise SQLite plans with a bound
+//! range or `LIMIT` and prepares the statement again at every new value. What opening a tree reads
+//! is served by the indexes of migration 12: `frames_outline` covers the outline's columns and the
+//! usage aggregate's frame ids, and the partial `messages_open` finds the open replies without
+//! scanning every message.
+//!
+//! The tables: `trees` (the focused frame, the running token total of its messages, its absolute
+//! workspace folder or none), `frames`, `messages` (token count stored at insert),
+//! `tree_allowed_kinds` (the kinds of workspace call the person allowed for the rest of a tree,
+//! cleared when its workspace changes), `frame_files` (the file trail, a path changed listed only
+//! as changed), `events` (every operation with its kind, frame, actor, time and an `EventDetail` as
+//! JSON; `seq` orders them across processes, which is how other processes' changes are followed)
+//! and `log_pending` (frames whose log file is behind). `StoreError` is `Frame` (refused or
+//! invalid, nothing changed), `IdTaken` (retry with a new id) or `Sqlite` (rolled back).
+//!
+//! Usage (`Store::usage_by_frame_and_model`, migrations 9 and 13) is one aggregate per tree of
+//! every reply's recorded usage by frame and model, from which costs are computed; `usage_by_model`
+//! is one frame's. A message's usage is stored as four integer columns, each capped at 2^32 so no
+//! sum overflows (`rows::UsageColumns`), and its `usage` JSON is left NULL unless a count is over
+//! the cap, so a message reads back exactly what was written. Migration 13 filled the columns of
+//! older rows from their JSON and kept that JSON. The partial index `messages_usage` holds the
+//! frame, the model and the four columns of assistant messages, so the usage queries read it alone
+//! and never parse JSON (an `EXPLAIN QUERY PLAN` test checks it).
 
 pub mod foreign;
 mod frames;

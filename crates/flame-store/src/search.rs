@@ -4,6 +4,26 @@
 //! indexed afterwards (migrations 11 and 14), which this module indexes before a search reads
 //! the index ([`Store::catch_up_search`]); it turns a person's words into an FTS5 query that
 //! cannot be a syntax error, and the index's answers into typed hits.
+//!
+//! There are two external-content FTS5 indexes: `message_search` over a closed message's text and
+//! its tool calls' names and arguments (read through the view `message_search_text`; a reply is
+//! indexed once finished, not while it streams) and `frame_search` over frames' titles and results
+//! (keyed by `frame_search_rows`, whose integer ids VACUUM keeps), each with the tree's id as a
+//! word of a `tree` column. The triggers on `messages` leave alone any message in a pending range
+//! (deleted, finished or given a reused id); an import whose ids could reach into a pending range
+//! indexes it first, so ranges never overlap. `Store::catch_up_search` gives the pending frames of
+//! a named tree their rows and indexes them, then the ranges' messages as they then are, in one
+//! transaction; `search` and `check_search_index` call it first. The invariants: `message_search`
+//! holds exactly the closed messages in no pending range, and `frame_search` exactly the frames
+//! with a search row. `check_search_index` runs FTS5's integrity check against the rows.
+//!
+//! `Store::search` quotes every word as an FTS5 phrase (a `"` doubled), the last also as a prefix
+//! from 3 letters (which have their own index), so no query is FTS5 syntax. It refuses a query past
+//! `MAX_SEARCH_QUERY_CHARS` characters or `MAX_SEARCH_WORDS` words (`SearchError`) and returns at
+//! most `MAX_SEARCH_HITS` hits, frames first, then messages, each newest first, with `snippet()`'s
+//! words around the match split into plain and matched parts. It does not rank by BM25: its weights
+//! need each word's whole list of rows, tens of milliseconds for a common word on a million
+//! messages, where newest first stops at the limit.
 
 use flame_model::{FrameId, MessageId, Role, TreeId};
 use rusqlite::{OptionalExtension, params};

@@ -16,6 +16,15 @@
 //! are encoded in batches, and longer runs — rare in real text, and nothing a model reads well
 //! anyway — are estimated from their characters ([`estimate_run`]), as are runs holding
 //! replacement or control characters (decoded binary data, which tiktoken encodes slowly).
+//!
+//! tiktoken-rs's own encodings are not used to count: their base64 tables would add 5.3 MB to every
+//! binary, and each built `CoreBPE` holds about 45 MB. `build.rs` writes each encoding as a compact
+//! table instead (every token past the 256 bytes is two lower-ranked tokens: 1.3 MB for both), and
+//! `bpe.rs` counts with one buffer of tokens and an index, which the tests check token for token
+//! against tiktoken-rs. `Encoding::for_model` picks the encoding from a model name; the app does
+//! not warm up, so a window that counts nothing holds none. `count_message(encoding, message)` is
+//! the one rule for what a message weighs (its text, its tool calls and its tool result as JSON,
+//! each counted on its own), used by the facade for live messages and by every importer.
 
 mod bpe;
 mod message;

@@ -7,6 +7,24 @@
 //! Changes come in two steps — [`Workspace::prepare_write`] / [`Workspace::prepare_edit`] give
 //! the diff for the approval prompt, [`Workspace::apply`] writes it — or one
 //! ([`Workspace::write_file`], [`Workspace::edit_file`]).
+//!
+//! `read_file` returns numbered lines a capped piece at a time and says how to read on.
+//! `list_files` and `search` walk with ripgrep's `ignore` crate (`.gitignore` honoured inside a git
+//! repository or not, `.ignore`, hidden files and `.git` skipped, the global excludes not read).
+//! `apply_shown` applies a change only on the file the person was shown (`PreparedChange::base`),
+//! and `apply` refuses a file changed since it was prepared. `tool_specs()` gives the six tools'
+//! JSON schemas with their `ToolKind` (`flame-model`'s, shared with the store and the settings),
+//! `WorkspaceCall::parse` gives typed arguments, and each result's `touched()` names the files it
+//! read and changed (`run_command`'s is `Touched::Unknown`). A file with more than one hard link is
+//! refused (`HardLinked`) and skipped by `search`, since its other name may be outside and nothing
+//! cheap tells where; a name that became a link is `WorkspaceError::Replaced`. A command's run ends
+//! at most about 1.6 s after its timeout or Stop whatever it does with its output
+//! (`TERMINATE_GRACE`, `DRAIN_GRACE`), its log takes at most `MAX_COMMAND_LOG_BYTES` with the rest
+//! counted, and Flame's own variables and the usual key names are removed from its environment;
+//! `Environment::withdraw_secrets` takes the keys out of the front end's own environment block,
+//! which `/proc/<pid>/environ` shows to every process of the account. The tests are one binary
+//! (`tests/workspace/`) and `tests/kill_write.rs`, which runs without the test harness because it
+//! runs itself again as the writer it kills.
 
 mod change;
 mod command;

@@ -255,4 +255,12 @@ fn the_outline_read_ahead_goes_to_the_first_ask_unless_something_changed() {
 fn reading_the_outline_ahead_without_a_current_tree_reads_nothing() {
     let s = Scratch::new(71);
     s.flame.read_outline_ahead().unwrap();
+    // Nothing was kept for the first ask: it says there is no tree, as it would without the read.
+    let err = s.flame.outline_columns(None).unwrap_err();
+    assert_eq!(err.code, flame_api::ErrorCode::NotFound, "{err:?}");
+    // The tree made next is read as it is, not as anything read before it.
+    let tree = s.flame.create_tree(Actor::Cli, "Made after the read", "Done", None).unwrap();
+    let outline = serde_json::to_value(s.flame.outline_columns(None).unwrap()).unwrap();
+    assert_eq!(outline["title"][0], "Made after the read");
+    assert_eq!(outline["tree"]["id"], tree.id.as_str());
 }

@@ -1,5 +1,8 @@
 //! Messages and replies: adding a message, and a streamed reply's life — opened, saved as it
 //! arrives, finished — with the cap on a message's size.
+//!
+//! A message from a model longer than `MAX_MESSAGE_BYTES` is cut to fit with a closing note
+//! (`fit_reply`).
 
 use std::borrow::Cow;
 

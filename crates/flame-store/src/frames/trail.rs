@@ -1,5 +1,8 @@
 //! The file trail: the workspace-relative paths a frame's own tool calls read and changed
 //! (`frame_files`), recorded with the tool result that reports them, in one transaction.
+//!
+//! A frame's trail holds at most `MAX_TRAIL_PATHS` paths of at most `MAX_TRAIL_PATH_BYTES` bytes;
+//! further paths are left out while the tool result is still stored.
 
 use std::collections::HashMap;
 

@@ -160,10 +160,12 @@ impl Store {
                 &format!("DELETE FROM frame_files WHERE frame_id IN ({in_tree})"),
                 [id.as_str()],
             )?;
-            w.tx.execute(
-                &format!("DELETE FROM frame_contexts WHERE frame_id IN ({in_tree})"),
-                [id.as_str()],
-            )?;
+            for table in ["frame_contexts", "frame_openings"] {
+                w.tx.execute(
+                    &format!("DELETE FROM {table} WHERE frame_id IN ({in_tree})"),
+                    [id.as_str()],
+                )?;
+            }
             w.tx.execute("DELETE FROM frame_budgets WHERE tree_id = ?1", [id.as_str()])?;
             w.tx.execute("DELETE FROM tree_allowed_kinds WHERE tree_id = ?1", [id.as_str()])?;
             // The snapshots themselves are pruned by the facade, which read them first.
