@@ -180,4 +180,54 @@ describe("frame costs in the window", () => {
       },
     );
   });
+
+  it("marks a spent budget under the frame header, and lifts the mark when it is raised there", async () => {
+    await withApp(
+      "budget spent",
+      async (app) => {
+        const line = "[data-testid=frame-budget]";
+        await app.driver.wait(
+          async () => (await (await app.find(line)).getAttribute("data-exceeded")) === "true",
+          5_000,
+          "the root's budget shown as spent",
+        );
+        const spent = await textOf(app, line);
+        expect(spent).toContain("/ $1.00");
+        expect(spent).toContain("spent; raise it or pop the frame");
+        await keepScreenshot(app, "budget-spent");
+
+        await (await app.find("[data-testid=budget-edit]")).click();
+        const dollars = await app.find(`${line} input[name=usd]`);
+        await dollars.clear();
+        await dollars.sendKeys("1000");
+        await (await app.find("[data-testid=budget-save]")).click();
+        await app.driver.wait(
+          async () => (await (await app.find(line)).getAttribute("data-exceeded")) === "false",
+          5_000,
+          "the raised budget no longer spent",
+        );
+        expect(await textOf(app, line)).toContain("/ $1000.00");
+        // `flame` reads the budget the window saved.
+        const root = (flame(app.home, "status") as { frames: CostedFrame[] }).frames.find(
+          (f) => f.parent === null,
+        )!;
+        const shown = flame(app.home, "budget", root.id) as { budget: { micro_usd: number } };
+        expect(shown.budget.micro_usd).toBe(1_000_000_000);
+      },
+      {
+        prepareHome: async (scratch) => {
+          const home = join(scratch, "home");
+          await mkdir(home);
+          flame(home, "import", SESSION);
+          const root = (flame(home, "status") as { frames: CostedFrame[] }).frames.find(
+            (f) => f.parent === null,
+          )!;
+          flame(home, "focus", root.id);
+          flame(home, "budget", root.id, "--usd", "1");
+          return home;
+        },
+        env: async () => Promise.resolve({ XDG_CONFIG_HOME: config }),
+      },
+    );
+  });
 });

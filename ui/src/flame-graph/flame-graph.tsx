@@ -55,8 +55,11 @@ export type GraphColour = "status" | "budget";
 /** Pointer travel, in CSS pixels, before a press becomes a drag. */
 const DRAG_START_PX = 4;
 const MIN_SPAN = 1e-9;
-/** Drawn before the title of a frame whose own budget is spent. */
-export const BUDGET_SPENT_SIGN = "⛔ ";
+/**
+ * Drawn before the title of a frame whose own budget is spent. A sign the text fonts have (DejaVu
+ * Sans draws it): an emoji such as ⛔ is an empty box where no emoji font is installed.
+ */
+export const BUDGET_SPENT_SIGN = "⊘ ";
 
 /**
  * Trees up to this many frames are laid out while the view renders (100k frames take some tens
