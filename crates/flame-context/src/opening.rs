@@ -624,13 +624,14 @@ struct Note {
 fn note(plan: &Plan<'_>, input: &ContextInput<'_>, told_before: &[ToldFrame]) -> Option<Note> {
     let before: HashMap<&flame_model::FrameId, u64> =
         told_before.iter().map(|t| (&t.frame, t.digest)).collect();
-    let now = told(plan);
-    let order = budget::document_order(plan);
+    let mut now = Vec::new();
     let mut elements = Vec::new();
-    for (t, &u) in now.iter().zip(&order) {
-        if before.get(&t.frame) != Some(&t.digest) {
+    for u in budget::document_order(plan) {
+        let told = ToldFrame { frame: plan.units[u].frame.id.clone(), digest: plan.digest(u) };
+        if before.get(&told.frame) != Some(&told.digest) {
             elements.push(plan.note_element(u));
         }
+        now.push(told);
     }
     let shown: HashSet<&flame_model::FrameId> = now.iter().map(|t| &t.frame).collect();
     for gone in told_before.iter().filter(|t| !shown.contains(&t.frame)) {
