@@ -14,7 +14,6 @@ use flame_workspace::{
     WorkspaceError,
 };
 
-use crate::approval::Preview;
 
 /// The workspace tools as offered to a model.
 pub(crate) fn specs() -> Vec<ToolSpec> {
@@ -26,74 +25,6 @@ pub(crate) fn specs() -> Vec<ToolSpec> {
             schema: spec.schema,
         })
         .collect()
-}
-
-/// What a call would do, for the person deciding on it. Reading the file an edit changes is
-/// the only effect.
-pub(crate) fn preview(workspace: Option<&Workspace>, call: &ToolCall) -> Preview {
-    let invalid = |message: String| Preview::Invalid { message };
-    let Some(workspace) = workspace else {
-        return invalid("this tree has no workspace folder".to_owned());
-    };
-    if let Some(why) = call.unreadable_arguments() {
-        return invalid(format!("the arguments are not JSON: {why}"));
-    }
-    let parsed = match WorkspaceCall::parse(&call.name, &call.arguments) {
-        Some(Ok(parsed)) => parsed,
-        Some(Err(err)) => return invalid(err.to_string()),
-        None => return invalid(format!("{} is not a workspace tool", call.name)),
-    };
-    let change = match &parsed {
-        WorkspaceCall::WriteFile(args) => workspace.prepare_write(&args.path, args.content.clone()),
-        WorkspaceCall::EditFile(args) => {
-            workspace.prepare_edit(&args.path, &args.old_string, &args.new_string, args.replace_all)
-        }
-        WorkspaceCall::RunCommand(args) => {
-            let request = args.request();
-            return Preview::Command {
-                command: request.command,
-                folder: workspace.root().display().to_string(),
-                timeout_seconds: request
-                    .timeout
-                    .unwrap_or(flame_workspace::DEFAULT_COMMAND_TIMEOUT)
-                    .as_secs(),
-            };
-        }
-        WorkspaceCall::ReadFile(args) => {
-            let range = match (args.start_line, args.end_line) {
-                (None, None) => String::new(),
-                (start, end) => format!(
-                    ", lines {}–{}",
-                    start.unwrap_or(1),
-                    end.map_or_else(|| "end".to_owned(), |e| e.to_string())
-                ),
-            };
-            return Preview::Reading { summary: format!("Read {}{range}", args.path) };
-        }
-        WorkspaceCall::ListFiles(args) => {
-            return Preview::Reading {
-                summary: format!("List files matching {}", args.glob.as_deref().unwrap_or("*")),
-            };
-        }
-        WorkspaceCall::Search(args) => {
-            return Preview::Reading {
-                summary: format!(
-                    "Search for /{}/{}",
-                    args.pattern,
-                    args.glob.as_deref().map(|g| format!(" in {g}")).unwrap_or_default()
-                ),
-            };
-        }
-    };
-    match change {
-        Ok(change) => Preview::Change {
-            base: change.base(),
-            path: change.path,
-            created: change.creates,
-            diff: change.diff,
-        },
-        Err(err) => invalid(err.to_string()),
-    }
 }
 
 /// What running a workspace call gave.

@@ -70,7 +70,8 @@ use flame_models::{
 };
 use serde::Serialize;
 
-pub use approval::{Answer, Approval, ApprovalPolicy, Ask, Preview, WaitingRequest};
+pub use approval::{Ask, WaitingRequest};
+pub use flame_api::{Answer, Approval, ApprovalPolicy, Preview};
 pub use compaction::GeneratedResults;
 pub use key_store::{KeyLocation, KeyStore};
 pub use settings::{Autonomy, ResolvedModel, Settings, SettingsFile};
@@ -805,7 +806,7 @@ fn waiting_request_for(
     let ask = match flame_workspace::tool_kind(&call.name) {
         Some(tool_kind) => {
             let workspace = open_workspace(flame, tree).ok().flatten();
-            Ask::Workspace { tool_kind, preview: hands::preview(workspace.as_ref(), call) }
+            Ask::Workspace { tool_kind, preview: flame_api::preview_workspace_call(workspace.as_ref(), call) }
         }
         None => Ask::FrameChange,
     };
@@ -828,7 +829,7 @@ fn open_workspace(
 }
 
 /// What the model is told when the person refuses `call`, with their words (cut to
-/// [`approval::MAX_REFUSAL_BYTES`]).
+/// [`flame_api::MAX_REFUSAL_BYTES`]).
 fn refusal_text(call: &ToolCall, reason: Option<&str>) -> String {
     let what = if flame_workspace::tool_kind(&call.name).is_some() {
         format!("The person refused this {} call", call.name)
@@ -837,7 +838,7 @@ fn refusal_text(call: &ToolCall, reason: Option<&str>) -> String {
     };
     match reason.map(str::trim).filter(|r| !r.is_empty()) {
         Some(reason) => {
-            let mut end = reason.len().min(approval::MAX_REFUSAL_BYTES);
+            let mut end = reason.len().min(flame_api::MAX_REFUSAL_BYTES);
             while !reason.is_char_boundary(end) {
                 end -= 1;
             }

@@ -43,6 +43,7 @@ mod settled_messages;
 mod subtree_trails;
 pub mod window_paths;
 mod workspace;
+mod workspace_call;
 
 use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::sync::{Mutex, MutexGuard};
@@ -83,6 +84,9 @@ pub use search::{
     SearchPlace, SnippetPart,
 };
 pub use workspace::{MAX_OUTPUT_NAME_CHARS, check_workspace};
+pub use workspace_call::{
+    Answer, Approval, ApprovalPolicy, MAX_REFUSAL_BYTES, Preview, preview as preview_workspace_call,
+};
 
 /// How many events since a kept read (usage, subtree trails, the frames a context shows) was made
 /// are followed to bring it up to date; past that many it is read again whole, which is then
