@@ -64,11 +64,11 @@ impl Startup {
         data_dir: Result<DataDir, ApiError>,
         settings_path: Option<PathBuf>,
     ) -> Startup {
-        let flame = data_dir.and_then(Flame::open).map(Arc::new);
         // The person's settings, read without the keys, so costs and contexts are right from the
         // first outline.
+        let config = flame_agent::Settings::at_or_default(settings_path.as_deref()).facade_config();
+        let flame = data_dir.and_then(|data_dir| Flame::open(data_dir, config)).map(Arc::new);
         if let Ok(flame) = &flame {
-            flame_agent::Settings::at_or_default(settings_path.as_deref()).configure(flame);
             // The settings' folder may hold keys and the approval policy: never a workspace.
             flame.add_own_folders(
                 settings_path.as_deref().and_then(Path::parent).map(Path::to_path_buf),
@@ -101,12 +101,16 @@ impl Startup {
         {
             return Ok(Arc::clone(agent));
         }
+        let flame = self.flame()?;
         let agent = Arc::new(Agent::from_settings_file(
-            Arc::clone(self.flame()?),
+            Arc::clone(flame),
             self.settings_path(),
             self.env_reader(),
             RetryPolicy::default(),
         )?);
+        // The file may have been saved by another process since Flame was opened: the facade
+        // follows the settings the agent now works with.
+        flame.reconfigure(agent.settings().facade_config());
         *kept = Some((stamp, Arc::clone(&agent)));
         Ok(agent)
     }

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use flame_api::{DataDir, Flame};
+use flame_api::{DataDir, Flame, FlameConfig};
 use flame_desktop::{Startup, assemble};
 use flame_model::Actor;
 use serde_json::{Value, json};
@@ -95,7 +95,11 @@ fn an_unknown_command_is_refused() {
 
 /// Another Flame on the same data directory, standing for another process.
 fn open_flame(home: &Path) -> Flame {
-    Flame::open(DataDir::resolve(Some(home.as_os_str()), None, None).unwrap()).unwrap()
+    Flame::open(
+        DataDir::resolve(Some(home.as_os_str()), None, None).unwrap(),
+        FlameConfig::default(),
+    )
+    .unwrap()
 }
 
 /// Creates a tree titled "Root" and returns the root frame's id.

@@ -39,9 +39,9 @@
 //! last assistant message calls none of the frame tools waits on nothing. Front ends build the
 //! agent with `Agent::from_settings_file(flame, settings path, env, retry)` (`SettingsFile::at`
 //! refuses a system without a configuration folder, with the same message everywhere), and `flame
-//! chat --provider` pins a model's provider with `Agent::use_provider`; `Agent::new`, like
-//! every front end, hands the facade the settings' checkpoint cap, `keep_tool_results` and prices
-//! (`Settings::configure`).
+//! chat --provider` pins a model's provider with `Agent::use_provider`. The facade's configuration
+//! (the checkpoint cap, `keep_tool_results`, prices) is the front end's to pass when it opens
+//! Flame (`Settings::facade_config`); the agent never changes it.
 
 pub mod approval;
 mod compaction;
@@ -71,8 +71,8 @@ use flame_models::{
 use serde::Serialize;
 
 pub use approval::{Ask, WaitingRequest};
-pub use flame_api::{Answer, Approval, ApprovalPolicy, Preview};
 pub use compaction::GeneratedResults;
+pub use flame_api::{Answer, Approval, ApprovalPolicy, Preview};
 pub use key_store::{KeyLocation, KeyStore};
 pub use settings::{Autonomy, ResolvedModel, Settings, SettingsFile};
 
@@ -164,7 +164,6 @@ impl Agent {
         env: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
         retry: RetryPolicy,
     ) -> Agent {
-        settings.configure(&flame);
         Agent {
             flame,
             client: Client::new(retry),
@@ -806,7 +805,10 @@ fn waiting_request_for(
     let ask = match flame_workspace::tool_kind(&call.name) {
         Some(tool_kind) => {
             let workspace = open_workspace(flame, tree).ok().flatten();
-            Ask::Workspace { tool_kind, preview: flame_api::preview_workspace_call(workspace.as_ref(), call) }
+            Ask::Workspace {
+                tool_kind,
+                preview: flame_api::preview_workspace_call(workspace.as_ref(), call),
+            }
         }
         None => Ask::FrameChange,
     };

@@ -34,7 +34,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use flame_api::{ApiError, Budget, ErrorCode, Flame};
+use flame_api::{ApiError, Budget, ErrorCode, FlameConfig};
 use flame_model::budget::FrameBudget;
 use flame_model::cost::{self, ModelPrice, PriceTable};
 use flame_models::discover::{self, DEFAULT_LOCAL_SERVERS, MAX_LOCAL_SERVERS, check_address};
@@ -162,13 +162,15 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Settings {
+        // The facade's own defaults, so a Flame opened without settings works as with new ones.
+        let facade = FlameConfig::default();
         Settings {
             default_model: None,
             autonomy: Autonomy::Auto,
             approval: crate::ApprovalPolicy::default(),
             turn_budget: DEFAULT_TURN_BUDGET,
-            checkpoint_cap_mb: flame_api::DEFAULT_CHECKPOINT_CAP_BYTES / MIB,
-            keep_tool_results: flame_context::DEFAULT_KEEP_TOOL_RESULTS as u32,
+            checkpoint_cap_mb: facade.checkpoint_cap_bytes / MIB,
+            keep_tool_results: u32::try_from(facade.keep_tool_results).unwrap_or(u32::MAX),
             prices: Vec::new(),
             built_in_prices: Vec::new(),
             anthropic: ProviderSettings::default(),
@@ -540,7 +542,7 @@ impl Settings {
     }
 
     /// The settings file at `path` (`None`: a system without one), read without its keys, for
-    /// front ends that only need what the facade is configured with ([`Settings::configure`]).
+    /// front ends that only need the facade's configuration ([`Settings::facade_config`]).
     /// A file that cannot be read is reported in the log and the defaults are used: showing
     /// costs or a context is no reason to refuse a command.
     pub fn at_or_default(path: Option<&Path>) -> Settings {
@@ -553,13 +555,16 @@ impl Settings {
         }
     }
 
-    /// Hands the facade what it works with from these settings: the checkpoint storage cap, the
-    /// tool results a context sends in full, and the prices. Every front end calls this once the
-    /// settings are read or saved, so the window, the command line and the agent agree.
-    pub fn configure(&self, flame: &Flame) {
-        flame.set_checkpoint_cap(self.checkpoint_cap_mb.saturating_mul(MIB));
-        flame.set_keep_tool_results(self.keep_tool_results as usize);
-        flame.set_prices(self.price_table());
+    /// What the facade works with from these settings: the checkpoint storage cap, the tool
+    /// results a context sends in full, and the prices. Front ends pass it to `Flame::open` and,
+    /// when the settings are saved, to `Flame::reconfigure`, so the window, the command line and
+    /// the agent agree.
+    pub fn facade_config(&self) -> FlameConfig {
+        FlameConfig {
+            checkpoint_cap_bytes: self.checkpoint_cap_mb.saturating_mul(MIB),
+            keep_tool_results: self.keep_tool_results as usize,
+            prices: self.price_table(),
+        }
     }
 
     /// The model to use: `name`, else the default model. `env` reads environment variables

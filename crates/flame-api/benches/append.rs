@@ -5,13 +5,14 @@
 
 use std::time::{Duration, Instant};
 
-use flame_api::{DataDir, Env, Flame};
+use flame_api::{DataDir, Env, Flame, FlameConfig};
 use flame_model::{Actor, Role};
 
 fn main() {
     let dir = tempfile::tempdir().unwrap();
     let home = DataDir::resolve(Some(dir.path().as_os_str()), None, None).unwrap();
-    let flame = Flame::open_with(home, Env::fixed(1_795_307_601_000, 7)).unwrap();
+    let flame =
+        Flame::open_with(home, FlameConfig::default(), Env::fixed(1_795_307_601_000, 7)).unwrap();
     let tree = flame.create_tree(Actor::Person, "Bench", "fast appends", None).unwrap();
     let text =
         "A message of ordinary length, a few sentences about the work in this frame. ".repeat(4);

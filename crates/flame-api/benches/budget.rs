@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use flame_api::{DataDir, Env, Flame};
+use flame_api::{DataDir, Env, Flame, FlameConfig};
 use flame_model::budget::FrameBudget;
 use flame_model::{Actor, FrameId, NewMessage, Role, Usage};
 use flame_store::{Change, Store};
@@ -38,7 +38,10 @@ fn main() {
     }
     drop(all_messages);
     let home = DataDir::resolve(Some(dir.path().as_os_str()), None, None).unwrap();
-    let open = || Flame::open_with(home.clone(), Env::fixed(1_795_307_601_000, 5)).unwrap();
+    let open = || {
+        Flame::open_with(home.clone(), FlameConfig::default(), Env::fixed(1_795_307_601_000, 5))
+            .unwrap()
+    };
     let flame = open();
 
     // Budgets no reply here comes near, so every check reads every bound and stops nothing.

@@ -20,7 +20,7 @@
 
 use std::time::{Duration, Instant};
 
-use flame_api::{Budget, CachePolicy, DataDir, Env, Flame};
+use flame_api::{Budget, CachePolicy, DataDir, Env, Flame, FlameConfig};
 use flame_model::{
     Actor, FileTrail, Frame, FrameId, IdSource, NewMessage, Role, Status, ToolCall, ToolDetail,
     ToolResult, Tree,
@@ -206,7 +206,8 @@ fn main() {
     drop((all_messages, trails, session_messages));
     // Opening writes the logs of every imported frame once; that is import's cost, not this one's.
     let home = DataDir::resolve(Some(dir.path().as_os_str()), None, None).unwrap();
-    let flame = Flame::open_with(home, Env::fixed(1_795_307_601_000, 3)).unwrap();
+    let flame =
+        Flame::open_with(home, FlameConfig::default(), Env::fixed(1_795_307_601_000, 3)).unwrap();
     flame_tokens::warm_up();
 
     // The first assembly reads the finished frames' subtree trails, which are kept for the next;

@@ -15,7 +15,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use flame_api::{DataDir, Env, Flame};
+use flame_api::{DataDir, Env, Flame, FlameConfig};
 use flame_model::{Actor, NewMessage, Role, Usage};
 use flame_store::{Change, Store};
 
@@ -66,7 +66,10 @@ fn main() {
     }
     drop(all_messages);
     let home = DataDir::resolve(Some(dir.path().as_os_str()), None, None).unwrap();
-    let open = || Flame::open_with(home.clone(), Env::fixed(1_795_307_601_000, 5)).unwrap();
+    let open = || {
+        Flame::open_with(home.clone(), FlameConfig::default(), Env::fixed(1_795_307_601_000, 5))
+            .unwrap()
+    };
     let flame = open();
 
     // Read whole: a Flame that has kept nothing, each time.

@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use flame_api::{DataDir, Env, ExportFormat, ExportScope, Flame};
+use flame_api::{DataDir, Env, ExportFormat, ExportScope, Flame, FlameConfig};
 use flame_model::Actor;
 use flame_store::{Change, Store};
 
@@ -29,7 +29,8 @@ fn main() {
     drop((all_frames, all_messages));
     // Opening writes the logs of every imported frame once; that is import's cost, not this one's.
     let home = DataDir::resolve(Some(dir.path().as_os_str()), None, None).unwrap();
-    let flame = Flame::open_with(home, Env::fixed(1_795_307_601_000, 3)).unwrap();
+    let flame =
+        Flame::open_with(home, FlameConfig::default(), Env::fixed(1_795_307_601_000, 3)).unwrap();
 
     // Reading alone (the part progress is reported for), to set against the whole export.
     let mut best = f64::MAX;

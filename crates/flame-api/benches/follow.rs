@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use flame_api::{Agent, AgentHomes, DataDir, Env, Flame, FollowOutcome, WatchSignal};
+use flame_api::{Agent, AgentHomes, DataDir, Env, Flame, FlameConfig, FollowOutcome, WatchSignal};
 use flame_model::Actor;
 
 /// A real session to follow the growth of (vendored), so each read makes a draft of its size.
@@ -38,6 +38,7 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let flame = Flame::open_with(
         DataDir::resolve(Some(dir.path().join("flame").as_os_str()), None, None).unwrap(),
+        FlameConfig::default(),
         Env::fixed(1_795_307_601_000, 7),
     )
     .unwrap();

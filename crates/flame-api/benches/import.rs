@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use flame_api::{DataDir, Env, Flame};
+use flame_api::{DataDir, Env, Flame, FlameConfig};
 use flame_model::Actor;
 
 const SESSIONS: [(&str, &str); 2] = [
@@ -52,7 +52,8 @@ fn generated_export() {
     drop(draft);
 
     let home = DataDir::resolve(Some(dir.path().join("home").as_os_str()), None, None).unwrap();
-    let flame = Flame::open_with(home, Env::fixed(1_795_307_601_000, 1)).unwrap();
+    let flame =
+        Flame::open_with(home, FlameConfig::default(), Env::fixed(1_795_307_601_000, 1)).unwrap();
     let started = Instant::now();
     let summary = flame.import_file(Actor::Cli, &file, None, true, None, &mut |_| {}).unwrap();
     let elapsed = started.elapsed();
@@ -142,7 +143,8 @@ fn generated_transcript() {
     drop(draft);
 
     let home = DataDir::resolve(Some(dir.path().join("home").as_os_str()), None, None).unwrap();
-    let flame = Flame::open_with(home, Env::fixed(1_795_307_601_000, 2)).unwrap();
+    let flame =
+        Flame::open_with(home, FlameConfig::default(), Env::fixed(1_795_307_601_000, 2)).unwrap();
     let started = Instant::now();
     let summary = flame.import_file(Actor::Cli, &file, None, true, None, &mut |_| {}).unwrap();
     assert!(summary.messages > (lines as u64) / 2, "{summary:?}");
@@ -165,7 +167,9 @@ fn main() {
         for run in 0..3 {
             let dir = tempfile::tempdir().unwrap();
             let home = DataDir::resolve(Some(dir.path().as_os_str()), None, None).unwrap();
-            let flame = Flame::open_with(home, Env::fixed(1_795_307_601_000, run)).unwrap();
+            let flame =
+                Flame::open_with(home, FlameConfig::default(), Env::fixed(1_795_307_601_000, run))
+                    .unwrap();
             let started = Instant::now();
             flame.import_file(Actor::Cli, &path, None, true, None, &mut |_| {}).unwrap();
             best = best.min(started.elapsed().as_secs_f64());

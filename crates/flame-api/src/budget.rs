@@ -202,7 +202,7 @@ impl Flame {
         };
         let tree = store.frame(root)?.tree;
         path.reverse();
-        self.prices.with(|prices| {
+        self.config.with_prices(|prices| {
             self.budgets.with(store, &tree, |ledger| read(&ledger.on_path(&path, prices)))
         })
     }
@@ -280,8 +280,9 @@ impl Flame {
             let entry = store.frame(frame)?;
             if let Some(parent) = &entry.parent {
                 let usage = store.subtree_usage(frame)?;
-                let spent =
-                    self.prices.with(|p| Spend::priced(&usage.by_model, usage.tool_calls, p));
+                let spent = self
+                    .config
+                    .with_prices(|p| Spend::priced(&usage.by_model, usage.tool_calls, p));
                 self.check_within(&store, parent, budget, &spent)?;
             }
         }

@@ -123,8 +123,7 @@ impl Flame {
         // `flame_context::KeptParts`): a chat assembles before every model call, and reading
         // the trails walks most of a large tree.
         let (data_dir, budget) = (self.data_dir.path(), budget.unwrap_or(DEFAULT_BUDGET));
-        let keep_tool_results =
-            Some(self.keep_tool_results.load(std::sync::atomic::Ordering::Relaxed));
+        let keep_tool_results = Some(self.config.keep_tool_results());
         let rules = CallRules { now, policy };
         // What the focus has left of its budgets: a note tells the model when that is new.
         let allowance = self.allowance_in(store, focus)?;

@@ -26,12 +26,11 @@
 //! start once a `.gitignore` changed since (it may have been there, ignored). The workspace is
 //! checked again where the stored path leads, since a folder may have been replaced by a link since
 //! it was set. `retry_from_start` is a rollback then a retry. Checkpoints over the cap
-//! (`set_checkpoint_cap`, `DEFAULT_CHECKPOINT_CAP_BYTES` a workspace) are pruned the oldest quarter
+//! (`FlameConfig::checkpoint_cap_bytes`, `DEFAULT_CHECKPOINT_CAP_BYTES` a workspace) are pruned the oldest quarter
 //! first, never the newest; a deleted tree's checkpoints are forgotten and collected.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 
 use flame_checkpoint::{ChangeKind, CheckpointError, CommitId, PathState, Shadow};
 use flame_model::{Actor, CheckpointReason, Frame, FrameId, Status, Timestamp, Tree};
@@ -40,8 +39,8 @@ use serde::Serialize;
 
 use crate::{ApiError, ErrorCode, Flame};
 
-/// The storage a workspace's checkpoints may take before the oldest are pruned (2 GB), unless a
-/// front end sets another from the settings.
+/// The storage a workspace's checkpoints may take before the oldest are pruned (2 GB), unless the
+/// facade's configuration says another (the person's settings).
 pub const DEFAULT_CHECKPOINT_CAP_BYTES: u64 = 2 * 1024 * 1024 * 1024;
 
 /// How a file differs between two checkpoints.
@@ -205,11 +204,6 @@ const MAYBE_IGNORED_AT_START: &str = "not in the checkpoint from when the frame 
 const NO_START: &str = "no checkpoint from when this frame started is kept: it started before its tree had a workspace folder (or before Flame took checkpoints), or its checkpoint was pruned to keep checkpoints under the storage cap";
 
 impl Flame {
-    /// Sets the storage a workspace's checkpoints may take before the oldest are pruned.
-    pub fn set_checkpoint_cap(&self, bytes: u64) {
-        self.checkpoint_cap.store(bytes, Ordering::Relaxed);
-    }
-
     fn shadow_folder(&self, workspace: &str) -> PathBuf {
         self.data_dir
             .path()
@@ -686,7 +680,7 @@ impl Flame {
     /// Prunes `workspace`'s oldest checkpoints while they take more than the cap. A failure is
     /// logged: the checkpoint just taken is kept either way.
     fn keep_under_cap(&self, workspace: &str, shadow: &Shadow) {
-        let cap = self.checkpoint_cap.load(Ordering::Relaxed);
+        let cap = self.config.checkpoint_cap_bytes();
         let result = (|| -> Result<(), ApiError> {
             let size =
                 shadow.size_on_disk().map_err(|e| checkpoint_error("measure checkpoints", e))?;

@@ -1,11 +1,7 @@
-//! What a tree's frames cost: the store's usage aggregate priced with the prices the front end
-//! set.
-//!
-//! The facade knows no settings file. Each front end reads the person's prices from its settings
-//! (`flame_agent::Settings::price_table`) and hands them over with [`Flame::set_prices`] when it
-//! opens Flame and whenever they are saved, the way the checkpoint cap is handed over; until
-//! then the built-in prices are used. The outline, the command line's status and the exports
-//! read costs through here.
+//! What a tree's frames cost: the store's usage aggregate priced with the prices of the facade's
+//! configuration (`config.rs`: the person's settings', passed when Flame is opened and replaced
+//! when they are saved). The outline, the command line's status and the exports read costs
+//! through here.
 //!
 //! The usage of the last tree asked about is kept with the event seq it was read at: the next
 //! read follows the events since (every change to a reply's usage records one naming its frame)
@@ -24,7 +20,7 @@
 //! `flame_model::cost::frame_costs`.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Mutex, PoisonError, RwLock};
+use std::sync::{Mutex, PoisonError};
 
 use flame_model::cost::{
     CostTotal, FrameCost, ModelPrice, ModelUsage, Price, PriceTable, frame_costs,
@@ -34,21 +30,6 @@ use flame_store::{Store, StoreError};
 
 use crate::frames::resolve_tree;
 use crate::{ApiError, Flame, MAX_EVENTS_FOLLOWED};
-
-/// The prices a [`Flame`] uses, set by its front end.
-#[derive(Debug, Default)]
-pub(crate) struct Prices(RwLock<PriceTable>);
-
-impl Prices {
-    pub(crate) fn get(&self) -> PriceTable {
-        self.0.read().unwrap_or_else(PoisonError::into_inner).clone()
-    }
-
-    /// Runs `read` on the prices without copying them.
-    pub(crate) fn with<T>(&self, read: impl FnOnce(&PriceTable) -> T) -> T {
-        read(&self.0.read().unwrap_or_else(PoisonError::into_inner))
-    }
-}
 
 /// The recorded usage of the tree last asked about, by frame, as of an event seq.
 #[derive(Debug, Default)]
@@ -458,17 +439,9 @@ fn follow(store: &Store, mut usage: TreeUsage) -> Result<TreeUsage, StoreError> 
 }
 
 impl Flame {
-    /// Prices model calls with `prices` from now on (the built-in table with the person's
-    /// entries over it).
-    pub fn set_prices(&self, prices: PriceTable) {
-        *self.prices.0.write().unwrap_or_else(PoisonError::into_inner) = prices;
-        // An outline read ahead is priced at the old prices, and no event says they changed.
-        self.outline_ahead.forget();
-    }
-
     /// The prices in use.
     pub fn prices(&self) -> PriceTable {
-        self.prices.get()
+        self.config.prices()
     }
 
     /// Every frame's cost in a tree (the current one if `tree` is `None`): its own messages'
@@ -480,7 +453,7 @@ impl Flame {
     ) -> Result<HashMap<FrameId, FrameCost>, ApiError> {
         let store = self.store();
         let id = resolve_tree(&store, tree)?;
-        Ok(self.usage.costs(&store, &id, &self.prices.get())?)
+        Ok(self.usage.costs(&store, &id, &self.config.prices())?)
     }
 
     /// One frame's cost: its own and its subtree's, and its own usage by model (nothing
@@ -489,7 +462,7 @@ impl Flame {
     pub fn frame_cost(&self, frame: &FrameId) -> Result<FrameCost, ApiError> {
         let store = self.store();
         let tree = store.frame(frame)?.tree;
-        Ok(self.usage.frame_cost(&store, &tree, frame, &self.prices.get())?)
+        Ok(self.usage.frame_cost(&store, &tree, frame, &self.config.prices())?)
     }
 
     /// `tree`'s frame costs at the prices in use.
@@ -498,7 +471,7 @@ impl Flame {
         store: &Store,
         tree: &TreeId,
     ) -> Result<HashMap<FrameId, FrameCost>, StoreError> {
-        self.usage.costs(store, tree, &self.prices.get())
+        self.usage.costs(store, tree, &self.config.prices())
     }
 
     /// What the outline of `frames` (tree `tree`'s, just read, focused on `focus`) carries of
@@ -510,7 +483,7 @@ impl Flame {
         frames: &[FrameOutline],
         focus: &FrameId,
     ) -> Result<OutlineCosts, StoreError> {
-        self.usage.outline_costs(store, tree, frames, focus, &self.prices.get())
+        self.usage.outline_costs(store, tree, frames, focus, &self.config.prices())
     }
 }
 

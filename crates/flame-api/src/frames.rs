@@ -27,7 +27,6 @@ use serde::{Deserialize, Serialize};
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
 
 use flame_context::Budget;
 use flame_tokens::Encoding;
@@ -659,13 +658,6 @@ impl Flame {
         compacted: &str,
     ) -> Result<(), ApiError> {
         self.write(actor, |store, change, _| store.set_criteria_compacted(change, id, compacted))
-    }
-
-    /// Sets how many of a frame's newest tool results its context sends in full; older ones
-    /// are masked (`flame_context`'s observation masking). Front ends pass the person's
-    /// setting; until then it is [`flame_context::DEFAULT_KEEP_TOOL_RESULTS`].
-    pub fn set_keep_tool_results(&self, keep: usize) {
-        self.keep_tool_results.store(keep, Ordering::Relaxed);
     }
 
     /// A frame's messages, oldest first.

@@ -13,9 +13,9 @@
 //! `DataDir::from_env` and `agent_homes_from_env` (`data_dir.rs`) are the only places the facade
 //! reads the process environment.
 //!
-//! Costs, the checkpoint cap and `keep_tool_results` are handed over by the front ends
-//! (`Flame::set_prices`, `set_checkpoint_cap`, `set_keep_tool_results`), since the facade knows no
-//! settings file. `Flame::offer_sample_tree` (`sample.rs`) is called by the desktop shell when it
+//! Costs, the checkpoint cap and `keep_tool_results` come from the front end, since the facade
+//! knows no settings file: a `FlameConfig` passed to `Flame::open` and replaced whole by
+//! `Flame::reconfigure` (`config.rs`). `Flame::offer_sample_tree` (`sample.rs`) is called by the desktop shell when it
 //! opens, not by the command line. `Flame::import_file` (`import.rs`) cuts a message over
 //! `flame_store::MAX_MESSAGE_BYTES` to fit, with a closing note, before storing it
 //! (`Draft::cut_long_messages`), and its summary's problems end with "and N more" when some were
@@ -25,6 +25,7 @@ mod budget;
 mod calls;
 mod checkpoints;
 mod clock;
+mod config;
 mod cost;
 mod data_dir;
 mod error;
@@ -45,7 +46,6 @@ pub mod window_paths;
 mod workspace;
 mod workspace_call;
 
-use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::sync::{Mutex, MutexGuard};
 
 use flame_store::Store;
@@ -57,6 +57,7 @@ pub use checkpoints::{
     FrameChanges, RollbackOffer, RollbackOutcome,
 };
 pub use clock::Env;
+pub use config::FlameConfig;
 pub use data_dir::{DataDir, DataDirSource, agent_homes_from_env};
 pub use error::{ApiError, ErrorCode};
 pub use export::{
@@ -107,10 +108,8 @@ pub struct Flame {
     // busy timeout handles other processes.
     store: Mutex<Store>,
     env: Mutex<Env>,
-    /// The storage a workspace's checkpoints may take (`set_checkpoint_cap`).
-    checkpoint_cap: AtomicU64,
-    /// What model calls cost (`set_prices`).
-    prices: cost::Prices,
+    /// The checkpoint cap, the tool results sent in full and the prices (`reconfigure`).
+    config: config::Config,
     /// The recorded usage of the tree whose costs were last read, kept up to date.
     usage: cost::UsageCache,
     /// The spends of the budgeted frames of the tree whose budgets were last read, kept up to
@@ -127,9 +126,6 @@ pub struct Flame {
     kept_parts: Mutex<path_frames::KeptContext>,
     /// The current tree's outline read while the window started, for its first ask.
     outline_ahead: outline::OutlineAhead,
-    /// How many of the focus's newest tool results the context sends in full
-    /// (`set_keep_tool_results`).
-    keep_tool_results: AtomicUsize,
     /// The cache policy of the last call prepared, which the context's preview assumes.
     last_policy: calls::LastPolicy,
     /// The followed sessions' readers.
@@ -157,13 +153,14 @@ pub struct AppInfo {
 impl Flame {
     /// Creates the data directory if needed, opens (creating or migrating) its database,
     /// finishes the replies a stopped process left open, and repairs any frame log a crash left
-    /// behind; time and ids come from the system.
-    pub fn open(data_dir: DataDir) -> Result<Flame, ApiError> {
-        Flame::open_with(data_dir, Env::system())
+    /// behind; it works with `config` (the person's settings') and gets time and ids from the
+    /// system.
+    pub fn open(data_dir: DataDir, config: FlameConfig) -> Result<Flame, ApiError> {
+        Flame::open_with(data_dir, config, Env::system())
     }
 
     /// [`Flame::open`] with the given sources of time and ids.
-    pub fn open_with(data_dir: DataDir, env: Env) -> Result<Flame, ApiError> {
+    pub fn open_with(data_dir: DataDir, config: FlameConfig, env: Env) -> Result<Flame, ApiError> {
         data_dir.create()?;
         let mut store = Store::open(&data_dir.database_path()).map_err(ApiError::from_open)?;
         let mut env = env;
@@ -188,15 +185,13 @@ impl Flame {
             data_dir,
             store: Mutex::new(store),
             env: Mutex::new(env),
-            checkpoint_cap: AtomicU64::new(DEFAULT_CHECKPOINT_CAP_BYTES),
-            prices: cost::Prices::default(),
+            config: config::Config::new(config),
             usage: cost::UsageCache::default(),
             budgets: budget::BudgetLedger::default(),
             subtree_trails: subtree_trails::SubtreeTrails::default(),
             settled_messages: settled_messages::SettledMessages::default(),
             path_frames: path_frames::PathFrames::default(),
             kept_parts: Mutex::default(),
-            keep_tool_results: AtomicUsize::new(flame_context::DEFAULT_KEEP_TOOL_RESULTS),
             outline_ahead: outline::OutlineAhead::default(),
             last_policy: calls::LastPolicy::default(),
             following: follow::Following::default(),

@@ -16,7 +16,7 @@
 //! `Flame::read_outline_ahead` reads the current tree's outline, and with it its usage into the
 //! cost cache; the desktop shell calls it on a thread while its window starts, and the page's first
 //! `outline_columns(None)` takes that outline (waiting if it is still being read) when no event was
-//! recorded and `set_prices` was not called since, else reads afresh (`OutlineAhead`).
+//! recorded and the facade was not reconfigured since, else reads afresh (`OutlineAhead`).
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -34,7 +34,8 @@ use std::sync::Arc;
 
 use clap::Parser;
 use flame_api::{
-    ApiError, DataDir, ExportFormat, ExportScope, Flame, ImportFormat, PlanSpec, PopRequest,
+    ApiError, DataDir, ExportFormat, ExportScope, Flame, FlameConfig, ImportFormat, PlanSpec,
+    PopRequest,
 };
 use flame_model::budget::FrameBudget;
 use flame_model::lifecycle::PopStatus;
@@ -87,7 +88,7 @@ fn main() -> ExitCode {
         // The models come from the settings, the providers and local servers, not the data.
         Command::Models { refresh } => list_models(*refresh, cli.json, &environment),
         _ => data_dir
-            .and_then(Flame::open)
+            .and_then(|data_dir| Flame::open(data_dir, facade_config()))
             .map(Arc::new)
             .and_then(|flame| run(&flame, &cli, &environment)),
     };
@@ -104,12 +105,16 @@ fn main() -> ExitCode {
     }
 }
 
+/// What the facade works with from the person's settings, read without the keys: costs (status,
+/// exports) at their prices, contexts with their masking and their checkpoint cap.
+fn facade_config() -> FlameConfig {
+    let settings = flame_agent::Settings::default_path();
+    flame_agent::Settings::at_or_default(settings.as_deref()).facade_config()
+}
+
 fn run(flame: &Arc<Flame>, cli: &Cli, environment: &Arc<Environment>) -> Result<(), ApiError> {
     let out = Output { json: cli.json };
-    // Costs (status, exports) at the person's prices and contexts with their masking, from the
-    // settings read without the keys.
     let settings = flame_agent::Settings::default_path();
-    flame_agent::Settings::at_or_default(settings.as_deref()).configure(flame);
     // The settings' folder may hold keys and the approval policy: never a workspace.
     flame.add_own_folders(settings.as_deref().and_then(Path::parent).map(Path::to_path_buf));
     match &cli.command {

@@ -481,7 +481,12 @@ mod tests {
     fn a_pop_naming_another_frame_than_the_current_one_is_refused_and_changes_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let home = flame_api::DataDir::resolve(Some(dir.path().as_os_str()), None, None).unwrap();
-        let flame = Flame::open_with(home, flame_api::Env::fixed(1_795_307_601_000, 5)).unwrap();
+        let flame = Flame::open_with(
+            home,
+            flame_api::FlameConfig::default(),
+            flame_api::Env::fixed(1_795_307_601_000, 5),
+        )
+        .unwrap();
         let tree = flame.create_tree(Actor::Person, "Root", "r", None).unwrap();
         let child = flame.push(Actor::Person, None, "Child", "c").unwrap();
         let pop = |frame: &FrameId, results: &str| ToolCall {

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use flame_agent::{Agent, Answer, Ask, Autonomy, ChatEvent, Settings, Stopped};
-use flame_api::{DataDir, Env, ErrorCode, Flame};
+use flame_api::{DataDir, Env, ErrorCode, Flame, FlameConfig};
 use flame_model::budget::FrameBudget;
 use flame_model::{Actor, Role, Status};
 use flame_models::replay::{ReplayServer, Reply};
@@ -59,7 +59,9 @@ struct Setup {
 async fn setup(autonomy: Autonomy, replies: Vec<Reply>) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let home = DataDir::resolve(Some(dir.path().as_os_str()), None, None).unwrap();
-    let flame = Arc::new(Flame::open_with(home, Env::fixed(1_795_307_601_000, 9)).unwrap());
+    let flame = Arc::new(
+        Flame::open_with(home, FlameConfig::default(), Env::fixed(1_795_307_601_000, 9)).unwrap(),
+    );
     flame.create_tree(Actor::Person, "Build the app", "A working app with auth", None).unwrap();
     let server = ReplayServer::start().await.unwrap();
     server.push(replies);
@@ -485,7 +487,9 @@ async fn answering_again_is_refused_where_nothing_can_be_answered() {
 fn the_agent_is_built_from_the_settings_file_or_refused_without_a_folder() {
     let dir = tempfile::tempdir().unwrap();
     let home = DataDir::resolve(Some(dir.path().join("data").as_os_str()), None, None).unwrap();
-    let flame = Arc::new(Flame::open_with(home, Env::fixed(1_795_307_601_000, 9)).unwrap());
+    let flame = Arc::new(
+        Flame::open_with(home, FlameConfig::default(), Env::fixed(1_795_307_601_000, 9)).unwrap(),
+    );
     let no_env = |_: &str| None;
     let err = Agent::from_settings_file(flame.clone(), None, no_env, RetryPolicy::default())
         .err()

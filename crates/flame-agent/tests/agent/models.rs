@@ -11,7 +11,7 @@ use flame_agent::model_list::{
 };
 use flame_agent::settings::ModelSettings;
 use flame_agent::{Agent, Settings};
-use flame_api::{DataDir, Env, Flame};
+use flame_api::{DataDir, Env, Flame, FlameConfig};
 use flame_model::{Actor, Role};
 use flame_models::discover::{Discovery, ServerKind};
 use flame_models::replay::{ReplayServer, Reply};
@@ -206,7 +206,9 @@ async fn a_chat_with_a_local_model_needs_no_settings() {
 
     let dir = tempfile::tempdir().unwrap();
     let home = DataDir::resolve(Some(dir.path().as_os_str()), None, None).unwrap();
-    let flame = Arc::new(Flame::open_with(home, Env::fixed(1_795_307_601_000, 9)).unwrap());
+    let flame = Arc::new(
+        Flame::open_with(home, FlameConfig::default(), Env::fixed(1_795_307_601_000, 9)).unwrap(),
+    );
     flame.create_tree(Actor::Person, "Try a local model", "It answers", None).unwrap();
     let env = |name: &str| (name == "OPENAI_API_KEY").then(|| OPENAI_KEY.to_owned());
     let agent = Agent::new(flame.clone(), Settings::default(), env, RetryPolicy::default());

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use flame_api::{ErrorCode, FileChangeKind, Flame, PopRequest, RollbackOffer};
+use flame_api::{ErrorCode, FileChangeKind, Flame, FlameConfig, PopRequest, RollbackOffer};
 use flame_model::lifecycle::PopStatus;
 use flame_model::{Actor, CheckpointReason, EventKind, FrameId, Status};
 
@@ -416,7 +416,7 @@ fn checkpoints_over_the_cap_are_pruned_oldest_first() {
     let ws = folder.path();
     let tree = s.flame.create_tree(A, "Work", "Done", Some(ws)).unwrap();
     let frame = s.flame.push(A, Some(&tree.root), "Edit", "a").unwrap();
-    s.flame.set_checkpoint_cap(1);
+    s.flame.reconfigure(FlameConfig { checkpoint_cap_bytes: 1, ..FlameConfig::default() });
     for n in 0..6 {
         call(&s.flame, &frame.id, &format!("c{n}"), || {
             std::fs::write(ws.join("a.txt"), format!("version {n}\n")).unwrap()

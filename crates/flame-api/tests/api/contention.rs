@@ -22,6 +22,7 @@ fn concurrent_writers_lose_nothing() {
                 // Each writer has its own connection, as a separate process would.
                 let flame = flame_api::Flame::open_with(
                     home(&path),
+                    flame_api::FlameConfig::default(),
                     flame_api::Env::fixed(1_795_400_000_000, 100 + w as u64),
                 )
                 .unwrap();

@@ -313,7 +313,7 @@ fn kept_frames_follow_every_change_to_what_the_context_shows() {
 /// as a note, stored before the call; the inspector's preview stores nothing; the person can
 /// have the opening made again.
 mod calls {
-    use flame_api::{CachePolicy, DEFAULT_BUDGET, Env, Flame};
+    use flame_api::{CachePolicy, DEFAULT_BUDGET, Env, Flame, FlameConfig};
     use flame_model::{OpeningReason, Role};
 
     use super::*;
@@ -335,8 +335,12 @@ mod calls {
         assert_eq!(stored.opening, first.xml);
 
         // Another process, a minute later: the same request, nothing stored anew.
-        let other =
-            Flame::open_with(home(s.dir.path()), Env::fixed(1_795_307_661_000, 71)).unwrap();
+        let other = Flame::open_with(
+            home(s.dir.path()),
+            FlameConfig::default(),
+            Env::fixed(1_795_307_661_000, 71),
+        )
+        .unwrap();
         let again = other.prepare_call(&tree.root, DEFAULT_BUDGET, policy()).unwrap();
         assert!(!again.report.opening.made_now);
         assert_eq!((again.xml.as_str(), &again.messages), (first.xml.as_str(), &first.messages));

@@ -1,7 +1,7 @@
 //! Frame and subtree costs through the facade: the usage each reply recorded, priced by its
 //! model with the prices the front end set, in the outline, for one frame, and in the exports.
 
-use flame_api::{ExportFormat, ExportScope, Flame, ImportFormat};
+use flame_api::{ExportFormat, ExportScope, Flame, FlameConfig, ImportFormat};
 use flame_model::cost::{Completeness, ModelPrice, PriceTable};
 use flame_model::{Actor, FrameId, NewMessage, Role, Usage};
 use serde_json::Value;
@@ -104,7 +104,8 @@ fn the_prices_the_front_end_sets_replace_the_built_in_ones() {
     };
     let dearer_haiku =
         ModelPrice { model: "claude-haiku-4-5".to_owned(), output: 6_000_000, ..local.clone() };
-    s.flame.set_prices(PriceTable::with_overrides(&[local, dearer_haiku]));
+    let prices = PriceTable::with_overrides(&[local, dearer_haiku]);
+    s.flame.reconfigure(FlameConfig { prices, ..FlameConfig::default() });
     let costs = s.flame.tree_costs(None).unwrap();
     // 1M Haiku output at $6 + 400 in at $1 + 100 out at $2 (0.0004 + 0.0002 dollars).
     assert_eq!(costs[&parser].own.micro_usd, 6_000_600);
@@ -246,7 +247,8 @@ fn the_outline_read_ahead_goes_to_the_first_ask_unless_something_changed() {
         cache_write_long: None,
         as_of: "2026-11".to_owned(),
     });
-    repriced.set_prices(PriceTable::with_overrides(&free));
+    let prices = PriceTable::with_overrides(&free);
+    repriced.reconfigure(FlameConfig { prices, ..FlameConfig::default() });
     assert_ne!(first["own_costs"], Value::Array(Vec::new()));
     assert_eq!(json(&repriced)["own_costs"], Value::Array(Vec::new()));
 }

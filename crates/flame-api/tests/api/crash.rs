@@ -23,7 +23,9 @@ fn child_writer() {
     else {
         return;
     };
-    let flame = flame_api::Flame::open(home(std::path::Path::new(&dir))).unwrap();
+    let flame =
+        flame_api::Flame::open(home(std::path::Path::new(&dir)), flame_api::FlameConfig::default())
+            .unwrap();
     let frame = FrameId::parse(&frame).unwrap();
     for n in 0.. {
         let text = format!(

@@ -3,7 +3,7 @@
 
 use std::fs;
 
-use flame_api::{Env, ErrorCode, Flame, PlanSpec, PopRequest, ReplyOwner};
+use flame_api::{Env, ErrorCode, Flame, FlameConfig, PlanSpec, PopRequest, ReplyOwner};
 use flame_model::lifecycle::PopStatus;
 use flame_model::{Actor, FrameId, NewMessage, Role, Status};
 
@@ -331,9 +331,12 @@ fn a_reply_left_streaming_by_a_crash_is_kept_as_interrupted_on_the_next_start() 
     let tree = s.flame.create_tree(A, "Root", "r", None).unwrap();
     // A writer that has stopped: no process runs with an id this large.
     let stopped = ReplyOwner { pid: u32::MAX, started: Some(1) };
-    let crashed =
-        Flame::open_with(home(s.dir.path()), Env::fixed(1_795_307_700_000, 41).writing_as(stopped))
-            .unwrap();
+    let crashed = Flame::open_with(
+        home(s.dir.path()),
+        FlameConfig::default(),
+        Env::fixed(1_795_307_700_000, 41).writing_as(stopped),
+    )
+    .unwrap();
     let reply = crashed.begin_reply(Actor::Agent, &tree.root, Some("m")).unwrap();
     crashed.update_reply(reply, "Half of an answer").unwrap();
     drop(crashed);

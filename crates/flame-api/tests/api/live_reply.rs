@@ -35,7 +35,9 @@ fn child_streamer() {
     else {
         return;
     };
-    let flame = flame_api::Flame::open(home(std::path::Path::new(&dir))).unwrap();
+    let flame =
+        flame_api::Flame::open(home(std::path::Path::new(&dir)), flame_api::FlameConfig::default())
+            .unwrap();
     let frame = FrameId::parse(&frame).unwrap();
     let reply = flame.begin_reply(Actor::Agent, &frame, Some("m")).unwrap();
     let mut text = String::new();

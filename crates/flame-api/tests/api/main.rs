@@ -18,7 +18,7 @@ mod sample;
 mod search;
 mod workspace;
 
-use flame_api::{DataDir, Env, Flame};
+use flame_api::{DataDir, Env, Flame, FlameConfig};
 
 /// A Flame on a fresh temporary data directory with a fixed clock and seeded ids.
 #[derive(Debug)]
@@ -30,14 +30,23 @@ pub struct Scratch {
 impl Scratch {
     pub fn new(seed: u64) -> Scratch {
         let dir = tempfile::tempdir().unwrap();
-        let flame =
-            Flame::open_with(home(dir.path()), Env::fixed(1_795_307_601_000, seed)).unwrap();
+        let flame = Flame::open_with(
+            home(dir.path()),
+            FlameConfig::default(),
+            Env::fixed(1_795_307_601_000, seed),
+        )
+        .unwrap();
         Scratch { flame, dir }
     }
 
     /// Opens the same data directory again, as a restarted app or another process would.
     pub fn reopen(&self, seed: u64) -> Flame {
-        Flame::open_with(home(self.dir.path()), Env::fixed(1_795_400_000_000, seed)).unwrap()
+        Flame::open_with(
+            home(self.dir.path()),
+            FlameConfig::default(),
+            Env::fixed(1_795_400_000_000, seed),
+        )
+        .unwrap()
     }
 }
 

@@ -4,7 +4,7 @@
 use std::ffi::OsStr;
 use std::fs;
 
-use flame_api::{DataDir, DataDirSource, ErrorCode, Flame};
+use flame_api::{DataDir, DataDirSource, ErrorCode, Flame, FlameConfig};
 
 use crate::home as data_dir_at;
 
@@ -12,7 +12,7 @@ use crate::home as data_dir_at;
 fn opening_creates_the_directory_and_the_database() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("nested").join("home");
-    let flame = Flame::open(data_dir_at(&home)).unwrap();
+    let flame = Flame::open(data_dir_at(&home), FlameConfig::default()).unwrap();
 
     let info = flame.info().unwrap();
     assert_eq!(info.data_dir, home.display().to_string());
@@ -29,7 +29,7 @@ fn a_data_directory_that_is_a_file_is_unusable() {
     let file = tmp.path().join("not-a-folder");
     fs::write(&file, "keep me").unwrap();
 
-    let err = Flame::open(data_dir_at(&file)).unwrap_err();
+    let err = Flame::open(data_dir_at(&file), FlameConfig::default()).unwrap_err();
     assert_eq!(err.code, ErrorCode::DataDirUnusable);
     assert!(err.message.contains("it is a file, not a folder"), "{}", err.message);
     assert_eq!(fs::read_to_string(&file).unwrap(), "keep me");
@@ -41,7 +41,7 @@ fn a_data_directory_below_a_file_is_unusable() {
     let file = tmp.path().join("file");
     fs::write(&file, "").unwrap();
 
-    let err = Flame::open(data_dir_at(&file.join("home"))).unwrap_err();
+    let err = Flame::open(data_dir_at(&file.join("home")), FlameConfig::default()).unwrap_err();
     assert_eq!(err.code, ErrorCode::DataDirUnusable);
     assert!(err.message.contains("set FLAME_HOME"), "{}", err.message);
 }
@@ -52,7 +52,7 @@ fn a_corrupt_database_is_unreadable_and_left_alone() {
     let db = tmp.path().join("flame.db");
     fs::write(&db, vec![0xA5; 8192]).unwrap();
 
-    let err = Flame::open(data_dir_at(tmp.path())).unwrap_err();
+    let err = Flame::open(data_dir_at(tmp.path()), FlameConfig::default()).unwrap_err();
     assert_eq!(err.code, ErrorCode::DatabaseUnreadable);
     assert!(err.message.contains("move it aside"), "{}", err.message);
     assert_eq!(fs::read(&db).unwrap(), vec![0xA5; 8192]);

@@ -1,6 +1,6 @@
 //! The frame tools through the real facade on a data directory of their own.
 
-use flame_api::{DataDir, Env, Flame};
+use flame_api::{DataDir, Env, Flame, FlameConfig};
 use flame_model::{Actor, Role, Status, ToolCall};
 use serde_json::json;
 
@@ -10,7 +10,8 @@ use serde_json::json;
 fn the_tools_never_reach_another_trees_frames() {
     let dir = tempfile::tempdir().unwrap();
     let home = DataDir::resolve(Some(dir.path().as_os_str()), None, None).unwrap();
-    let flame = Flame::open_with(home, Env::fixed(1_795_307_601_000, 9)).unwrap();
+    let flame =
+        Flame::open_with(home, FlameConfig::default(), Env::fixed(1_795_307_601_000, 9)).unwrap();
     let other = flame.create_tree(Actor::Person, "Other work", "Its own", None).unwrap();
     flame.append(Actor::Person, &other.root, Role::User, "a private note").unwrap();
     let mine = flame.create_tree(Actor::Person, "My work", "Mine", None).unwrap();
@@ -41,7 +42,8 @@ fn the_tools_never_reach_another_trees_frames() {
 fn a_call_with_unreadable_arguments_is_refused_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
     let home = DataDir::resolve(Some(dir.path().as_os_str()), None, None).unwrap();
-    let flame = Flame::open_with(home, Env::fixed(1_795_307_601_000, 9)).unwrap();
+    let flame =
+        Flame::open_with(home, FlameConfig::default(), Env::fixed(1_795_307_601_000, 9)).unwrap();
     let tree = flame.create_tree(Actor::Person, "Work", "Done", None).unwrap();
     let call = ToolCall::unreadable(
         "t1".into(),
@@ -62,7 +64,8 @@ fn a_call_with_unreadable_arguments_is_refused_with_the_reason() {
 fn a_result_is_read_back_by_its_call_id() {
     let dir = tempfile::tempdir().unwrap();
     let home = DataDir::resolve(Some(dir.path().as_os_str()), None, None).unwrap();
-    let flame = Flame::open_with(home, Env::fixed(1_795_307_601_000, 9)).unwrap();
+    let flame =
+        Flame::open_with(home, FlameConfig::default(), Env::fixed(1_795_307_601_000, 9)).unwrap();
     let tree = flame.create_tree(Actor::Person, "Work", "Done", None).unwrap();
     let early = format!("EARLY RESULT {}", "x".repeat(30_000));
     for (id, text) in [("call_0", early.clone()), ("call_1", "y".repeat(60_000))] {
