@@ -4,7 +4,7 @@
 //! The outline by columns and a frame's cost run off the main thread, since a large tree's take a
 //! good part of a second; so do `import_session` and `export_frames` (`#[tauri::command(async)]`),
 //! which send their progress on a `tauri::ipc::Channel`, and `search`. `list_models` is
-//! `flame_agent::model_list`'s list; `frame_context` and `rebuild_context` are the context
+//! `flame_settings::model_list`'s list; `frame_context` and `rebuild_context` are the context
 //! inspector's; `export_context` writes a frame's assembled context. `choose_save_path` and
 //! `choose_folder` open the system's dialogs from Rust (`dialogs.rs`) and return the path.
 //! `create_tree` and `set_tree_workspace` check a workspace against every folder of Flame's own
@@ -15,9 +15,7 @@
 //! `update_results`, `frame_messages` or `waiting_request`, which only the command
 //! tests call).
 
-use flame_agent::{
-    Answer, ChatEvent, ChatOutcome, GeneratedResults, Settings, SettingsFile, WaitingRequest,
-};
+use flame_agent::{Answer, ChatEvent, ChatOutcome, GeneratedResults, WaitingRequest};
 use flame_api::{
     ApiError, AppInfo, Budget, BudgetView, CheckpointStorage, ContextDoc, DeletedTree,
     EarlierMessages, ExportFormat, ExportProgress, ExportScope, ExportSummary, FrameChanges,
@@ -27,6 +25,7 @@ use flame_api::{
 use flame_model::budget::FrameBudget;
 use flame_model::cost::FrameCost;
 use flame_model::{Actor, Frame, FrameId, Message, MessageId, Tree, TreeId};
+use flame_settings::{Settings, SettingsFile};
 use serde::Serialize;
 use tauri::State;
 use tauri::ipc::Channel;
@@ -506,14 +505,14 @@ pub fn save_settings(
 #[specta::specta]
 pub async fn list_models(
     startup: State<'_, Startup>,
-) -> Result<flame_agent::model_list::ModelList, ApiError> {
+) -> Result<flame_settings::model_list::ModelList, ApiError> {
     let file = settings_file(&startup)?;
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |since| i64::try_from(since.as_millis()).unwrap_or(i64::MAX));
-    let options = flame_agent::model_list::ListOptions::default();
+    let options = flame_settings::model_list::ListOptions::default();
     let env = startup.env_reader();
-    flame_agent::model_list::list_models_for(&file, &env, now_ms, &options).await
+    flame_settings::model_list::list_models_for(&file, &env, now_ms, &options).await
 }
 
 /// The settings file, with its keys in the system keyring if one answers now.

@@ -8,6 +8,7 @@ use std::time::SystemTime;
 use flame_agent::Agent;
 use flame_api::{ApiError, DataDir, Flame};
 use flame_models::{CancellationToken, RetryPolicy};
+use flame_settings::Settings;
 use flame_workspace::Environment;
 
 /// Either an open [`Flame`] or the reason it could not be opened, with where the model settings
@@ -56,7 +57,7 @@ impl Startup {
     /// Opens Flame on `data_dir`, keeping any failure (of resolving or of opening) for the UI;
     /// the model settings are the platform's (`~/.config/flame/settings.json` on Linux).
     pub fn open(data_dir: Result<DataDir, ApiError>) -> Startup {
-        Startup::with_settings(data_dir, flame_agent::Settings::default_path())
+        Startup::with_settings(data_dir, Settings::default_path())
     }
 
     /// [`Startup::open`] with the model settings at `settings_path`.
@@ -66,7 +67,7 @@ impl Startup {
     ) -> Startup {
         // The person's settings, read without the keys, so costs and contexts are right from the
         // first outline.
-        let config = flame_agent::Settings::at_or_default(settings_path.as_deref()).facade_config();
+        let config = Settings::at_or_default(settings_path.as_deref()).facade_config();
         let flame = data_dir.and_then(|data_dir| Flame::open(data_dir, config)).map(Arc::new);
         if let Ok(flame) = &flame {
             // The settings' folder may hold keys and the approval policy: never a workspace.

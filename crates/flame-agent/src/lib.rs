@@ -46,10 +46,6 @@
 pub mod approval;
 mod compaction;
 mod hands;
-pub mod key_store;
-pub mod model_list;
-mod private_file;
-pub mod settings;
 pub mod suggest;
 
 use std::path::PathBuf;
@@ -68,13 +64,12 @@ use flame_models::{
     CancellationToken, ChatRequest, Client, ModelError, PromptCache, ProviderKind, RetryPolicy,
     StreamEvent, ToolCall, ToolSpec, Usage,
 };
+use flame_settings::{Autonomy, ResolvedModel, Settings, SettingsFile};
 use serde::Serialize;
 
 pub use approval::{Ask, WaitingRequest};
 pub use compaction::GeneratedResults;
 pub use flame_api::{Answer, Approval, ApprovalPolicy, Preview};
-pub use key_store::{KeyLocation, KeyStore};
-pub use settings::{Autonomy, ResolvedModel, Settings, SettingsFile};
 
 /// How often a streaming reply's text is written to the store.
 const SAVE_EVERY: Duration = Duration::from_millis(250);
@@ -191,7 +186,7 @@ impl Agent {
     pub fn use_provider(&mut self, provider: ProviderKind, name: &str) -> Result<(), ApiError> {
         let known = self.settings.resolve(Some(name), &|_| None)?.model;
         self.settings.models.retain(|m| m.name != name);
-        self.settings.models.push(settings::ModelSettings { provider, ..known });
+        self.settings.models.push(flame_settings::ModelSettings { provider, ..known });
         Ok(())
     }
 
@@ -511,7 +506,7 @@ impl Agent {
     fn cache_policy(&self, model: &ResolvedModel) -> CachePolicy {
         let price = self.settings.price_table().get(&model.model.name).map(|p| p.price());
         let local = model.local_server.is_some()
-            || (price.is_none() && settings::is_on_this_computer(&model.provider.base_url));
+            || (price.is_none() && flame_settings::is_on_this_computer(&model.provider.base_url));
         match model.provider.kind {
             _ if local => CachePolicy::local(),
             ProviderKind::Anthropic => CachePolicy::anthropic(price.as_ref()),

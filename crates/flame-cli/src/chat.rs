@@ -6,10 +6,11 @@
 use std::io::{IsTerminal as _, Write as _};
 use std::sync::Arc;
 
-use flame_agent::{Agent, Answer, Ask, ChatEvent, Settings, Stopped};
+use flame_agent::{Agent, Answer, Ask, ChatEvent, Stopped};
 use flame_api::{ApiError, ErrorCode, Flame};
 use flame_model::{Actor, FrameId, ToolKind};
 use flame_models::{CancellationToken, ProviderKind, RetryPolicy};
+use flame_settings::Settings;
 use flame_workspace::Environment;
 
 use crate::args::ProviderArg;

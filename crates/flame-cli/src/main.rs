@@ -5,7 +5,7 @@
 //! (with `--json`, that line is `{"code", "message"}`); a usage error exits with status 2.
 //!
 //! `flame replay` (`replay.rs` draws its table, in tokens and in input dollars under `--provider
-//! anthropic|openai`'s cache) and `flame models` (`flame_agent::model_list`'s list with each
+//! anthropic|openai`'s cache) and `flame models` (`flame_settings::model_list`'s list with each
 //! model's window and source) open no data directory. `flame sessions`, `flame follow [--once]`
 //! (then the facade's follower until stopped) and `flame unfollow` are in `follow.rs`; `flame
 //! context FRAME` prints what the frame's next call sends, with lines on its opening and the cache,
@@ -108,13 +108,13 @@ fn main() -> ExitCode {
 /// What the facade works with from the person's settings, read without the keys: costs (status,
 /// exports) at their prices, contexts with their masking and their checkpoint cap.
 fn facade_config() -> FlameConfig {
-    let settings = flame_agent::Settings::default_path();
-    flame_agent::Settings::at_or_default(settings.as_deref()).facade_config()
+    let settings = flame_settings::Settings::default_path();
+    flame_settings::Settings::at_or_default(settings.as_deref()).facade_config()
 }
 
 fn run(flame: &Arc<Flame>, cli: &Cli, environment: &Arc<Environment>) -> Result<(), ApiError> {
     let out = Output { json: cli.json };
-    let settings = flame_agent::Settings::default_path();
+    let settings = flame_settings::Settings::default_path();
     // The settings' folder may hold keys and the approval policy: never a workspace.
     flame.add_own_folders(settings.as_deref().and_then(Path::parent).map(Path::to_path_buf));
     match &cli.command {
@@ -349,9 +349,9 @@ fn run(flame: &Arc<Flame>, cli: &Cli, environment: &Arc<Environment>) -> Result<
 }
 
 /// `flame models`: the models to pick, as the window's picker lists them (see
-/// `flame_agent::model_list`), at this moment's time.
+/// `flame_settings::model_list`), at this moment's time.
 fn list_models(refresh: bool, json: bool, environment: &Environment) -> Result<(), ApiError> {
-    let file = flame_agent::SettingsFile::at(flame_agent::Settings::default_path())?;
+    let file = flame_settings::SettingsFile::at(flame_settings::Settings::default_path())?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -359,10 +359,10 @@ fn list_models(refresh: bool, json: bool, environment: &Environment) -> Result<(
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |since| i64::try_from(since.as_millis()).unwrap_or(i64::MAX));
-    let options = flame_agent::model_list::ListOptions { refresh, ..Default::default() };
+    let options = flame_settings::model_list::ListOptions { refresh, ..Default::default() };
     let env = |name: &str| environment.get(name);
     let list = runtime
-        .block_on(flame_agent::model_list::list_models_for(&file, &env, now_ms, &options))?;
+        .block_on(flame_settings::model_list::list_models_for(&file, &env, now_ms, &options))?;
     Output { json }.print(&list, || render::model_list(&list, now_ms))
 }
 

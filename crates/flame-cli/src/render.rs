@@ -327,8 +327,8 @@ pub fn rollback(outcome: &flame_api::RollbackOutcome) -> String {
 
 /// `flame models`: one line a model (the name to pick it by, its context window, where it came
 /// from), then how each provider's list and each local address went.
-pub fn model_list(list: &flame_agent::model_list::ModelList, now_ms: i64) -> String {
-    use flame_agent::model_list::ModelSource;
+pub fn model_list(list: &flame_settings::model_list::ModelList, now_ms: i64) -> String {
+    use flame_settings::model_list::ModelSource;
     let width = list.models.iter().map(|m| m.id.chars().count()).max().unwrap_or(0).max(5);
     let mut out = String::new();
     if list.models.is_empty() {

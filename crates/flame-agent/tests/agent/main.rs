@@ -4,12 +4,13 @@
 
 use std::sync::Arc;
 
-use flame_agent::{Agent, Answer, Ask, Autonomy, ChatEvent, Settings, Stopped};
+use flame_agent::{Agent, Answer, Ask, ChatEvent, Stopped};
 use flame_api::{DataDir, Env, ErrorCode, Flame, FlameConfig};
 use flame_model::budget::FrameBudget;
 use flame_model::{Actor, Role, Status};
 use flame_models::replay::{ReplayServer, Reply};
 use flame_models::{CancellationToken, ProviderKind, RetryPolicy};
+use flame_settings::{Autonomy, Settings};
 use serde_json::{Value, json};
 
 mod budget;

@@ -4,7 +4,7 @@
 //! the ones model servers on this computer serve (looked for at the settings' `local_servers`
 //! every time the list is made). The window and `flame models` show the same [`ModelList`].
 //!
-//! A local server's model is named `local:<host:port>/<model>` ([`LocalModel`]): that name is
+//! A local server's model is named `local:<host:port>/<model>` ([`crate::LocalModel`]): that name is
 //! all a chat needs, with no settings edit — it is spoken to over the OpenAI-compatible API at
 //! the server's address, and its window asked of the server (see [`Settings::resolve`]).
 //!
@@ -21,15 +21,13 @@
 use std::path::{Path, PathBuf};
 
 use flame_api::ApiError;
-use flame_models::discover::{Discovery, FoundModel, ServerKind, check_address};
+use flame_models::discover::{Discovery, FoundModel, ServerKind};
 use flame_models::{Client, Provider, ProviderKind, RetryPolicy};
 use serde::{Deserialize, Serialize};
 
+use crate::local_model::LocalModel;
 use crate::private_file;
 use crate::settings::{Settings, SettingsFile};
-
-/// What a local model's name starts with.
-pub const LOCAL_PREFIX: &str = "local:";
 
 /// How old a provider's cached list may be before the next listing fetches it again, in
 /// milliseconds (an hour): providers add models every few weeks, and a picker should not wait
@@ -42,29 +40,6 @@ pub const PROVIDER_LIST_CACHE: &str = "provider-models.json";
 /// The largest cache file read, in bytes; a larger one is taken as no cache. Two lists of
 /// [`flame_models::discover::MAX_MODELS_PER_SERVER`] models of the longest names fit in it.
 pub const MAX_PROVIDER_LIST_CACHE_BYTES: u64 = 4 * 1024 * 1024;
-
-/// A model of a server on this computer, named `local:<host:port>/<model>`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LocalModel {
-    /// `host:port`.
-    pub address: String,
-    /// The model's name on the server (it may hold `/` and `:`, as Ollama's do).
-    pub model: String,
-}
-
-impl LocalModel {
-    /// `reference` read as a local model's name, if it is one.
-    pub fn parse(reference: &str) -> Option<LocalModel> {
-        let (address, model) = reference.strip_prefix(LOCAL_PREFIX)?.split_once('/')?;
-        let address = check_address(address).ok()?;
-        (!model.trim().is_empty()).then(|| LocalModel { address, model: model.to_owned() })
-    }
-
-    /// The name a chat is asked with.
-    pub fn reference(address: &str, model: &str) -> String {
-        format!("{LOCAL_PREFIX}{address}/{model}")
-    }
-}
 
 /// Where a listed model came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
@@ -433,30 +408,6 @@ fn write_cache(path: &Path, cache: &ListCache) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn local_names_hold_an_address_and_a_model() {
-        assert_eq!(
-            LocalModel::parse("local:127.0.0.1:11434/hf.co/bartowski/Llama-3.2-1B-GGUF:Q4_K_M"),
-            Some(LocalModel {
-                address: "127.0.0.1:11434".into(),
-                model: "hf.co/bartowski/Llama-3.2-1B-GGUF:Q4_K_M".into()
-            })
-        );
-        let reference = LocalModel::reference("[::1]:8080", "smollm2");
-        assert_eq!(reference, "local:[::1]:8080/smollm2");
-        assert_eq!(LocalModel::parse(&reference).unwrap().model, "smollm2");
-        for not_local in [
-            "gpt-4o",
-            "local:",
-            "local:127.0.0.1:8080",
-            "local:127.0.0.1:8080/ ",
-            "local:127.0.0.1/x",
-            "local:http://a:1/x",
-        ] {
-            assert_eq!(LocalModel::parse(not_local), None, "{not_local}");
-        }
-    }
 
     #[test]
     fn openai_lists_what_cannot_chat_under_names_that_say_so() {

@@ -34,7 +34,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use flame_api::{ApiError, Budget, ErrorCode, FlameConfig};
+use flame_api::{ApiError, ApprovalPolicy, Budget, ErrorCode, FlameConfig};
 use flame_model::budget::FrameBudget;
 use flame_model::cost::{self, ModelPrice, PriceTable};
 use flame_models::discover::{self, DEFAULT_LOCAL_SERVERS, MAX_LOCAL_SERVERS, check_address};
@@ -42,7 +42,7 @@ use flame_models::{ApiKey, Provider, ProviderKind};
 use serde::{Deserialize, Serialize};
 
 use crate::key_store::{KeyLocation, KeyStore};
-use crate::model_list::LocalModel;
+use crate::local_model::{LOCAL_DEFAULT_WINDOW, LocalModel, local_reply_tokens};
 use crate::private_file;
 
 /// What the UI is shown instead of a saved key.
@@ -130,7 +130,7 @@ pub struct Settings {
     pub default_model: Option<String>,
     pub autonomy: Autonomy,
     /// Which workspace tool calls run at once and which ask the person first.
-    pub approval: crate::ApprovalPolicy,
+    pub approval: ApprovalPolicy,
     /// What one turn — a message answered, with every call it leads to — may spend before the
     /// agent stops and waits for the person to say "go on": tool calls, and dollars where the
     /// model's price is known. It replaced a fixed limit of eight rounds of tool calls, which
@@ -167,7 +167,7 @@ impl Default for Settings {
         Settings {
             default_model: None,
             autonomy: Autonomy::Auto,
-            approval: crate::ApprovalPolicy::default(),
+            approval: ApprovalPolicy::default(),
             turn_budget: DEFAULT_TURN_BUDGET,
             checkpoint_cap_mb: facade.checkpoint_cap_bytes / MIB,
             keep_tool_results: u32::try_from(facade.keep_tool_results).unwrap_or(u32::MAX),
@@ -202,17 +202,6 @@ fn built_in(name: &str) -> Option<ModelSettings> {
         context_window: window,
         max_output_tokens: output,
     })
-}
-
-/// The window a local server's model is given when the settings do not list it and the server
-/// does not say: small enough for what local servers run by default (Ollama runs a model with
-/// 4,096 tokens unless told otherwise), so a context is not cut by the server without a word.
-pub const LOCAL_DEFAULT_WINDOW: u64 = 8_192;
-
-/// The reply kept for a local model with a window of `window` tokens: a quarter of it, at most
-/// 4,096 tokens (what an unknown model gets).
-pub fn local_reply_tokens(window: u64) -> u32 {
-    u32::try_from((window / 4).clamp(1, 4_096)).unwrap_or(4_096)
 }
 
 /// A model ready to call: where, with which key, and how much context it takes.
@@ -342,9 +331,8 @@ fn origin(url: &str) -> Option<url::Origin> {
     url::Url::parse(url.trim()).ok().map(|u| u.origin())
 }
 
-/// Whether `host` is this computer: `localhost`, 127.0.0.0/8 or ::1.
-/// Whether `base_url` names a server on this computer.
-pub(crate) fn is_on_this_computer(base_url: &str) -> bool {
+/// Whether `base_url` names a server on this computer: `localhost`, 127.0.0.0/8 or ::1.
+pub fn is_on_this_computer(base_url: &str) -> bool {
     url::Url::parse(base_url).ok().is_some_and(|url| url.host().is_some_and(|h| is_loopback(&h)))
 }
 
