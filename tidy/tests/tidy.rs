@@ -396,6 +396,44 @@ fn no_circles_between_a_crate_s_modules() {
     );
 }
 
+/// The names of the platform's configuration folder in `dirs`, where the settings file lives.
+const CONFIG_FOLDERS: [&str; 3] = ["config_dir", "config_local_dir", "preference_dir"];
+
+#[test]
+fn only_flame_settings_finds_the_settings_file_and_reaches_the_keyring() {
+    let workspace = Workspace::load();
+    assert!(workspace.members.iter().any(|m| m.name == "flame-settings"), "flame-settings is gone");
+    let mut offences = Vec::new();
+    for member in workspace.members.iter().filter(|m| m.name != "flame-settings") {
+        // Through flame-settings is the one allowed way, tests and benches included.
+        let reached = workspace.reachable_avoiding(&member.name, &["flame-settings"], true);
+        if let Some(chain) = reached.get("keyring") {
+            offences.push(format!("{}/Cargo.toml: {chain}", member.dir.display()));
+        }
+        for file in files_with_extension(&member.dir.join("src"), "rs") {
+            if is_test_file(&relative(&file)) {
+                continue;
+            }
+            let code = code_outside_tests(&fs::read_to_string(&file).unwrap());
+            for (number, line) in code.lines().enumerate() {
+                for folder in CONFIG_FOLDERS.iter().filter(|folder| contains_word(line, folder)) {
+                    offences.push(format!(
+                        "{}:{}: {folder}",
+                        relative(&file).display(),
+                        number + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "only flame-settings finds the settings file (in the configuration folder) and keeps \
+         keys in the keyring; ask it (`Settings::default_path`, `SettingsFile`):\n{}",
+        offences.join("\n")
+    );
+}
+
 #[test]
 fn every_crate_uses_the_workspace_lints() {
     for member in Workspace::load().members {
