@@ -786,6 +786,30 @@ mod tests {
     }
 
     #[test]
+    fn the_facade_is_configured_in_bytes_at_the_settings_prices_and_new_settings_are_its_defaults()
+    {
+        assert_eq!(Settings::default().facade_config(), FlameConfig::default());
+        let dear = ModelPrice {
+            model: "llama3.1:8b".into(),
+            input: 100_000,
+            output: 200_000,
+            cache_read: 0,
+            cache_write: 0,
+            cache_write_long: None,
+            as_of: "2026-11".into(),
+        };
+        let settings = Settings {
+            checkpoint_cap_mb: 3,
+            keep_tool_results: 7,
+            prices: vec![dear.clone()],
+            ..Settings::default()
+        };
+        let config = settings.facade_config();
+        assert_eq!((config.checkpoint_cap_bytes, config.keep_tool_results), (3 * MIB, 7));
+        assert_eq!(config.prices.get("llama3.1:8b"), Some(&dear));
+    }
+
+    #[test]
     fn debug_never_prints_a_key() {
         let mut settings = Settings::default();
         settings.anthropic.api_key = Some("sk-ant-debug-SENTINEL-5e6f".into());
