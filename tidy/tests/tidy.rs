@@ -151,23 +151,29 @@ fn model_context_and_tokens_do_no_io() {
                 offences.push(format!("{}/Cargo.toml: {chain}", member.dir.display()));
             }
         }
-        for file in files_with_extension(&member.dir.join("src"), "rs") {
-            if is_test_file(&relative(&file)) {
-                continue;
-            }
-            let code = code_outside_tests(&fs::read_to_string(&file).unwrap());
-            for (number, line) in code.lines().enumerate() {
-                for what in io_in(line) {
-                    offences.push(format!("{}:{}: {what}", relative(&file).display(), number + 1));
-                }
-            }
-        }
+        for_each_product_line(&member.dir, |place, line| {
+            offences.extend(io_in(line).into_iter().map(|what| format!("{place}: {what}")));
+        });
     }
     assert!(
         offences.is_empty(),
         "flame-model, flame-context and flame-tokens do no I/O and read no clock:\n{}",
         offences.join("\n")
     );
+}
+
+/// Calls `visit` with each line of code a crate ships (its `src/` outside tests, comments and
+/// literals blanked) and where it is (`path:line`).
+fn for_each_product_line(crate_dir: &Path, mut visit: impl FnMut(&str, &str)) {
+    for file in files_with_extension(&crate_dir.join("src"), "rs") {
+        if is_test_file(&relative(&file)) {
+            continue;
+        }
+        let code = code_outside_tests(&fs::read_to_string(&file).unwrap());
+        for (number, line) in code.lines().enumerate() {
+            visit(&format!("{}:{}", relative(&file).display(), number + 1), line);
+        }
+    }
 }
 
 /// The I/O a line of code (comments and literals blanked) names.
@@ -410,21 +416,10 @@ fn only_flame_settings_finds_the_settings_file_and_reaches_the_keyring() {
         if let Some(chain) = reached.get("keyring") {
             offences.push(format!("{}/Cargo.toml: {chain}", member.dir.display()));
         }
-        for file in files_with_extension(&member.dir.join("src"), "rs") {
-            if is_test_file(&relative(&file)) {
-                continue;
-            }
-            let code = code_outside_tests(&fs::read_to_string(&file).unwrap());
-            for (number, line) in code.lines().enumerate() {
-                for folder in CONFIG_FOLDERS.iter().filter(|folder| contains_word(line, folder)) {
-                    offences.push(format!(
-                        "{}:{}: {folder}",
-                        relative(&file).display(),
-                        number + 1
-                    ));
-                }
-            }
-        }
+        for_each_product_line(&member.dir, |place, line| {
+            let named = CONFIG_FOLDERS.iter().filter(|folder| contains_word(line, folder));
+            offences.extend(named.map(|folder| format!("{place}: {folder}")));
+        });
     }
     assert!(
         offences.is_empty(),

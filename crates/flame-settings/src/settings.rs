@@ -759,6 +759,19 @@ mod tests {
         assert!(!text.contains("local_servers"), "{text}");
     }
 
+    /// A price the person gave for a model served on their own computer.
+    fn local_price() -> ModelPrice {
+        ModelPrice {
+            model: "llama3.1:8b".into(),
+            input: 100_000,
+            output: 200_000,
+            cache_read: 0,
+            cache_write: 0,
+            cache_write_long: None,
+            as_of: "2026-11".into(),
+        }
+    }
+
     fn file_store(path: &Path) -> SettingsFile {
         SettingsFile::new(path.to_owned(), KeyStore::SettingsFile)
     }
@@ -789,15 +802,7 @@ mod tests {
     fn the_facade_is_configured_in_bytes_at_the_settings_prices_and_new_settings_are_its_defaults()
     {
         assert_eq!(Settings::default().facade_config(), FlameConfig::default());
-        let dear = ModelPrice {
-            model: "llama3.1:8b".into(),
-            input: 100_000,
-            output: 200_000,
-            cache_read: 0,
-            cache_write: 0,
-            cache_write_long: None,
-            as_of: "2026-11".into(),
-        };
+        let dear = local_price();
         let settings = Settings {
             checkpoint_cap_mb: 3,
             keep_tool_results: 7,
@@ -993,15 +998,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("settings.json");
         let file = file_store(&path);
-        let local = ModelPrice {
-            model: "llama3.1:8b".into(),
-            input: 100_000,
-            output: 200_000,
-            cache_read: 0,
-            cache_write: 0,
-            cache_write_long: None,
-            as_of: "2026-11".into(),
-        };
+        let local = local_price();
         assert_eq!(
             Settings::at_or_default(Some(&path)).price_table(),
             PriceTable::default(),
