@@ -68,8 +68,8 @@ use flame_settings::{Autonomy, ResolvedModel, Settings, SettingsFile};
 use serde::Serialize;
 
 pub use approval::{Ask, WaitingRequest};
-pub use compaction::GeneratedResults;
 pub use flame_api::{Answer, Approval, ApprovalPolicy, Preview};
+pub use compaction::GeneratedResults;
 
 /// How often a streaming reply's text is written to the store.
 const SAVE_EVERY: Duration = Duration::from_millis(250);
@@ -800,10 +800,7 @@ fn waiting_request_for(
     let ask = match flame_workspace::tool_kind(&call.name) {
         Some(tool_kind) => {
             let workspace = open_workspace(flame, tree).ok().flatten();
-            Ask::Workspace {
-                tool_kind,
-                preview: flame_api::preview_workspace_call(workspace.as_ref(), call),
-            }
+            Ask::Workspace { tool_kind, preview: flame_api::preview_workspace_call(workspace.as_ref(), call) }
         }
         None => Ask::FrameChange,
     };

@@ -15,9 +15,9 @@
 //!
 //! Costs, the checkpoint cap and `keep_tool_results` come from the front end, since the facade
 //! knows no settings file: a `FlameConfig` passed to `Flame::open` and replaced whole by
-//! `Flame::reconfigure` (`config.rs`). `Flame::offer_sample_tree` (`sample.rs`) is called by the desktop shell when it
-//! opens, not by the command line. `Flame::import_file` (`import.rs`) cuts a message over
-//! `flame_store::MAX_MESSAGE_BYTES` to fit, with a closing note, before storing it
+//! `Flame::reconfigure` (`config.rs`). `Flame::offer_sample_tree` (`sample.rs`) is called by the
+//! desktop shell when it opens, not by the command line. `Flame::import_file` (`import.rs`) cuts a
+//! message over `flame_store::MAX_MESSAGE_BYTES` to fit, with a closing note, before storing it
 //! (`Draft::cut_long_messages`), and its summary's problems end with "and N more" when some were
 //! only counted.
 
