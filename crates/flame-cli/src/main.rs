@@ -40,6 +40,7 @@ use flame_api::{
 use flame_model::budget::FrameBudget;
 use flame_model::lifecycle::PopStatus;
 use flame_model::{Actor, FrameId, Role, TreeId};
+use flame_settings::{Settings, SettingsFile};
 use flame_workspace::Environment;
 use serde::Serialize;
 use serde_json::json;
@@ -87,10 +88,9 @@ fn main() -> ExitCode {
         }
         // The models come from the settings, the providers and local servers, not the data.
         Command::Models { refresh } => list_models(*refresh, cli.json, &environment),
-        _ => data_dir
-            .and_then(|data_dir| Flame::open(data_dir, facade_config()))
-            .map(Arc::new)
-            .and_then(|flame| run(&flame, &cli, &environment)),
+        _ => {
+            data_dir.and_then(open).map(Arc::new).and_then(|flame| run(&flame, &cli, &environment))
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -105,16 +105,24 @@ fn main() -> ExitCode {
     }
 }
 
-/// What the facade works with from the person's settings, read without the keys: costs (status,
-/// exports) at their prices, contexts with their masking and their checkpoint cap.
-fn facade_config() -> FlameConfig {
-    let settings = flame_settings::Settings::default_path();
-    flame_settings::Settings::at_or_default(settings.as_deref()).facade_config()
+/// Opens Flame on `data_dir` with what the facade works with from the person's settings, read
+/// without the keys: costs (status, exports) at their prices, contexts with their masking, their
+/// checkpoint cap. Settings that cannot be read leave the defaults and are reported once Flame is
+/// open (in its diagnostic log), so a data directory that cannot be used is the one line a failed
+/// command prints.
+fn open(data_dir: DataDir) -> Result<Flame, ApiError> {
+    let settings = Settings::without_keys(Settings::default_path().as_deref());
+    let config = settings.as_ref().map_or_else(|_| FlameConfig::default(), Settings::facade_config);
+    let flame = Flame::open(data_dir, config)?;
+    if let Err(err) = settings {
+        tracing::warn!("using the default settings: {}", err.message);
+    }
+    Ok(flame)
 }
 
 fn run(flame: &Arc<Flame>, cli: &Cli, environment: &Arc<Environment>) -> Result<(), ApiError> {
     let out = Output { json: cli.json };
-    let settings = flame_settings::Settings::default_path();
+    let settings = Settings::default_path();
     // The settings' folder may hold keys and the approval policy: never a workspace.
     flame.add_own_folders(settings.as_deref().and_then(Path::parent).map(Path::to_path_buf));
     match &cli.command {
@@ -351,7 +359,7 @@ fn run(flame: &Arc<Flame>, cli: &Cli, environment: &Arc<Environment>) -> Result<
 /// `flame models`: the models to pick, as the window's picker lists them (see
 /// `flame_settings::model_list`), at this moment's time.
 fn list_models(refresh: bool, json: bool, environment: &Environment) -> Result<(), ApiError> {
-    let file = flame_settings::SettingsFile::at(flame_settings::Settings::default_path())?;
+    let file = SettingsFile::at(Settings::default_path())?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

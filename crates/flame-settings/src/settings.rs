@@ -529,18 +529,20 @@ impl Settings {
         PriceTable::with_overrides(&self.prices)
     }
 
-    /// The settings file at `path` (`None`: a system without one), read without its keys, for
-    /// front ends that only need the facade's configuration ([`Settings::facade_config`]).
-    /// A file that cannot be read is reported in the log and the defaults are used: showing
-    /// costs or a context is no reason to refuse a command.
+    /// The settings file at `path` read without its keys, for front ends that only need the
+    /// facade's configuration ([`Settings::facade_config`]); `None` (a system without a
+    /// configuration folder) and a missing file are the defaults.
+    pub fn without_keys(path: Option<&Path>) -> Result<Settings, ApiError> {
+        Ok(path.map(read).transpose()?.unwrap_or_default())
+    }
+
+    /// [`Settings::without_keys`], where a file that cannot be read is reported in the log and
+    /// the defaults are used: showing costs or a context is no reason to refuse a command.
     pub fn at_or_default(path: Option<&Path>) -> Settings {
-        match path.map(read).transpose() {
-            Ok(settings) => settings.unwrap_or_default(),
-            Err(err) => {
-                tracing::warn!("using the default settings: {}", err.message);
-                Settings::default()
-            }
-        }
+        Settings::without_keys(path).unwrap_or_else(|err| {
+            tracing::warn!("using the default settings: {}", err.message);
+            Settings::default()
+        })
     }
 
     /// What the facade works with from these settings: the checkpoint storage cap, the tool
@@ -1026,6 +1028,7 @@ mod tests {
         assert!(err.message.contains("input price of llama3.1:8b"), "{}", err.message);
         // A settings file that cannot be read leaves the built-in prices in use.
         std::fs::write(&path, "{ not json").unwrap();
+        assert_eq!(Settings::without_keys(Some(&path)).unwrap_err().code, ErrorCode::Invalid);
         assert_eq!(Settings::at_or_default(Some(&path)).price_table(), PriceTable::default());
         assert_eq!(Settings::at_or_default(None).price_table(), PriceTable::default());
     }
