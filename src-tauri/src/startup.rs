@@ -104,7 +104,7 @@ impl Startup {
         let agent = Arc::new(Agent::from_settings_file(
             Arc::clone(self.flame()?),
             self.settings_path(),
-            self.env_reader(),
+            Environment::clone(&self.environment),
             RetryPolicy::default(),
         )?);
         *kept = Some((stamp, Arc::clone(&agent)));
