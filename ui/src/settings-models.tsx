@@ -11,6 +11,12 @@ export const NEW_MODEL: ModelSettings = {
   context_window: 128_000,
   max_output_tokens: 4_096,
 };
+/** A model's sizes, in tokens, as the row names them. */
+const TOKEN_FIELDS = [
+  { field: "context_window", label: "Context window" },
+  { field: "max_output_tokens", label: "Longest reply" },
+] as const;
+
 export function ModelsSection({
   settings,
   onChange,
@@ -60,26 +66,18 @@ export function ModelsSection({
               </button>
             </div>
             <div class="model-line">
-              <label>
-                Context window
-                <input
-                  name="model_context_window"
-                  type="number"
-                  min={1}
-                  value={model.context_window}
-                  onInput={(e) => edit({ context_window: Number(e.currentTarget.value) })}
-                />
-              </label>
-              <label>
-                Longest reply
-                <input
-                  name="model_max_output_tokens"
-                  type="number"
-                  min={1}
-                  value={model.max_output_tokens}
-                  onInput={(e) => edit({ max_output_tokens: Number(e.currentTarget.value) })}
-                />
-              </label>
+              {TOKEN_FIELDS.map(({ field, label }) => (
+                <label key={field}>
+                  {label}
+                  <input
+                    name={`model_${field}`}
+                    type="number"
+                    min={1}
+                    value={model[field]}
+                    onInput={(e) => edit({ [field]: Number(e.currentTarget.value) })}
+                  />
+                </label>
+              ))}
               <span class="muted">tokens</span>
             </div>
           </div>
