@@ -62,7 +62,7 @@ function useSceneText(laid: Laid, outline: TreeOutline, colour: GraphColour) {
     [colour, laid, outline.budgets],
   );
   const titleOf = (rank: number) => {
-    const frame = laid.frames[laid.layout.source[rank]!];
+    const frame = frameOf(laid, rank);
     if (frame === undefined) return "";
     return (spentBudgets.has(frame.id) ? BUDGET_SPENT_SIGN : "") + frame.title;
   };
@@ -124,13 +124,6 @@ export function FlameGraph({
     onMove,
   };
   const pointer = usePointerInput(input);
-  const onScroll = () => {
-    graph.view.current = {
-      ...graph.view.current,
-      scrollTop: graph.scroller.current?.scrollTop ?? 0,
-    };
-    graph.requestDraw();
-  };
 
   const hovered = hover !== null ? frameAt(hover.rank) : undefined;
   const hoveredCost = useFrameCost(backend, outline, hovered?.id ?? null);
@@ -148,7 +141,7 @@ export function FlameGraph({
         aria-activedescendant={activeRank >= 0 ? itemId(frameAt(activeRank)?.id ?? "") : undefined}
         tabIndex={0}
         data-testid="flame-graph"
-        onScroll={onScroll}
+        onScroll={graph.onScroll}
         onKeyDown={keyHandler(input, activeRank, menu)}
         onWheel={wheelHandler(graph)}
       >

@@ -23,6 +23,8 @@ export interface GraphView {
   requestDraw: () => void;
   /** Shows the span from `x0` to `x1` of the tree's width, kept within it. */
   setView: (x0: number, x1: number) => void;
+  /** Follows the pane's scrolling: the rows move under the canvas. */
+  onScroll: () => void;
   /** Where a pointer event is on the canvas, in CSS pixels. */
   local: (event: { clientX: number; clientY: number }) => { x: number; y: number };
 }
@@ -83,10 +85,15 @@ export function useGraphView(scene: MutableRef<Scene | null>): GraphView {
     requestDraw();
   };
 
+  const onScroll = () => {
+    view.current = { ...view.current, scrollTop: scroller.current?.scrollTop ?? 0 };
+    requestDraw();
+  };
+
   const local = (event: { clientX: number; clientY: number }) => {
     const box = canvas.current!.getBoundingClientRect();
     return { x: event.clientX - box.left, y: event.clientY - box.top };
   };
 
-  return { scroller, canvas, view, paneHeight, requestDraw, setView, local };
+  return { scroller, canvas, view, paneHeight, requestDraw, setView, onScroll, local };
 }
