@@ -2,7 +2,7 @@
 // focus, a list moved through with Up and Down, Enter to pick and Escape (or a click outside) to
 // close, and the focus given back where it was when the dialog closes.
 
-import type { ComponentChildren } from "preact";
+import type { ComponentChildren, JSX } from "preact";
 import { useEffect, useRef } from "preact/hooks";
 
 /** Calls `onOpen` when a key `isKey` accepts is pressed anywhere in the window. */
@@ -79,6 +79,87 @@ export function useHeldFocus() {
       if (!closing.current) input.current?.focus();
     },
   };
+}
+
+/** What `useHeldFocus` gives: the query box's focus, held while the dialog is open. */
+export type HeldFocus = ReturnType<typeof useHeldFocus>;
+
+/**
+ * The query box: a combobox over the list `listId` with its option `activeId` highlighted, which
+ * keeps the focus `held` holds and takes the keys `onKeyDown` handles (see `pickListKeys`).
+ */
+export function PickQuery({
+  held,
+  listId,
+  activeId,
+  onKeyDown,
+  type,
+  label,
+  placeholder,
+  value,
+  testId,
+  onInput,
+}: {
+  held: HeldFocus;
+  listId: string;
+  activeId: string | undefined;
+  onKeyDown: (event: KeyboardEvent) => void;
+  type: "text" | "search";
+  label: string;
+  placeholder: string;
+  value: string;
+  testId: string;
+  onInput: (query: string) => void;
+}) {
+  return (
+    <input
+      ref={held.input}
+      type={type}
+      class="palette-query"
+      role="combobox"
+      aria-expanded="true"
+      aria-autocomplete="list"
+      aria-controls={listId}
+      aria-activedescendant={activeId}
+      aria-label={label}
+      placeholder={placeholder}
+      spellcheck={false}
+      autocomplete="off"
+      value={value}
+      data-testid={testId}
+      onInput={(e) => onInput(e.currentTarget.value)}
+      onKeyDown={onKeyDown}
+      onBlur={held.onBlur}
+    />
+  );
+}
+
+/**
+ * The attributes that make entry `index` of the list an option: selected when it is the one
+ * `at`, highlighted as the pointer moves over it, chosen by `choose` on a click. The options
+ * take clicks but never the focus, which stays in the query box.
+ */
+export function pickOption(
+  index: number,
+  at: number,
+  setActive: (index: number) => void,
+  choose: () => void,
+): JSX.HTMLAttributes<HTMLLIElement> {
+  return {
+    role: "option",
+    "aria-selected": index === at,
+    onMouseDown: (e) => e.preventDefault(),
+    onMouseMove: () => index !== at && setActive(index),
+    onClick: choose,
+  };
+}
+
+/** Keeps the element `id` (the highlighted option) in sight as Up and Down move it. */
+export function useInSight(id: string | undefined) {
+  useEffect(() => {
+    if (id === undefined) return;
+    document.getElementById(id)?.scrollIntoView?.({ block: "nearest" });
+  }, [id]);
 }
 
 /**

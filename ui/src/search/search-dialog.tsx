@@ -9,7 +9,15 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import type { Backend } from "../backend";
 import type { ApiError, SearchHit } from "../bindings";
 import { ErrorLine } from "../error-line";
-import { PickDialog, pickListKeys, useHeldFocus, useWindowKey } from "../pick-dialog";
+import {
+  PickDialog,
+  PickQuery,
+  pickListKeys,
+  pickOption,
+  useHeldFocus,
+  useInSight,
+  useWindowKey,
+} from "../pick-dialog";
 
 /** How long typing must pause before the words are searched for. */
 export const SEARCH_DEBOUNCE_MS = 150;
@@ -172,13 +180,8 @@ export function SearchDialog({
   const at = Math.min(active, Math.max(hits.length - 1, 0));
   const highlighted = hits[at] ?? null;
 
-  // Keep the highlighted hit in sight as Up and Down move it.
-  useEffect(() => {
-    if (highlighted === null) return;
-    document.getElementById(`search-hit-${hitKey(highlighted)}`)?.scrollIntoView?.({
-      block: "nearest",
-    });
-  }, [highlighted === null ? null : hitKey(highlighted)]);
+  const activeId = highlighted === null ? undefined : `search-hit-${hitKey(highlighted)}`;
+  useInSight(activeId);
 
   // Closed without a choice, the focus goes back where it was; a choice moves it to the frame.
   const close = () => {
@@ -208,26 +211,17 @@ export function SearchDialog({
       className="search-dialog"
       onClose={close}
     >
-      <input
-        ref={held.input}
-        type="search"
-        class="palette-query"
-        role="combobox"
-        aria-expanded="true"
-        aria-autocomplete="list"
-        aria-controls={LIST_ID}
-        aria-activedescendant={
-          highlighted === null ? undefined : `search-hit-${hitKey(highlighted)}`
-        }
-        aria-label="Words to find"
-        placeholder="Find words in every message and result"
-        spellcheck={false}
-        autocomplete="off"
-        value={query}
-        data-testid="search-query"
-        onInput={(e) => setQuery(e.currentTarget.value)}
+      <PickQuery
+        held={held}
+        listId={LIST_ID}
+        activeId={activeId}
         onKeyDown={onKeyDown}
-        onBlur={held.onBlur}
+        type="search"
+        label="Words to find"
+        placeholder="Find words in every message and result"
+        value={query}
+        testId="search-query"
+        onInput={setQuery}
       />
       <ul
         id={LIST_ID}
@@ -241,14 +235,10 @@ export function SearchDialog({
           <li
             key={hitKey(hit)}
             id={`search-hit-${hitKey(hit)}`}
-            role="option"
-            aria-selected={i === at}
+            {...pickOption(i, at, setActive, () => choose(hit))}
             class={`search-hit${i === at ? " active" : ""}`}
             data-frame-id={hit.frame}
             data-message-id={hit.place.kind === "message" ? hit.place.id : undefined}
-            onMouseDown={(e) => e.preventDefault()}
-            onMouseMove={() => i !== at && setActive(i)}
-            onClick={() => choose(hit)}
           >
             <span class="search-path" data-testid="search-path">
               {hit.path.slice(0, -1).map((title, j) => (
