@@ -84,15 +84,57 @@ export function useHeldFocus() {
 /** What `useHeldFocus` gives: the query box's focus, held while the dialog is open. */
 export type HeldFocus = ReturnType<typeof useHeldFocus>;
 
+/** What `pickListKeys` needs to know of the list and what the keys do. */
+export type PickKeys = Parameters<typeof pickListKeys>[0];
+
+/** A query box wired to the list under it, as `usePickList` makes it. */
+export interface PickList {
+  held: HeldFocus;
+  /** The attributes of the list: the listbox the query box controls. */
+  listbox: { id: string; role: "listbox" };
+  /** The highlighted option's element id, if one is. */
+  activeId: string | undefined;
+  onKeyDown: (event: KeyboardEvent) => void;
+  /**
+   * The attributes that make entry `index` an option: selected when it is the highlighted one,
+   * highlighted as the pointer moves over it, chosen by `choose` on a click. The options take
+   * clicks but never the focus, which stays in the query box.
+   */
+  option: (index: number, choose: () => void) => JSX.HTMLAttributes<HTMLLIElement>;
+}
+
 /**
- * The query box: a combobox over the list `listId` with its option `activeId` highlighted, which
- * keeps the focus `held` holds and takes the keys `onKeyDown` handles (see `pickListKeys`).
+ * Wires the query box that keeps the focus `held` holds to the list `listId`, whose option
+ * `activeId` is highlighted (kept in sight as Up and Down move it) and which `keys` moves through.
  */
+export function usePickList(
+  held: HeldFocus,
+  listId: string,
+  activeId: string | undefined,
+  keys: PickKeys,
+): PickList {
+  useEffect(() => {
+    if (activeId === undefined) return;
+    document.getElementById(activeId)?.scrollIntoView?.({ block: "nearest" });
+  }, [activeId]);
+  return {
+    held,
+    listbox: { id: listId, role: "listbox" },
+    activeId,
+    onKeyDown: pickListKeys(keys),
+    option: (index, choose) => ({
+      role: "option",
+      "aria-selected": index === keys.at,
+      onMouseDown: (e) => e.preventDefault(),
+      onMouseMove: () => index !== keys.at && keys.setActive(index),
+      onClick: choose,
+    }),
+  };
+}
+
+/** The query box: a combobox over the list `list` wires it to. */
 export function PickQuery({
-  held,
-  listId,
-  activeId,
-  onKeyDown,
+  list,
   type,
   label,
   placeholder,
@@ -100,10 +142,7 @@ export function PickQuery({
   testId,
   onInput,
 }: {
-  held: HeldFocus;
-  listId: string;
-  activeId: string | undefined;
-  onKeyDown: (event: KeyboardEvent) => void;
+  list: PickList;
   type: "text" | "search";
   label: string;
   placeholder: string;
@@ -113,14 +152,14 @@ export function PickQuery({
 }) {
   return (
     <input
-      ref={held.input}
+      ref={list.held.input}
       type={type}
       class="palette-query"
       role="combobox"
       aria-expanded="true"
       aria-autocomplete="list"
-      aria-controls={listId}
-      aria-activedescendant={activeId}
+      aria-controls={list.listbox.id}
+      aria-activedescendant={list.activeId}
       aria-label={label}
       placeholder={placeholder}
       spellcheck={false}
@@ -128,38 +167,10 @@ export function PickQuery({
       value={value}
       data-testid={testId}
       onInput={(e) => onInput(e.currentTarget.value)}
-      onKeyDown={onKeyDown}
-      onBlur={held.onBlur}
+      onKeyDown={list.onKeyDown}
+      onBlur={list.held.onBlur}
     />
   );
-}
-
-/**
- * The attributes that make entry `index` of the list an option: selected when it is the one
- * `at`, highlighted as the pointer moves over it, chosen by `choose` on a click. The options
- * take clicks but never the focus, which stays in the query box.
- */
-export function pickOption(
-  index: number,
-  at: number,
-  setActive: (index: number) => void,
-  choose: () => void,
-): JSX.HTMLAttributes<HTMLLIElement> {
-  return {
-    role: "option",
-    "aria-selected": index === at,
-    onMouseDown: (e) => e.preventDefault(),
-    onMouseMove: () => index !== at && setActive(index),
-    onClick: choose,
-  };
-}
-
-/** Keeps the element `id` (the highlighted option) in sight as Up and Down move it. */
-export function useInSight(id: string | undefined) {
-  useEffect(() => {
-    if (id === undefined) return;
-    document.getElementById(id)?.scrollIntoView?.({ block: "nearest" });
-  }, [id]);
 }
 
 /**

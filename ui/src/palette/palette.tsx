@@ -10,15 +10,7 @@ import { useEffect, useState } from "preact/hooks";
 
 import type { Backend } from "../backend";
 import type { TreeListEntry } from "../bindings";
-import {
-  PickDialog,
-  PickQuery,
-  pickListKeys,
-  pickOption,
-  useHeldFocus,
-  useInSight,
-  useWindowKey,
-} from "../pick-dialog";
+import { PickDialog, PickQuery, useHeldFocus, usePickList, useWindowKey } from "../pick-dialog";
 import { paletteActions, type Allowed, type PaletteAction, type PaletteContext } from "./actions";
 import { rank, type Ranked } from "./match";
 
@@ -116,9 +108,6 @@ export function CommandPalette({
   const at = Math.min(active, Math.max(shown.length - 1, 0));
   const highlighted = shown[at]?.item ?? null;
 
-  const activeId = highlighted === null ? undefined : optionId(highlighted);
-  useInSight(activeId);
-
   const close = (then?: PaletteAction) => {
     held.giveBack();
     onClose();
@@ -130,7 +119,8 @@ export function CommandPalette({
     if (action !== null && action.disabled === null) close(action);
   };
 
-  const onKeyDown = pickListKeys({
+  const activeId = highlighted === null ? undefined : optionId(highlighted);
+  const list = usePickList(held, LIST_ID, activeId, {
     count: shown.length,
     at,
     setActive,
@@ -143,10 +133,7 @@ export function CommandPalette({
   return (
     <PickDialog label="Command palette" testId="palette" className="" onClose={() => close()}>
       <PickQuery
-        held={held}
-        listId={LIST_ID}
-        activeId={activeId}
-        onKeyDown={onKeyDown}
+        list={list}
         type="text"
         label="Action"
         placeholder="Type an action or a frame's title"
@@ -158,9 +145,8 @@ export function CommandPalette({
         }}
       />
       <ul
-        id={LIST_ID}
+        {...list.listbox}
         class="palette-options"
-        role="listbox"
         aria-label="Actions"
         data-testid="palette-options"
       >
@@ -168,7 +154,7 @@ export function CommandPalette({
           <li
             key={item.id}
             id={optionId(item)}
-            {...pickOption(i, at, setActive, () => choose(item))}
+            {...list.option(i, () => choose(item))}
             aria-disabled={item.disabled !== null}
             class={`palette-option${i === at ? " active" : ""}${item.disabled !== null ? " disabled" : ""}`}
             title={item.disabled ?? undefined}

@@ -9,15 +9,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import type { Backend } from "../backend";
 import type { ApiError, SearchHit } from "../bindings";
 import { ErrorLine } from "../error-line";
-import {
-  PickDialog,
-  PickQuery,
-  pickListKeys,
-  pickOption,
-  useHeldFocus,
-  useInSight,
-  useWindowKey,
-} from "../pick-dialog";
+import { PickDialog, PickQuery, useHeldFocus, usePickList, useWindowKey } from "../pick-dialog";
 
 /** How long typing must pause before the words are searched for. */
 export const SEARCH_DEBOUNCE_MS = 150;
@@ -180,9 +172,6 @@ export function SearchDialog({
   const at = Math.min(active, Math.max(hits.length - 1, 0));
   const highlighted = hits[at] ?? null;
 
-  const activeId = highlighted === null ? undefined : `search-hit-${hitKey(highlighted)}`;
-  useInSight(activeId);
-
   // Closed without a choice, the focus goes back where it was; a choice moves it to the frame.
   const close = () => {
     held.giveBack();
@@ -196,7 +185,8 @@ export function SearchDialog({
     onChoose(hit);
   };
 
-  const onKeyDown = pickListKeys({
+  const activeId = highlighted === null ? undefined : `search-hit-${hitKey(highlighted)}`;
+  const list = usePickList(held, LIST_ID, activeId, {
     count: hits.length,
     at,
     setActive,
@@ -212,10 +202,7 @@ export function SearchDialog({
       onClose={close}
     >
       <PickQuery
-        held={held}
-        listId={LIST_ID}
-        activeId={activeId}
-        onKeyDown={onKeyDown}
+        list={list}
         type="search"
         label="Words to find"
         placeholder="Find words in every message and result"
@@ -224,9 +211,8 @@ export function SearchDialog({
         onInput={setQuery}
       />
       <ul
-        id={LIST_ID}
+        {...list.listbox}
         class="palette-options search-hits"
-        role="listbox"
         aria-label="Hits"
         aria-busy={found.state === "searching"}
         data-testid="search-hits"
@@ -235,7 +221,7 @@ export function SearchDialog({
           <li
             key={hitKey(hit)}
             id={`search-hit-${hitKey(hit)}`}
-            {...pickOption(i, at, setActive, () => choose(hit))}
+            {...list.option(i, () => choose(hit))}
             class={`search-hit${i === at ? " active" : ""}`}
             data-frame-id={hit.frame}
             data-message-id={hit.place.kind === "message" ? hit.place.id : undefined}
