@@ -1,14 +1,14 @@
-// What the app's form dialogs share: a modal form over a backdrop that Escape closes, headed by
-// the heading that names it, and the row of buttons at its foot.
+// What the app's dialogs share: a modal over a backdrop that Escape closes, headed by the heading
+// that names it, and the row of buttons at its foot.
 
 import type { ComponentChildren, Ref } from "preact";
 
 /**
- * A form shown as a modal dialog, named by its heading. Escape calls `onEscape` (a dialog that
- * may not close now ignores it there); submitting calls `onSubmit` in place of the browser's own
- * submission.
+ * A modal dialog over a backdrop, named by its heading: a form when it has something to submit
+ * (`onSubmit`, called in place of the browser's own submission). Escape calls `onEscape` (a
+ * dialog that may not close now ignores it there).
  */
-export function FormDialog({
+export function ModalDialog({
   heading,
   testId,
   className,
@@ -19,7 +19,7 @@ export function FormDialog({
   children,
 }: {
   heading: ComponentChildren;
-  /** The form's `data-testid`; its heading's id is made from it. */
+  /** The dialog's `data-testid`; its heading's id is made from it. */
   testId: string;
   /** Classes besides `dialog`. */
   className?: string;
@@ -27,27 +27,39 @@ export function FormDialog({
   role?: "dialog" | "alertdialog";
   formRef?: Ref<HTMLFormElement>;
   onEscape: () => void;
-  onSubmit: () => void;
+  onSubmit?: () => void;
   children: ComponentChildren;
 }) {
   const headingId = `${testId}-heading`;
+  const dialog = {
+    class: className === undefined ? "dialog" : `dialog ${className}`,
+    role,
+    "aria-modal": "true",
+    "aria-labelledby": headingId,
+    "data-testid": testId,
+  } as const;
+  const content = (
+    <>
+      <h2 id={headingId}>{heading}</h2>
+      {children}
+    </>
+  );
   return (
     <div class="dialog-backdrop" onKeyDown={(e) => e.key === "Escape" && onEscape()}>
-      <form
-        ref={formRef ?? null}
-        class={className === undefined ? "dialog" : `dialog ${className}`}
-        role={role}
-        aria-modal="true"
-        aria-labelledby={headingId}
-        data-testid={testId}
-        onSubmit={(event) => {
-          event.preventDefault();
-          onSubmit();
-        }}
-      >
-        <h2 id={headingId}>{heading}</h2>
-        {children}
-      </form>
+      {onSubmit === undefined ? (
+        <div {...dialog}>{content}</div>
+      ) : (
+        <form
+          {...dialog}
+          ref={formRef ?? null}
+          onSubmit={(event) => {
+            event.preventDefault();
+            onSubmit();
+          }}
+        >
+          {content}
+        </form>
+      )}
     </div>
   );
 }

@@ -7,7 +7,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 
 import type { Answer, Backend } from "./backend";
 import type { ApiError, ExportProgress, ExportScope, ExportSummary } from "./bindings";
-import { FormDialog } from "./dialog";
+import { ModalDialog } from "./dialog";
 import { ErrorLine } from "./error-line";
 
 /** What is written: the frames in one of two formats, or the frame's assembled context. */
@@ -106,7 +106,7 @@ export function ExportDialog({
 
   const editing = phase.state === "editing";
   return (
-    <FormDialog
+    <ModalDialog
       heading="Export"
       testId="export-dialog"
       className="export-dialog"
@@ -179,7 +179,7 @@ export function ExportDialog({
           {phase.state === "done" ? "Close" : "Export"}
         </button>
       </div>
-    </FormDialog>
+    </ModalDialog>
   );
 }
 

@@ -6,7 +6,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 
 import type { ApiError, FrameOutline_Serialize as FrameOutline } from "./bindings";
-import { DialogButtons, FormDialog } from "./dialog";
+import { DialogButtons, ModalDialog } from "./dialog";
 import { ErrorLine } from "./error-line";
 
 export type DialogRequest =
@@ -83,7 +83,7 @@ export function FrameDialog({
 
   const asksIdentity = kind === "push" || kind === "plan" || kind === "plan-at" || kind === "edit";
   return (
-    <FormDialog
+    <ModalDialog
       heading={HEADING[kind]}
       testId="frame-dialog"
       formRef={form}
@@ -132,7 +132,7 @@ export function FrameDialog({
                   : "Plan"}
         </button>
       </DialogButtons>
-    </FormDialog>
+    </ModalDialog>
   );
 }
 

@@ -5,7 +5,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 
 import type { ApiError, ImportProgress, ImportSummary } from "./bindings";
-import { DialogButtons, FormDialog } from "./dialog";
+import { DialogButtons, ModalDialog } from "./dialog";
 import { ErrorLine } from "./error-line";
 
 type Phase =
@@ -39,7 +39,7 @@ export function ImportForm({
   };
 
   return (
-    <FormDialog
+    <ModalDialog
       heading="Import a session"
       testId="import-form"
       onEscape={onClose}
@@ -75,7 +75,7 @@ export function ImportForm({
           {phase.state === "done" ? "Close" : "Import"}
         </button>
       </DialogButtons>
-    </FormDialog>
+    </ModalDialog>
   );
 }
 

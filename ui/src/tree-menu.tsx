@@ -7,7 +7,7 @@ import { useEffect, useState } from "preact/hooks";
 import type { Answer, Backend } from "./backend";
 import type { ApiError, TreeListEntry, TreeOutline_Serialize as TreeOutline } from "./bindings";
 import { NewTreeForm, type NewTreeActions } from "./new-tree-form";
-import { FormDialog } from "./dialog";
+import { ModalDialog } from "./dialog";
 import { ErrorLine } from "./error-line";
 
 /** Makes `entry` the current tree: focusing a tree's focused frame is what does it. */
@@ -126,7 +126,7 @@ export function DeleteTreeDialog({
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
   return (
-    <FormDialog
+    <ModalDialog
       heading={`Delete “${title}”?`}
       testId="delete-tree-dialog"
       role="alertdialog"
@@ -154,6 +154,6 @@ export function DeleteTreeDialog({
           Delete the tree
         </button>
       </div>
-    </FormDialog>
+    </ModalDialog>
   );
 }

@@ -6,7 +6,7 @@ import { useEffect, useState } from "preact/hooks";
 
 import type { Backend } from "../backend";
 import type { ApiError, PopStatus } from "../bindings";
-import { DialogButtons, FormDialog } from "../dialog";
+import { DialogButtons, ModalDialog } from "../dialog";
 import { ErrorLine } from "../error-line";
 import type { DispatchFrameAction } from "../frame-actions";
 
@@ -110,7 +110,7 @@ export function PopDialog({
     </label>
   );
   return (
-    <FormDialog
+    <ModalDialog
       heading={`Pop “${title}”`}
       testId="pop-dialog"
       className="pop-dialog"
@@ -166,6 +166,6 @@ export function PopDialog({
           Pop
         </button>
       </DialogButtons>
-    </FormDialog>
+    </ModalDialog>
   );
 }
