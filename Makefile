@@ -29,6 +29,11 @@ setup:
 ui: ui/dist/index.html
 ui/dist/index.html: $(UI_SOURCES)
 	npm run --silent build
+# The benchmarks' build of the UI (`vite build --mode bench`): the product's with the hooks
+# tests/bench calls, which vite.config.ts keeps out of ui/dist. Only `make bench` builds it.
+BENCH_UI := target/bench-ui
+$(BENCH_UI)/index.html: $(UI_SOURCES)
+	npm run --silent build:bench
 
 build: setup ui
 	$(CARGO) build -p flame-desktop
@@ -79,9 +84,13 @@ BENCHES := -p flame-store -p flame-api -p flame-tokens -p flame-workspace -p fla
 # own figures, its size and its memory, are measured on the build the package ships
 # (scripts/package.sh --binaries, in target/package/dist).
 SHIPPED_APP := $(CURDIR)/target/package/dist/flame-desktop
-bench: setup ui
+# The release build the UI benchmarks drive embeds the bench build of the UI instead of ui/dist
+# (TAURI_CONFIG points the shell at it). The package is built from ui/dist in a target directory
+# of its own (scripts/package.sh), so the hooks never reach it.
+bench: setup ui $(BENCH_UI)/index.html
 	@$(CARGO) bench --locked $(BENCHES) | grep '^BENCH '
-	@$(CARGO) build --release -p flame-desktop -p flame-cli --locked --quiet
+	@TAURI_CONFIG='{"build":{"frontendDist":"$(BENCH_UI)"}}' \
+		$(CARGO) build --release -p flame-desktop -p flame-cli --locked --quiet
 	@CARGO="$(CARGO)" scripts/package.sh --binaries >&2
 	@$(XVFB) npm run --silent bench:ui -- --exclude '**/app.bench.ts' | grep '^BENCH '
 	@FLAME_APP="$(SHIPPED_APP)" $(XVFB) npm run --silent bench:ui -- app.bench | grep '^BENCH '

@@ -1,7 +1,12 @@
 //! The command list, and the TypeScript bindings generated from it.
 //!
-//! `ui/src/bindings.ts` is generated from the Rust types here and committed. The test below
-//! fails when it is stale; `FLAME_BLESS=1 cargo test -p flame-desktop bindings` rewrites it.
+//! `collect_commands!` below is the one list of commands: `build.rs` reads the names from it to
+//! declare them to Tauri, and `ui/src/bindings.ts` is generated from it and the Rust types. The
+//! window's grants (`capabilities/default.json`) are the one other list, a choice rather than a
+//! copy: the bindings end with `WindowCommand`, the granted commands' names, from which the UI's
+//! `Backend` is made, so the UI can call no command it is not granted and a grant of a command
+//! that does not exist fails the typecheck. The test below fails when the bindings are stale;
+//! `FLAME_BLESS=1 cargo test -p flame-desktop bindings` rewrites them.
 
 use std::path::{Path, PathBuf};
 
@@ -82,18 +87,66 @@ pub fn committed_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src/bindings.ts")
 }
 
-/// Writes the bindings to `path`.
+/// Writes the bindings to `path`, ending with the names of the commands the window is granted.
 pub fn export(path: &Path) -> Result<(), String> {
     builder::<tauri::Wry>()
         .export(Typescript::default().header(HEADER), path)
-        .map_err(|e| format!("cannot export the TypeScript bindings to {}: {e}", path.display()))
+        .map_err(|e| format!("cannot export the TypeScript bindings to {}: {e}", path.display()))?;
+    let granted = granted_commands()?;
+    let union: Vec<String> =
+        granted.iter().map(|name| format!("\n  | {:?}", camel_case(name))).collect();
+    let declaration = format!(
+        "\n/** The commands the window is granted (capabilities/default.json), as `commands` names them. */\nexport type WindowCommand ={};\n",
+        union.concat()
+    );
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .map_err(|e| format!("cannot reopen {}: {e}", path.display()))?;
+    std::io::Write::write_all(&mut file, declaration.as_bytes())
+        .map_err(|e| format!("cannot write to {}: {e}", path.display()))
+}
+
+/// The app commands the window's capability grants, in snake case, in the file's order.
+fn granted_commands() -> Result<Vec<String>, String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("capabilities/default.json");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let capability: Capability = serde_json::from_str(&text)
+        .map_err(|e| format!("{} is not a capability: {e}", path.display()))?;
+    Ok(capability
+        .permissions
+        .iter()
+        .filter_map(|permission| permission.strip_prefix("allow-"))
+        .map(|command| command.replace('-', "_"))
+        .collect())
+}
+
+/// The part of a capability file the bindings read.
+#[derive(serde::Deserialize)]
+struct Capability {
+    permissions: Vec<String>,
+}
+
+/// `retry_frame_from_start` as the bindings name it: `retryFrameFromStart`.
+fn camel_case(snake: &str) -> String {
+    let mut words = snake.split('_');
+    let first = words.next().unwrap_or_default().to_owned();
+    words.fold(first, |mut name, word| {
+        let mut chars = word.chars();
+        if let Some(head) = chars.next() {
+            name.extend(head.to_uppercase());
+            name.push_str(chars.as_str());
+        }
+        name
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    include!("command_names.rs");
+    include!(concat!(env!("OUT_DIR"), "/command_names.rs"));
 
     /// The command names the generated bindings call, in snake case.
     fn bound_commands(bindings: &str) -> Vec<String> {
@@ -117,7 +170,10 @@ mod tests {
         assert!(bound.len() > 20, "the bindings name too few commands: {bound:?}");
         bound.sort();
         declared.sort();
-        assert_eq!(bound, declared, "src/command_names.rs must list every registered command");
+        assert_eq!(
+            bound, declared,
+            "build.rs must read every registered command from collect_commands!"
+        );
     }
 
     /// The window's capability grants app commands only by name, and only declared ones; no
@@ -125,20 +181,22 @@ mod tests {
     #[test]
     fn the_window_is_granted_named_commands_and_events_only() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("capabilities/default.json");
-        let capability: serde_json::Value =
+        let capability: Capability =
             serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        let granted = capability["permissions"].as_array().unwrap();
-        for permission in granted {
-            let permission = permission.as_str().unwrap();
+        for permission in &capability.permissions {
             if permission == "core:event:default" {
                 continue;
             }
-            let command = permission
-                .strip_prefix("allow-")
-                .unwrap_or_else(|| panic!("{permission} is not an app command's allow-"))
-                .replace('-', "_");
-            assert!(COMMAND_NAMES.contains(&command.as_str()), "{permission} names no command");
+            assert!(
+                permission.starts_with("allow-"),
+                "{permission} is not an app command's allow-"
+            );
         }
+        for command in granted_commands().unwrap() {
+            assert!(COMMAND_NAMES.contains(&command.as_str()), "allow-{command} names no command");
+        }
+        assert_eq!(camel_case("retry_frame_from_start"), "retryFrameFromStart");
+        assert_eq!(camel_case("search"), "search");
     }
 
     #[test]

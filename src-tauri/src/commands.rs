@@ -10,10 +10,9 @@
 //! `create_tree` and `set_tree_workspace` check a workspace against every folder of Flame's own
 //! (`Startup::own_folders`) before the facade stores it. The `sessions`, `follow_session`,
 //! `unfollow_session` and `follow_agent` commands are the Sessions view's. Every command is
-//! declared to Tauri in `build.rs` from `command_names.rs` (checked against the registered list by
-//! a test), and `capabilities/default.json` grants the main window only those it uses (not
-//! `update_results`, `frame_messages` or `waiting_request`, which only the command
-//! tests call).
+//! declared to Tauri in `build.rs`, which reads the one list in `bindings.rs`, and
+//! `capabilities/default.json` grants the main window only those it uses (not `update_results`,
+//! `frame_messages`, `waiting_request` or `frame_budget`, which only the command tests call).
 
 use flame_agent::{Answer, ChatEvent, ChatOutcome, GeneratedResults, WaitingRequest};
 use flame_api::{

@@ -106,7 +106,7 @@ impl Startup {
         let agent = Arc::new(Agent::from_settings_file(
             Arc::clone(flame),
             self.settings_path(),
-            self.env_reader(),
+            Environment::clone(&self.environment),
             RetryPolicy::default(),
         )?);
         // The file may have been saved by another process since Flame was opened: the facade

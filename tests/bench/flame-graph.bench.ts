@@ -27,7 +27,8 @@ import { APP_BINARY, withApp, type App } from "../e2e/harness";
 import { scaleFixture } from "./fixture";
 import { processesOf, startedAt } from "./process-start";
 
-// What `window.__flameBench` returns: `BenchResult` of ui/src/flame-graph/bench.ts, restated
+// What `window.__flameBench` returns: `BenchResult` of ui/src/flame-graph/bench.ts, which only the
+// bench build of the UI holds (`make bench` embeds it in the release build), restated
 // because this project type-checks for Node, without the DOM that module needs.
 interface BenchResult {
   frames: number;
@@ -90,6 +91,20 @@ async function openingMarks(driver: WebDriver, spawnedAt: number): Promise<strin
     `page loaded at ${(origin - spawnedAt).toFixed(0)}`,
     ...marks.map((m) => `${m.name.slice("flame:".length)} at ${(m.at - spawnedAt).toFixed(0)}`),
   ].join(", ");
+}
+
+/**
+ * Fails plainly when the window is not the bench build of the UI: only that build has
+ * `window.__flameBench` and `window.__flameOutlineBench` (`make bench` builds it).
+ */
+async function requireBenchHooks(driver: WebDriver) {
+  const found = await driver.executeScript<boolean>(
+    "return typeof window.__flameBench === 'function' && typeof window.__flameOutlineBench === 'function'",
+  );
+  if (!found)
+    throw new Error(
+      `${APP_BINARY} has no benchmark hooks: it embeds the product UI, not the bench build (make bench builds it)`,
+    );
 }
 
 /** Waits until the window has drawn a frame since the last input. */
@@ -202,6 +217,7 @@ describe("flame graph benchmark", () => {
         async (app) => {
           opened.push(await timeOpening(app, `open 100k ${k + 1}`));
           if (k < OPENINGS - 1) return;
+          await requireBenchHooks(app.driver);
           const laidOut = await app.driver.executeScript<number>(
             "return window.__flameGraph.laidOut()",
           );
@@ -236,6 +252,7 @@ describe("flame graph benchmark", () => {
       // The window first settles on its new data directory (the sample tree drawn, its focused
       // conversation rendered), so the layout is measured on its own.
       await firstFramesPainted(app.driver);
+      await requireBenchHooks(app.driver);
       await new Promise((resolve) => setTimeout(resolve, 1_500));
       await nextFrame(app.driver);
       const result = await app.driver.executeAsyncScript<BenchResult>(

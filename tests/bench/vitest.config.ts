@@ -7,7 +7,8 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
 // The UI benchmark drives the real window like the end-to-end tests, once; its output lines go
 // straight to stdout so `make bench` can collect them. It measures the release build (`make
-// bench` builds it) unless FLAME_APP and FLAME_CLI name other binaries.
+// bench` builds it, embedding the bench build of the UI, whose hooks flame-graph.bench.ts calls)
+// unless FLAME_APP and FLAME_CLI name other binaries.
 export default defineConfig({
   test: {
     root: "tests/bench",

@@ -117,6 +117,43 @@ fn only_flame_models_speaks_http() {
 }
 
 #[test]
+fn only_the_facade_takes_checkpoints() {
+    let workspace = Workspace::load();
+    let mut offences = Vec::new();
+    for member in &workspace.members {
+        if ["flame-api", "flame-checkpoint"].contains(&member.name.as_str()) {
+            continue;
+        }
+        // Through the facade is the one allowed way, tests and benches included: it records
+        // which snapshot belongs to which frame and call, which a snapshot taken elsewhere would
+        // not be.
+        let reached = workspace.reachable_avoiding(&member.name, &["flame-api"], true);
+        if let Some(chain) = reached.get("flame-checkpoint") {
+            offences.push(format!("{}/Cargo.toml: {chain}", member.dir.display()));
+        }
+        // A workspace call is one facade operation (`Flame::run_workspace_call`), which takes the
+        // checkpoints around it; a crate above the facade taking them itself would split the
+        // call again.
+        if !workspace.transitive_dependencies(&member.name).contains("flame-api") {
+            continue;
+        }
+        for_each_product_line(&member.dir, |place, line| {
+            if line.contains("CheckpointReason::BeforeCall")
+                || line.contains("CheckpointReason::AfterCall")
+            {
+                offences.push(format!("{place}: {}", line.trim()));
+            }
+        });
+    }
+    assert!(
+        offences.is_empty(),
+        "only the facade (flame-api) takes checkpoints, and the ones around a workspace call \
+         only in Flame::run_workspace_call:\n{}",
+        offences.join("\n")
+    );
+}
+
+#[test]
 fn the_store_and_the_facade_stay_synchronous_and_offline() {
     let workspace = Workspace::load();
     let mut offences = Vec::new();

@@ -14,6 +14,7 @@ import type {
   ImportSummary,
   TreeId,
   TreeOutline_Serialize as TreeOutline,
+  WindowCommand,
   commands,
 } from "./bindings";
 
@@ -25,49 +26,18 @@ type CommandAnswer<K extends keyof typeof commands> = ReturnType<(typeof command
 /** What every command resolves to: its data, or the backend's `{code, message}` error. */
 export type Answer<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError };
 
-export type Backend = Pick<
-  typeof commands,
-  | "appInfo"
-  | "frameCost"
-  | "setFrameBudget"
-  | "createTree"
-  | "listTrees"
-  | "search"
-  | "deleteTree"
-  | "focusFrame"
-  | "pushFrame"
-  | "planFrames"
-  | "moveFrame"
-  | "startFrame"
-  | "popFrame"
-  | "resumeFrame"
-  | "retryFrame"
-  | "retryFrameFromStart"
-  | "invalidateFrame"
-  | "editFrame"
-  | "deleteFrame"
-  | "frameView"
-  | "earlierMessages"
-  | "frameDetail"
-  | "frameContext"
-  | "rebuildContext"
-  | "cancelAnswer"
-  | "generateResults"
-  | "getSettings"
-  | "saveSettings"
-  | "listModels"
-  | "exportContext"
-  | "chooseSavePath"
-  | "chooseFolder"
-  | "setTreeWorkspace"
-  | "frameChanges"
-  | "rollbackFrame"
-  | "checkpointStorage"
-  | "sessions"
-  | "followSession"
-  | "unfollowSession"
-  | "followAgent"
-> & {
+/**
+ * The commands the UI wraps rather than calls as they are: they take a Tauri channel, or their
+ * answer is reshaped (see main.tsx).
+ */
+type WrappedCommand =
+  "outline" | "sendMessage" | "answerAgain" | "answerRequest" | "importSession" | "exportFrames";
+
+/**
+ * What the UI may call: every command the window is granted (`WindowCommand`, generated from
+ * capabilities/default.json), so it can call no other.
+ */
+export type Backend = Pick<typeof commands, Exclude<WindowCommand, WrappedCommand>> & {
   /**
    * The tree `tree` (the current one when null) as the flame graph draws it: the `outline`
    * command's columns made into one `FrameOutline` per frame (`outline.ts`).

@@ -7,6 +7,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 
 import type { Answer, Backend } from "./backend";
 import type { ApiError, ExportProgress, ExportScope, ExportSummary } from "./bindings";
+import { ModalDialog } from "./dialog";
 import { ErrorLine } from "./error-line";
 
 /** What is written: the frames in one of two formats, or the frame's assembled context. */
@@ -105,90 +106,80 @@ export function ExportDialog({
 
   const editing = phase.state === "editing";
   return (
-    <div
-      class="dialog-backdrop"
-      onKeyDown={(e) => e.key === "Escape" && phase.state !== "exporting" && onClose()}
+    <ModalDialog
+      heading="Export"
+      testId="export-dialog"
+      className="export-dialog"
+      onEscape={() => phase.state !== "exporting" && onClose()}
+      onSubmit={() => (phase.state === "done" ? onClose() : void submit())}
     >
-      <form
-        class="dialog export-dialog"
-        role="dialog"
-        aria-label="Export"
-        data-testid="export-dialog"
-        onSubmit={(event) => {
-          event.preventDefault();
-          if (phase.state === "done") onClose();
-          else void submit();
-        }}
-      >
-        <h2>Export</h2>
-        <p class="dialog-frame muted">
-          From “{frame.title}” <code>{frame.id}</code>
-        </p>
-        <Choice
-          legend="What"
-          name="kind"
-          options={KINDS}
-          value={kind}
-          disabled={!editing}
-          onChange={setKind}
-        />
-        <Choice
-          legend="Frames"
-          name="scope"
-          options={SCOPES}
-          value={scope}
-          disabled={!editing || kind === "context"}
-          onChange={setScope}
-        />
-        <label>
-          Save to (a full path; ~ is your home folder; an existing file is replaced)
-          <span class="path-row">
-            <input
-              ref={input}
-              name="path"
-              value={path}
-              disabled={!editing}
-              spellcheck={false}
-              onInput={(e) => setTyped(e.currentTarget.value)}
-            />
-            <button
-              type="button"
-              data-testid="choose-path"
-              disabled={!editing}
-              onClick={() => void choose()}
-            >
-              Choose…
-            </button>
-          </span>
-        </label>
-        {phase.state === "exporting" && <Progress progress={phase.progress} />}
-        {phase.state === "editing" && <ErrorLine error={phase.error} />}
-        {phase.state === "done" && (
-          <p class="export-result" role="status" data-testid="export-result">
-            {phase.kind === "context"
-              ? `Exported the context (${count(phase.summary.frames, "frame", "frames")} described, ${count(phase.summary.messages, "message", "messages")}) to ${phase.summary.path}`
-              : `Exported ${count(phase.summary.frames, "frame", "frames")} (${count(phase.summary.messages, "message", "messages")}) to ${phase.summary.path}`}
-          </p>
-        )}
-        <div class="dialog-buttons">
-          {phase.state !== "done" && (
-            // An export cannot be stopped halfway; it is quick, and its file appears whole or
-            // not at all.
-            <button type="button" disabled={phase.state === "exporting"} onClick={onClose}>
-              Cancel
-            </button>
-          )}
+      <p class="dialog-frame muted">
+        From “{frame.title}” <code>{frame.id}</code>
+      </p>
+      <Choice
+        legend="What"
+        name="kind"
+        options={KINDS}
+        value={kind}
+        disabled={!editing}
+        onChange={setKind}
+      />
+      <Choice
+        legend="Frames"
+        name="scope"
+        options={SCOPES}
+        value={scope}
+        disabled={!editing || kind === "context"}
+        onChange={setScope}
+      />
+      <label>
+        Save to (a full path; ~ is your home folder; an existing file is replaced)
+        <span class="path-row">
+          <input
+            ref={input}
+            name="path"
+            value={path}
+            disabled={!editing}
+            spellcheck={false}
+            onInput={(e) => setTyped(e.currentTarget.value)}
+          />
           <button
-            type="submit"
-            class="primary"
-            data-testid="export-submit"
-            disabled={phase.state === "exporting" || (editing && path.trim() === "")}
+            type="button"
+            data-testid="choose-path"
+            disabled={!editing}
+            onClick={() => void choose()}
           >
-            {phase.state === "done" ? "Close" : "Export"}
+            Choose…
           </button>
-        </div>
-      </form>
-    </div>
+        </span>
+      </label>
+      {phase.state === "exporting" && <Progress progress={phase.progress} />}
+      {phase.state === "editing" && <ErrorLine error={phase.error} />}
+      {phase.state === "done" && (
+        <p class="export-result" role="status" data-testid="export-result">
+          {phase.kind === "context"
+            ? `Exported the context (${count(phase.summary.frames, "frame", "frames")} described, ${count(phase.summary.messages, "message", "messages")}) to ${phase.summary.path}`
+            : `Exported ${count(phase.summary.frames, "frame", "frames")} (${count(phase.summary.messages, "message", "messages")}) to ${phase.summary.path}`}
+        </p>
+      )}
+      <div class="dialog-buttons">
+        {phase.state !== "done" && (
+          // An export cannot be stopped halfway; it is quick, and its file appears whole or
+          // not at all.
+          <button type="button" disabled={phase.state === "exporting"} onClick={onClose}>
+            Cancel
+          </button>
+        )}
+        <button
+          type="submit"
+          class="primary"
+          data-testid="export-submit"
+          disabled={phase.state === "exporting" || (editing && path.trim() === "")}
+        >
+          {phase.state === "done" ? "Close" : "Export"}
+        </button>
+      </div>
+    </ModalDialog>
   );
 }
 

@@ -6,6 +6,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 
 import type { ApiError, FrameOutline_Serialize as FrameOutline } from "./bindings";
+import { DialogButtons, ModalDialog } from "./dialog";
 import { ErrorLine } from "./error-line";
 
 export type DialogRequest =
@@ -39,8 +40,10 @@ export function FrameDialog({
   onClose: () => void;
 }) {
   const { frame, kind } = request;
-  const [title, setTitle] = useState(kind === "edit" ? frame.title : "");
-  const [criteria, setCriteria] = useState("");
+  const [identity, setIdentity] = useState<FrameIdentity>({
+    title: kind === "edit" ? frame.title : "",
+    criteria: "",
+  });
   const [text, setText] = useState("");
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
@@ -53,6 +56,7 @@ export function FrameDialog({
   }, []);
 
   const result = (): DialogResult => {
+    const { title, criteria } = identity;
     switch (kind) {
       case "push":
         return { kind, parent: frame.id, title, criteria };
@@ -69,8 +73,7 @@ export function FrameDialog({
     }
   };
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
+  const submit = async () => {
     setBusy(true);
     const failure = await onSubmit(result());
     setBusy(false);
@@ -78,79 +81,109 @@ export function FrameDialog({
     else setError(failure);
   };
 
-  const identity = kind === "push" || kind === "plan" || kind === "plan-at" || kind === "edit";
+  const asksIdentity = kind === "push" || kind === "plan" || kind === "plan-at" || kind === "edit";
   return (
-    <div class="dialog-backdrop" onKeyDown={(e) => e.key === "Escape" && onClose()}>
-      <form
-        ref={form}
-        class="dialog"
-        role="dialog"
-        aria-modal="true"
-        aria-labelledby="dialog-heading"
-        data-testid="frame-dialog"
-        onSubmit={(e) => void submit(e)}
-      >
-        <h2 id="dialog-heading">{HEADING[kind]}</h2>
-        <p class="muted dialog-frame">
-          {kind === "push" || kind === "plan" || kind === "plan-at" ? "Under " : ""}“{frame.title}”{" "}
-          <code>{frame.id}</code>
-          {kind === "plan-at" && request.position !== null
-            ? `, at position ${request.position}`
-            : ""}
+    <ModalDialog
+      heading={HEADING[kind]}
+      testId="frame-dialog"
+      formRef={form}
+      onEscape={onClose}
+      onSubmit={() => void submit()}
+    >
+      <p class="muted dialog-frame">
+        {kind === "push" || kind === "plan" || kind === "plan-at" ? "Under " : ""}“{frame.title}”{" "}
+        <code>{frame.id}</code>
+        {kind === "plan-at" && request.position !== null ? `, at position ${request.position}` : ""}
+      </p>
+      {asksIdentity && (
+        <IdentityFields
+          titleLabel="Title"
+          titlePlaceholder="2–5 words"
+          criteriaLabel={
+            kind === "edit" ? "Success criteria (empty: unchanged)" : "Success criteria"
+          }
+          value={identity}
+          onChange={setIdentity}
+        />
+      )}
+      {kind === "invalidate" && (
+        <label>
+          Reason (optional)
+          <input name="reason" value={text} onInput={(e) => setText(e.currentTarget.value)} />
+        </label>
+      )}
+      {kind === "delete" && (
+        <p>
+          The frame and its planned subtree are removed. Frames with messages cannot be deleted;
+          invalidate them instead.
         </p>
-        {identity && (
-          <>
-            <label>
-              Title
-              <input
-                name="title"
-                value={title}
-                onInput={(e) => setTitle(e.currentTarget.value)}
-                placeholder="2–5 words"
-              />
-            </label>
-            <label>
-              Success criteria{kind === "edit" ? " (empty: unchanged)" : ""}
-              <textarea
-                name="criteria"
-                rows={3}
-                value={criteria}
-                onInput={(e) => setCriteria(e.currentTarget.value)}
-                placeholder="What, concretely, defines done"
-              />
-            </label>
-          </>
-        )}
-        {kind === "invalidate" && (
-          <label>
-            Reason (optional)
-            <input name="reason" value={text} onInput={(e) => setText(e.currentTarget.value)} />
-          </label>
-        )}
-        {kind === "delete" && (
-          <p>
-            The frame and its planned subtree are removed. Frames with messages cannot be deleted;
-            invalidate them instead.
-          </p>
-        )}
-        <ErrorLine error={error} />
-        <div class="dialog-buttons">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" class="primary" disabled={busy}>
-            {kind === "delete"
-              ? "Delete"
-              : kind === "invalidate"
-                ? "Invalidate"
-                : kind === "edit"
-                  ? "Save"
-                  : kind === "push"
-                    ? "Push"
-                    : "Plan"}
-          </button>
-        </div>
-      </form>
-    </div>
+      )}
+      <ErrorLine error={error} />
+      <DialogButtons onCancel={onClose}>
+        <button type="submit" class="primary" disabled={busy}>
+          {kind === "delete"
+            ? "Delete"
+            : kind === "invalidate"
+              ? "Invalidate"
+              : kind === "edit"
+                ? "Save"
+                : kind === "push"
+                  ? "Push"
+                  : "Plan"}
+        </button>
+      </DialogButtons>
+    </ModalDialog>
+  );
+}
+
+/** What a frame is made with: its title and its success criteria. */
+export interface FrameIdentity {
+  title: string;
+  criteria: string;
+}
+
+/** The title and success-criteria fields of a form that makes (or edits) a frame or a tree. */
+export function IdentityFields({
+  titleLabel,
+  titlePlaceholder,
+  criteriaLabel = "Success criteria",
+  value,
+  onChange,
+}: {
+  titleLabel: string;
+  titlePlaceholder: string;
+  criteriaLabel?: string;
+  value: FrameIdentity;
+  /** Given how to change the value, as a state setter takes it. */
+  onChange: (change: (value: FrameIdentity) => FrameIdentity) => void;
+}) {
+  return (
+    <>
+      <label>
+        {titleLabel}
+        <input
+          name="title"
+          value={value.title}
+          onInput={(e) => {
+            const title = e.currentTarget.value;
+            onChange((before) => ({ ...before, title }));
+          }}
+          placeholder={titlePlaceholder}
+        />
+      </label>
+      <label>
+        {criteriaLabel}
+        <textarea
+          name="criteria"
+          rows={3}
+          value={value.criteria}
+          onInput={(e) => {
+            const criteria = e.currentTarget.value;
+            onChange((before) => ({ ...before, criteria }));
+          }}
+          placeholder="What, concretely, defines done"
+        />
+      </label>
+    </>
   );
 }

@@ -5,6 +5,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 
 import type { ApiError, ImportProgress, ImportSummary } from "./bindings";
+import { DialogButtons, ModalDialog } from "./dialog";
 import { ErrorLine } from "./error-line";
 
 type Phase =
@@ -38,58 +39,43 @@ export function ImportForm({
   };
 
   return (
-    <div class="dialog-backdrop" onKeyDown={(e) => e.key === "Escape" && onClose()}>
-      <form
-        class="dialog"
-        role="dialog"
-        aria-label="Import a session"
-        data-testid="import-form"
-        onSubmit={(event) => {
-          event.preventDefault();
-          if (phase.state === "done") onClose();
-          else void submit();
-        }}
-      >
-        <h2>Import a session</h2>
-        <label>
-          A Claude Code session (.jsonl), an OpenCode data folder or opencode.db, or a Flame export
-          (.json)
-          <input
-            ref={input}
-            name="path"
-            value={path}
-            disabled={phase.state !== "editing"}
-            onInput={(e) => setPath(e.currentTarget.value)}
-            placeholder="~/.claude/projects/…/session.jsonl"
-          />
-        </label>
-        {phase.state === "reading" && (
-          <p class="import-progress" role="status" data-testid="import-progress">
-            {phase.progress === null
-              ? "Reading…"
-              : `Reading ${phase.progress.file}: ${percent(phase.progress)}%`}
-          </p>
-        )}
-        {phase.state === "editing" && <ErrorLine error={phase.error} />}
-        {phase.state === "done" && <Summary summary={phase.summary} />}
-        <div class="dialog-buttons">
-          {phase.state !== "done" && (
-            <button type="button" onClick={onClose}>
-              Cancel
-            </button>
-          )}
-          <button
-            type="submit"
-            class="primary"
-            disabled={
-              phase.state === "reading" || (phase.state === "editing" && path.trim() === "")
-            }
-          >
-            {phase.state === "done" ? "Close" : "Import"}
-          </button>
-        </div>
-      </form>
-    </div>
+    <ModalDialog
+      heading="Import a session"
+      testId="import-form"
+      onEscape={onClose}
+      onSubmit={() => (phase.state === "done" ? onClose() : void submit())}
+    >
+      <label>
+        A Claude Code session (.jsonl), an OpenCode data folder or opencode.db, or a Flame export
+        (.json)
+        <input
+          ref={input}
+          name="path"
+          value={path}
+          disabled={phase.state !== "editing"}
+          onInput={(e) => setPath(e.currentTarget.value)}
+          placeholder="~/.claude/projects/…/session.jsonl"
+        />
+      </label>
+      {phase.state === "reading" && (
+        <p class="import-progress" role="status" data-testid="import-progress">
+          {phase.progress === null
+            ? "Reading…"
+            : `Reading ${phase.progress.file}: ${percent(phase.progress)}%`}
+        </p>
+      )}
+      {phase.state === "editing" && <ErrorLine error={phase.error} />}
+      {phase.state === "done" && <Summary summary={phase.summary} />}
+      <DialogButtons onCancel={phase.state === "done" ? undefined : onClose}>
+        <button
+          type="submit"
+          class="primary"
+          disabled={phase.state === "reading" || (phase.state === "editing" && path.trim() === "")}
+        >
+          {phase.state === "done" ? "Close" : "Import"}
+        </button>
+      </DialogButtons>
+    </ModalDialog>
   );
 }
 

@@ -10,7 +10,7 @@ import {
   type ExportProgress,
   type ImportProgress,
 } from "./bindings";
-import { runBench, timeOutlineLoad } from "./flame-graph/bench";
+import { installBenchHooks } from "./flame-graph/bench";
 import { withApiErrors } from "./ipc-errors";
 import { markOnce } from "./marks";
 import { expandOutline } from "./outline";
@@ -64,12 +64,7 @@ markOnce("flame:outline-asked");
 const firstOutline = backend.outline(null);
 render(<App backend={backend} firstOutline={firstOutline} />, root);
 
-// The benchmark's entry points, called through WebDriver by tests/bench (make bench).
-declare global {
-  interface Window {
-    __flameBench?: typeof runBench;
-    __flameOutlineBench?: () => ReturnType<typeof timeOutlineLoad>;
-  }
-}
-window.__flameBench = runBench;
-window.__flameOutlineBench = () => timeOutlineLoad(() => typed.outline(null));
+// The benchmark's entry points, for tests/bench (make bench), only in the bench build of the UI
+// (`vite build --mode bench`): in the product build the condition is false when Vite compiles it,
+// so the benchmark's code is left out of the bundle (vite.config.ts checks that it is).
+if (import.meta.env.MODE === "bench") installBenchHooks(() => typed.outline(null));

@@ -2,7 +2,9 @@ import { useState } from "preact/hooks";
 
 import type { Answer } from "./backend";
 import type { ApiError } from "./bindings";
+import { DialogButtons } from "./dialog";
 import { ErrorLine } from "./error-line";
+import { type FrameIdentity, IdentityFields } from "./frame-dialog";
 
 /** What the new-tree form asks the backend for. */
 export interface NewTreeActions {
@@ -28,8 +30,7 @@ export function NewTreeForm({
   heading?: string;
   onCancel?: () => void;
 }) {
-  const [title, setTitle] = useState("");
-  const [criteria, setCriteria] = useState("");
+  const [identity, setIdentity] = useState<FrameIdentity>({ title: "", criteria: "" });
   const [workspace, setWorkspace] = useState("");
   const [error, setError] = useState<ApiError | null>(null);
 
@@ -44,6 +45,7 @@ export function NewTreeForm({
       data-testid="new-tree-form"
       onSubmit={(event) => {
         event.preventDefault();
+        const { title, criteria } = identity;
         const folder = workspace.trim();
         void onCreate(title, criteria, folder === "" ? null : folder).then(setError);
       }}
@@ -53,25 +55,12 @@ export function NewTreeForm({
         A tree is one piece of work. Its root frame is the goal; subtasks become frames below it,
         drawn here as a flame graph.
       </p>
-      <label>
-        Goal
-        <input
-          name="title"
-          value={title}
-          onInput={(e) => setTitle(e.currentTarget.value)}
-          placeholder="Build the application"
-        />
-      </label>
-      <label>
-        Success criteria
-        <textarea
-          name="criteria"
-          rows={3}
-          value={criteria}
-          onInput={(e) => setCriteria(e.currentTarget.value)}
-          placeholder="What, concretely, defines done"
-        />
-      </label>
+      <IdentityFields
+        titleLabel="Goal"
+        titlePlaceholder="Build the application"
+        value={identity}
+        onChange={setIdentity}
+      />
       <label>
         Workspace folder
         <span class="folder-field">
@@ -91,16 +80,11 @@ export function NewTreeForm({
         The folder the agent may read, change and run commands in, each as the settings allow.
       </p>
       <ErrorLine error={error} />
-      <div class="dialog-buttons">
-        {onCancel !== undefined && (
-          <button type="button" onClick={onCancel}>
-            Cancel
-          </button>
-        )}
+      <DialogButtons onCancel={onCancel}>
         <button type="submit" class="primary">
           Create the tree
         </button>
-      </div>
+      </DialogButtons>
     </form>
   );
 }

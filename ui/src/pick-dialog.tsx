@@ -2,7 +2,7 @@
 // focus, a list moved through with Up and Down, Enter to pick and Escape (or a click outside) to
 // close, and the focus given back where it was when the dialog closes.
 
-import type { ComponentChildren } from "preact";
+import type { ComponentChildren, JSX } from "preact";
 import { useEffect, useRef } from "preact/hooks";
 
 /** Calls `onOpen` when a key `isKey` accepts is pressed anywhere in the window. */
@@ -79,6 +79,98 @@ export function useHeldFocus() {
       if (!closing.current) input.current?.focus();
     },
   };
+}
+
+/** What `useHeldFocus` gives: the query box's focus, held while the dialog is open. */
+export type HeldFocus = ReturnType<typeof useHeldFocus>;
+
+/** What `pickListKeys` needs to know of the list and what the keys do. */
+export type PickKeys = Parameters<typeof pickListKeys>[0];
+
+/** A query box wired to the list under it, as `usePickList` makes it. */
+export interface PickList {
+  held: HeldFocus;
+  /** The attributes of the list: the listbox the query box controls. */
+  listbox: { id: string; role: "listbox" };
+  /** The highlighted option's element id, if one is. */
+  activeId: string | undefined;
+  onKeyDown: (event: KeyboardEvent) => void;
+  /**
+   * The attributes that make entry `index` an option: selected when it is the highlighted one,
+   * highlighted as the pointer moves over it, chosen by `choose` on a click. The options take
+   * clicks but never the focus, which stays in the query box.
+   */
+  option: (index: number, choose: () => void) => JSX.HTMLAttributes<HTMLLIElement>;
+}
+
+/**
+ * Wires the query box that keeps the focus `held` holds to the list `listId`, whose option
+ * `activeId` is highlighted (kept in sight as Up and Down move it) and which `keys` moves through.
+ */
+export function usePickList(
+  held: HeldFocus,
+  listId: string,
+  activeId: string | undefined,
+  keys: PickKeys,
+): PickList {
+  useEffect(() => {
+    if (activeId === undefined) return;
+    document.getElementById(activeId)?.scrollIntoView?.({ block: "nearest" });
+  }, [activeId]);
+  return {
+    held,
+    listbox: { id: listId, role: "listbox" },
+    activeId,
+    onKeyDown: pickListKeys(keys),
+    option: (index, choose) => ({
+      role: "option",
+      "aria-selected": index === keys.at,
+      onMouseDown: (e) => e.preventDefault(),
+      onMouseMove: () => index !== keys.at && keys.setActive(index),
+      onClick: choose,
+    }),
+  };
+}
+
+/** The query box: a combobox over the list `list` wires it to. */
+export function PickQuery({
+  list,
+  type,
+  label,
+  placeholder,
+  value,
+  testId,
+  onInput,
+}: {
+  list: PickList;
+  type: "text" | "search";
+  label: string;
+  placeholder: string;
+  value: string;
+  testId: string;
+  onInput: (query: string) => void;
+}) {
+  return (
+    <input
+      ref={list.held.input}
+      type={type}
+      class="palette-query"
+      role="combobox"
+      aria-expanded="true"
+      aria-autocomplete="list"
+      aria-controls={list.listbox.id}
+      aria-activedescendant={list.activeId}
+      aria-label={label}
+      placeholder={placeholder}
+      spellcheck={false}
+      autocomplete="off"
+      value={value}
+      data-testid={testId}
+      onInput={(e) => onInput(e.currentTarget.value)}
+      onKeyDown={list.onKeyDown}
+      onBlur={list.held.onBlur}
+    />
+  );
 }
 
 /**

@@ -17,6 +17,7 @@ import type {
   TreeListEntry,
 } from "./bindings";
 import { describeCost } from "./cost-text";
+import { ModalDialog } from "./dialog";
 import { ErrorLine } from "./error-line";
 
 const AGENTS: { agent: Agent; label: string }[] = [
@@ -130,144 +131,140 @@ export function SessionsDialog({
   const list = load.state === "ready" ? load.list : null;
   const shown = (list?.sessions ?? []).filter((s) => agent === "all" || s.agent === agent);
   return (
-    <div class="dialog-backdrop" onKeyDown={(e) => e.key === "Escape" && onClose()}>
-      <div
-        class="dialog sessions-dialog"
-        role="dialog"
-        aria-label="Sessions"
-        data-testid="sessions"
-      >
-        <h2>Sessions of other agents</h2>
-        <p class="muted">
-          Follow a session and Flame keeps a tree of it in step with what the agent writes. Flame
-          only reads the agents' files.
-        </p>
-        <div class="sessions-filters" role="group" aria-label="Agent">
-          <label>
-            Agent
-            <select
-              value={agent}
-              data-testid="sessions-agent"
-              onChange={(e) => setAgent(e.currentTarget.value as Agent | "all")}
-            >
-              <option value="all">All</option>
-              {AGENTS.map((a) => (
-                <option key={a.agent} value={a.agent}>
-                  {a.label}
-                </option>
-              ))}
-            </select>
+    <ModalDialog
+      heading="Sessions of other agents"
+      testId="sessions"
+      className="sessions-dialog"
+      onEscape={onClose}
+    >
+      <p class="muted">
+        Follow a session and Flame keeps a tree of it in step with what the agent writes. Flame only
+        reads the agents' files.
+      </p>
+      <div class="sessions-filters" role="group" aria-label="Agent">
+        <label>
+          Agent
+          <select
+            value={agent}
+            data-testid="sessions-agent"
+            onChange={(e) => setAgent(e.currentTarget.value as Agent | "all")}
+          >
+            <option value="all">All</option>
+            {AGENTS.map((a) => (
+              <option key={a.agent} value={a.agent}>
+                {a.label}
+              </option>
+            ))}
+          </select>
+        </label>
+        {agent !== "all" && list !== null && (
+          <label class="checkbox">
+            <input
+              type="checkbox"
+              data-testid="follow-agent"
+              checked={list.followed_agents.includes(agent)}
+              onChange={(e) =>
+                void act(`agent:${agent}`, backend.followAgent(agent, e.currentTarget.checked))
+              }
+            />
+            Follow every new {AGENTS.find((a) => a.agent === agent)?.label} session
           </label>
-          {agent !== "all" && list !== null && (
-            <label class="checkbox">
-              <input
-                type="checkbox"
-                data-testid="follow-agent"
-                checked={list.followed_agents.includes(agent)}
-                onChange={(e) =>
-                  void act(`agent:${agent}`, backend.followAgent(agent, e.currentTarget.checked))
-                }
-              />
-              Follow every new {AGENTS.find((a) => a.agent === agent)?.label} session
-            </label>
-          )}
-        </div>
-        <ErrorLine error={error} />
-        {load.state === "loading" && <p class="muted">Looking for sessions…</p>}
-        {load.state === "failed" && <ErrorLine error={load.error} />}
-        {list !== null && shown.length === 0 && (
-          <p class="muted" data-testid="sessions-empty">
-            No sessions found.
-          </p>
         )}
-        {shown.length > 0 && (
-          <ul class="sessions-list" aria-label="Sessions">
-            {shown.map((s) => {
-              const flame = flameCost(s);
-              return (
-                <li key={s.id} class="session" data-session-id={s.id} data-followed={s.followed}>
-                  <div class="session-line">
-                    <span class="session-agent">
-                      {AGENTS.find((a) => a.agent === s.agent)?.label}
-                    </span>
-                    <span class="session-request" title={s.first_request ?? ""}>
-                      {s.first_request ?? "(no request yet)"}
-                    </span>
-                    {s.followed ? (
-                      <>
-                        {s.tree !== null && (
-                          <button
-                            type="button"
-                            data-testid="open-session"
-                            onClick={() => void open(s)}
-                          >
-                            Open
-                          </button>
-                        )}
+      </div>
+      <ErrorLine error={error} />
+      {load.state === "loading" && <p class="muted">Looking for sessions…</p>}
+      {load.state === "failed" && <ErrorLine error={load.error} />}
+      {list !== null && shown.length === 0 && (
+        <p class="muted" data-testid="sessions-empty">
+          No sessions found.
+        </p>
+      )}
+      {shown.length > 0 && (
+        <ul class="sessions-list" aria-label="Sessions">
+          {shown.map((s) => {
+            const flame = flameCost(s);
+            return (
+              <li key={s.id} class="session" data-session-id={s.id} data-followed={s.followed}>
+                <div class="session-line">
+                  <span class="session-agent">
+                    {AGENTS.find((a) => a.agent === s.agent)?.label}
+                  </span>
+                  <span class="session-request" title={s.first_request ?? ""}>
+                    {s.first_request ?? "(no request yet)"}
+                  </span>
+                  {s.followed ? (
+                    <>
+                      {s.tree !== null && (
                         <button
                           type="button"
-                          data-testid="unfollow-session"
-                          disabled={busy === s.id}
-                          onClick={() => void act(s.id, backend.unfollowSession(s.id))}
+                          data-testid="open-session"
+                          onClick={() => void open(s)}
                         >
-                          Stop following
+                          Open
                         </button>
-                      </>
-                    ) : (
+                      )}
                       <button
                         type="button"
-                        class="primary"
-                        data-testid="follow-session"
+                        data-testid="unfollow-session"
                         disabled={busy === s.id}
-                        onClick={() => void act(s.id, backend.followSession(s.id))}
+                        onClick={() => void act(s.id, backend.unfollowSession(s.id))}
                       >
-                        Follow
+                        Stop following
                       </button>
-                    )}
-                  </div>
-                  <div class="session-facts muted">
-                    <span title={s.source}>{s.project ?? s.source}</span>
-                    <span>{when(s.last_activity)}</span>
-                    <span>{size(s.size)}</span>
-                    <span data-testid="recorded-cost">
-                      recorded{" "}
-                      {s.recorded_cost === null ? "not read" : describeCost(s.recorded_cost)}
-                    </span>
-                    <span data-testid="flame-cost" title={flame.title}>
-                      with Flame {flame.text}
-                    </span>
-                  </div>
-                  {s.problem !== null && (
-                    <p class="error-message" role="alert" data-testid="session-problem">
-                      {s.problem}
-                    </p>
+                    </>
+                  ) : (
+                    <button
+                      type="button"
+                      class="primary"
+                      data-testid="follow-session"
+                      disabled={busy === s.id}
+                      onClick={() => void act(s.id, backend.followSession(s.id))}
+                    >
+                      Follow
+                    </button>
                   )}
-                  {budgetNotices.has(s.id) && (
-                    <p class="chat-notice" role="status" data-testid="session-budget">
-                      Warning: {budgetNotices.get(s.id)}
-                    </p>
-                  )}
-                </li>
-              );
-            })}
+                </div>
+                <div class="session-facts muted">
+                  <span title={s.source}>{s.project ?? s.source}</span>
+                  <span>{when(s.last_activity)}</span>
+                  <span>{size(s.size)}</span>
+                  <span data-testid="recorded-cost">
+                    recorded {s.recorded_cost === null ? "not read" : describeCost(s.recorded_cost)}
+                  </span>
+                  <span data-testid="flame-cost" title={flame.title}>
+                    with Flame {flame.text}
+                  </span>
+                </div>
+                {s.problem !== null && (
+                  <p class="error-message" role="alert" data-testid="session-problem">
+                    {s.problem}
+                  </p>
+                )}
+                {budgetNotices.has(s.id) && (
+                  <p class="chat-notice" role="status" data-testid="session-budget">
+                    Warning: {budgetNotices.get(s.id)}
+                  </p>
+                )}
+              </li>
+            );
+          })}
+        </ul>
+      )}
+      {list !== null && list.problems.length > 0 && (
+        <details>
+          <summary>{list.problems.length} could not be read</summary>
+          <ul>
+            {list.problems.map((p) => (
+              <li key={p}>{p}</li>
+            ))}
           </ul>
-        )}
-        {list !== null && list.problems.length > 0 && (
-          <details>
-            <summary>{list.problems.length} could not be read</summary>
-            <ul>
-              {list.problems.map((p) => (
-                <li key={p}>{p}</li>
-              ))}
-            </ul>
-          </details>
-        )}
-        <div class="dialog-buttons">
-          <button type="button" ref={close} onClick={onClose}>
-            Close
-          </button>
-        </div>
+        </details>
+      )}
+      <div class="dialog-buttons">
+        <button type="button" ref={close} onClick={onClose}>
+          Close
+        </button>
       </div>
-    </div>
+    </ModalDialog>
   );
 }

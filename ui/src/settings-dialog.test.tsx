@@ -3,15 +3,15 @@ import { act } from "preact/test-utils";
 import { afterEach, describe, expect, it } from "vitest";
 
 import type { ApiError, Settings_Deserialize, Settings_Serialize as Settings } from "./bindings";
+import { formatMiB } from "./settings-checkpoints";
+import { SettingsDialog } from "./settings-dialog";
 import {
   type ProviderForm,
-  SettingsDialog,
-  formatMiB,
   isInsecureHttp,
   movesHost,
   needsNewKey,
   providerEdit,
-} from "./settings-dialog";
+} from "./settings-providers";
 import { DEFAULT_APPROVAL, answer, fakeBackend, settle } from "./test-backend";
 
 const FORM: ProviderForm = {

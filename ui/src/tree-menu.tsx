@@ -7,6 +7,7 @@ import { useEffect, useState } from "preact/hooks";
 import type { Answer, Backend } from "./backend";
 import type { ApiError, TreeListEntry, TreeOutline_Serialize as TreeOutline } from "./bindings";
 import { NewTreeForm, type NewTreeActions } from "./new-tree-form";
+import { ModalDialog } from "./dialog";
 import { ErrorLine } from "./error-line";
 
 /** Makes `entry` the current tree: focusing a tree's focused frame is what does it. */
@@ -125,39 +126,34 @@ export function DeleteTreeDialog({
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
   return (
-    <div class="dialog-backdrop" onKeyDown={(e) => e.key === "Escape" && onClose()}>
-      <form
-        class="dialog"
-        role="alertdialog"
-        aria-modal="true"
-        aria-labelledby="delete-tree-heading"
-        data-testid="delete-tree-dialog"
-        onSubmit={(event) => {
-          event.preventDefault();
-          setBusy(true);
-          void onDelete().then((failure) => {
-            setBusy(false);
-            if (failure === null) onClose();
-            else setError(failure);
-          });
-        }}
-      >
-        <h2 id="delete-tree-heading">Delete “{title}”?</h2>
-        <p>
-          Its {frames === 1 ? "frame" : `${frames} frames`}, their conversations and their logs are
-          removed for good. Nothing else in Flame is ever deleted; export the tree first if you may
-          want it back.
-        </p>
-        <ErrorLine error={error} />
-        <div class="dialog-buttons">
-          <button type="button" onClick={onClose} autofocus>
-            Cancel
-          </button>
-          <button type="submit" class="danger" disabled={busy}>
-            Delete the tree
-          </button>
-        </div>
-      </form>
-    </div>
+    <ModalDialog
+      heading={`Delete “${title}”?`}
+      testId="delete-tree-dialog"
+      role="alertdialog"
+      onEscape={onClose}
+      onSubmit={() => {
+        setBusy(true);
+        void onDelete().then((failure) => {
+          setBusy(false);
+          if (failure === null) onClose();
+          else setError(failure);
+        });
+      }}
+    >
+      <p>
+        Its {frames === 1 ? "frame" : `${frames} frames`}, their conversations and their logs are
+        removed for good. Nothing else in Flame is ever deleted; export the tree first if you may
+        want it back.
+      </p>
+      <ErrorLine error={error} />
+      <div class="dialog-buttons">
+        <button type="button" onClick={onClose} autofocus>
+          Cancel
+        </button>
+        <button type="submit" class="danger" disabled={busy}>
+          Delete the tree
+        </button>
+      </div>
+    </ModalDialog>
   );
 }

@@ -24,20 +24,21 @@
 //! message, for a retry after a failed or stopped reply. A push, start or pop moves the
 //! conversation to that frame, which gets a note saying how it got there; the parent's next call
 //! appends a note with the popped child's results, never its conversation. The loop ends when the
-//! model stops calling tools, at `max_tool_rounds`, on cancel, or when a call must wait for the
+//! model stops calling tools, at the turn's budget, on cancel, or when a call must wait for the
 //! person. A context-length refusal shrinks the budget by a quarter once and says so. Frames the
 //! agent creates with criteria over 200 characters get a compacted form from the model before the
 //! next round (`compaction.rs`), and push/pop suggestions (`suggest.rs`) are sent as
 //! `ChatEvent::Suggestion` when a reply ends.
 //!
-//! Workspace tools are offered only in a tree with a workspace folder (`offered_tool_specs`); the
-//! agent checks where its handle on the folder leads each time it opens it, runs the calls off the
-//! async thread (Stop kills a running command's process group; its whole output goes to
-//! `command_output_path`, its head and tail to the model), and stores each result with its
-//! `ToolDetail` for the window's tool card and the files it read and changed (`add_tool_result`).
+//! Workspace tools are offered only in a tree with a workspace folder (`offered_tool_specs`). Each
+//! workspace call is one facade operation, `Flame::run_workspace_call` (ask or allow, preview,
+//! checkpoints, run, the result stored with its `ToolDetail` and file trail), run off the async
+//! thread with the agent's `hands::Hands` as its command runner: Stop kills a running command's
+//! process group, and commands start from the `Environment` the front end passed in, which keys
+//! and base URLs are read from too.
 //! Imported tool calls (results without a tool name) go to the model as text, and a frame whose
 //! last assistant message calls none of the frame tools waits on nothing. Front ends build the
-//! agent with `Agent::from_settings_file(flame, settings path, env, retry)` (`SettingsFile::at`
+//! agent with `Agent::from_settings_file(flame, settings path, environment, retry)` (`SettingsFile::at`
 //! refuses a system without a configuration folder, with the same message everywhere), and `flame
 //! chat --provider` pins a model's provider with `Agent::use_provider`. The facade's configuration
 //! (the checkpoint cap, `keep_tool_results`, prices) is the front end's to pass when it opens
@@ -52,24 +53,24 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use flame_api::{ApiError, CachePolicy, ErrorCode, Flame};
+use flame_api::{
+    ApiError, CachePolicy, CallInFrame, CallOutcome, CallResult, ErrorCode, Flame, ToolOutcome,
+};
 use flame_frame_tools as tools;
 use flame_model::budget::{Allowance, Spend};
 use flame_model::lifecycle::{self, Operation};
-use flame_model::{
-    Actor, CheckpointReason, FileTrail, FrameId, MessageId, NewMessage, Role, ToolDetail, ToolKind,
-    ToolResult, TreeId,
-};
+use flame_model::{Actor, FrameId, MessageId, NewMessage, Role, ToolDetail, ToolKind};
 use flame_models::{
     CancellationToken, ChatRequest, Client, ModelError, PromptCache, ProviderKind, RetryPolicy,
     StreamEvent, ToolCall, ToolSpec, Usage,
 };
 use flame_settings::{Autonomy, ResolvedModel, Settings, SettingsFile};
+use flame_workspace::Environment;
 use serde::Serialize;
 
 pub use approval::{Ask, WaitingRequest};
-pub use flame_api::{Answer, Approval, ApprovalPolicy, Preview};
 pub use compaction::GeneratedResults;
+pub use flame_api::{Answer, Approval, ApprovalPolicy, Preview};
 
 /// How often a streaming reply's text is written to the store.
 const SAVE_EVERY: Duration = Duration::from_millis(250);
@@ -135,9 +136,9 @@ pub struct Agent {
     flame: Arc<Flame>,
     client: Client,
     settings: Settings,
-    env: Box<EnvReader>,
-    /// What commands start from (before Flame's and the providers' variables are removed).
-    command_environment: flame_workspace::Environment,
+    /// Where keys and base URLs are read from, and what commands start from (before Flame's and
+    /// the providers' variables are removed): the front end's, passed in.
+    environment: Environment,
 }
 
 impl std::fmt::Debug for Agent {
@@ -148,37 +149,29 @@ impl std::fmt::Debug for Agent {
 
 type Sink<'a> = &'a mut (dyn FnMut(ChatEvent) + Send);
 
-/// Reads an environment variable: the process's in the app, a fixed map in tests.
-type EnvReader = dyn Fn(&str) -> Option<String> + Send + Sync;
-
 impl Agent {
-    /// An agent using `settings`, reading keys and base URLs through `env`.
+    /// An agent using `settings`, reading keys and base URLs from `environment`, which its
+    /// commands also start from.
     pub fn new(
         flame: Arc<Flame>,
         settings: Settings,
-        env: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
+        environment: Environment,
         retry: RetryPolicy,
     ) -> Agent {
-        Agent {
-            flame,
-            client: Client::new(retry),
-            settings,
-            env: Box::new(env),
-            command_environment: flame_workspace::Environment::inherited(),
-        }
+        Agent { flame, client: Client::new(retry), settings, environment }
     }
 
     /// The agent every front end builds: the settings of the file at `settings_path` (see
     /// [`SettingsFile::at`]: `None` is a system without a configuration folder), their keys where
-    /// they are kept, and keys and base URLs read through `env`.
+    /// they are kept, and keys and base URLs read from `environment`.
     pub fn from_settings_file(
         flame: Arc<Flame>,
         settings_path: Option<PathBuf>,
-        env: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
+        environment: Environment,
         retry: RetryPolicy,
     ) -> Result<Agent, ApiError> {
         let settings = SettingsFile::at(settings_path)?.load()?;
-        Ok(Agent::new(flame, settings, env, retry))
+        Ok(Agent::new(flame, settings, environment, retry))
     }
 
     /// Talks to model `name` through `provider`, whatever the settings say of it (the command
@@ -196,18 +189,13 @@ impl Agent {
         self.settings.approval = self.settings.approval.allowing(kinds);
     }
 
-    /// The environment commands start from; the process's own unless a test sets another.
-    pub fn set_command_environment(&mut self, environment: flame_workspace::Environment) {
-        self.command_environment = environment;
-    }
-
     pub fn settings(&self) -> &Settings {
         &self.settings
     }
 
     /// The model to use: `name` or the default.
     pub fn resolve(&self, name: Option<&str>) -> Result<ResolvedModel, ApiError> {
-        self.settings.resolve(name, &*self.env)
+        self.settings.resolve(name, &|key| self.environment.get(key))
     }
 
     /// The model a call goes to: [`Agent::resolve`], and for a local server's model the settings
@@ -522,7 +510,7 @@ impl Agent {
         on_event: Sink<'_>,
     ) -> Result<Vec<ToolSpec>, ApiError> {
         let tree = self.flame.frame(frame)?.frame.tree;
-        let with_workspace = match open_workspace(&self.flame, &tree) {
+        let with_workspace = match self.flame.open_workspace(&tree) {
             Ok(found) => found.is_some(),
             Err(message) => {
                 on_event(ChatEvent::Notice {
@@ -532,38 +520,6 @@ impl Agent {
             }
         };
         Ok(offered_tool_specs(with_workspace))
-    }
-
-    /// Takes a checkpoint of the frame's workspace around a changing call, off the async thread;
-    /// returns the files changed since the one before (after a call). A failure is shown as a
-    /// notice and the call goes on: the frame's changes then say what is missing.
-    async fn checkpoint(
-        &self,
-        frame: &FrameId,
-        reason: CheckpointReason,
-        call: &ToolCall,
-        on_event: Sink<'_>,
-    ) -> Vec<String> {
-        let flame = Arc::clone(&self.flame);
-        let (frame, call_id) = (frame.clone(), call.id.clone());
-        let taken =
-            tokio::task::spawn_blocking(move || flame.checkpoint(&frame, reason, Some(&call_id)))
-                .await;
-        match taken {
-            Ok(Ok(taken)) => taken.map(|t| t.changed).unwrap_or_default(),
-            Ok(Err(err)) => {
-                on_event(ChatEvent::Notice {
-                    text: format!("No checkpoint was taken around {}: {}", call.name, err.message),
-                });
-                Vec::new()
-            }
-            Err(err) => {
-                on_event(ChatEvent::Notice {
-                    text: format!("No checkpoint was taken around {}: {err}", call.name),
-                });
-                Vec::new()
-            }
-        }
     }
 
     /// Runs the tool calls of a turn made in `frame`, in order, until one must wait for the
@@ -579,148 +535,79 @@ impl Agent {
         cancel: &CancellationToken,
         on_event: Sink<'_>,
     ) -> Result<Ran, ApiError> {
-        let tree = self.flame.frame(frame)?.frame.tree;
-        let workspace = open_workspace(&self.flame, &tree);
-        let mut allowed = self.flame.allowed_kinds(&tree)?;
         let mut current = frame.clone();
         let mut created = Vec::new();
         for call in calls {
-            let kind = flame_workspace::tool_kind(&call.name);
-            let asks = match kind {
-                Some(kind) => {
-                    self.settings.approval.for_kind(kind) == Approval::Ask
-                        && !allowed.contains(&kind)
-                }
-                None => self.settings.autonomy == Autonomy::Ask && tools::needs_approval(call),
-            };
-            // A write or edit the person allowed is applied only on the file they were shown;
-            // a file changed since is put to them again, as the change would be now.
-            let mut shown = None;
-            if let Some(Answer::Accept { shown: base } | Answer::AcceptKind { shown: base }) =
-                &answer
-                && kind == Some(ToolKind::Changing)
-            {
-                let request = waiting_request_for(&self.flame, &tree, call)?;
-                if let Ask::Workspace { preview: Preview::Change { base: now, .. }, .. } =
-                    &request.ask
-                    && base.as_deref() != Some(now.as_str())
-                {
-                    return Ok(Ran::Waiting(request));
-                }
-                shown.clone_from(base);
-            }
-            let refusal = match answer.take() {
-                Some(Answer::Refuse { reason }) => Some(refusal_text(call, reason.as_deref())),
-                Some(Answer::AcceptKind { .. }) => {
-                    if let Some(kind) = kind.filter(|k| !allowed.contains(k)) {
-                        self.flame.allow_kind(Actor::Person, &tree, kind)?;
-                        allowed.push(kind);
+            let moved_to = (&current != frame).then(|| current.clone());
+            let outcome = if flame_workspace::tool_kind(&call.name).is_some() {
+                let request = CallInFrame {
+                    frame: frame.clone(),
+                    call: call.clone(),
+                    answer: answer.take(),
+                    policy: self.settings.approval,
+                    moved_to,
+                };
+                match self.run_workspace_call(request, cancel).await? {
+                    CallOutcome::Waiting { tool_kind, preview } => {
+                        let ask = Ask::Workspace { tool_kind, preview };
+                        return Ok(Ran::Waiting(WaitingRequest { call: call.clone(), ask }));
                     }
-                    None
-                }
-                Some(Answer::Accept { .. }) => None,
-                // A question asked after the conversation moved would be asked in a frame the
-                // window no longer shows; the model is told to make the call again there.
-                None if asks && &current != frame => Some(format!(
-                    "This call came after a frame change in the same turn, which moved the conversation to frame {current}; make it again there if it is still needed."
-                )),
-                None if asks => {
-                    let request = waiting_request_for(&self.flame, &tree, call)?;
-                    match request.ask {
-                        // A call that cannot run as it is would only send the model its error,
-                        // so the person is not asked to allow it: it fails at once, and the
-                        // model reads why.
-                        Ask::Workspace { preview: Preview::Invalid { .. }, .. } => None,
-                        _ => return Ok(Ran::Waiting(request)),
-                    }
-                }
-                None => None,
-            };
-            let (content, is_error, detail, trail, moved_to, made) = match (refusal, kind) {
-                (Some(text), _) => (text, true, None, FileTrail::default(), None, Vec::new()),
-                (None, Some(_)) => {
-                    let outcome = match &workspace {
-                        Ok(Some(workspace)) => {
-                            let output_file =
-                                self.flame.command_output_path(frame, &call.id).ok();
-                            let setting = hands::CommandSetting {
-                                environment: &self.command_environment,
-                                output_file,
-                            };
-                            let changes = kind.is_some_and(|k| k != ToolKind::Reading);
-                            if changes {
-                                self.checkpoint(frame, CheckpointReason::BeforeCall, call, on_event)
-                                    .await;
-                            }
-                            let mut outcome =
-                                hands::run(workspace, call, setting, shown, cancel).await;
-                            if changes {
-                                // What the snapshot after the call finds changed is what the
-                                // call changed: for a command, the only way to know.
-                                let changed = self
-                                    .checkpoint(frame, CheckpointReason::AfterCall, call, on_event)
-                                    .await;
-                                outcome.trail = FileTrail::new(
-                                    std::mem::take(&mut outcome.trail.read),
-                                    outcome.trail.changed.drain(..).chain(changed),
-                                );
-                            }
-                            outcome
+                    CallOutcome::Done(CallResult { outcome, saved, notices }) => {
+                        for text in notices {
+                            on_event(ChatEvent::Notice { text });
                         }
-                        Ok(None) => hands::HandsOutcome::error(
-                            "This tree has no workspace folder, so there are no files to work on; ask the person to choose one for the tree.".to_owned(),
-                        ),
-                        Err(message) => hands::HandsOutcome::error(format!(
-                            "{message}; ask the person to choose the tree's workspace folder again"
-                        )),
-                    };
-                    (
-                        outcome.content,
-                        outcome.is_error,
-                        outcome.detail,
-                        outcome.trail,
-                        None,
-                        Vec::new(),
-                    )
+                        if let Some(message) = saved {
+                            on_event(ChatEvent::Saved { frame: frame.clone(), message });
+                        }
+                        outcome
+                    }
                 }
-                (None, None) => {
-                    let outcome = tools::run(&self.flame, &current, call);
-                    (
-                        outcome.content,
-                        outcome.is_error,
-                        None,
-                        FileTrail::default(),
-                        outcome.moved_to,
-                        outcome.created,
-                    )
+            } else {
+                let asks = self.settings.autonomy == Autonomy::Ask && tools::needs_approval(call);
+                let refusal = match answer.take() {
+                    Some(Answer::Refuse { reason }) => {
+                        Some(flame_api::refusal_text(call, reason.as_deref()))
+                    }
+                    Some(Answer::Accept { .. } | Answer::AcceptKind { .. }) => None,
+                    None if asks => match &moved_to {
+                        Some(to) => Some(flame_api::refusal_after_move(to)),
+                        None => {
+                            let ask = Ask::FrameChange;
+                            return Ok(Ran::Waiting(WaitingRequest { call: call.clone(), ask }));
+                        }
+                    },
+                    None => None,
+                };
+                let outcome = match refusal {
+                    Some(text) => ToolOutcome::error(text),
+                    None => {
+                        let ran = tools::run(&self.flame, &current, call);
+                        if let Some(to) = ran.moved_to {
+                            current = to;
+                        }
+                        created.extend(ran.created);
+                        ToolOutcome {
+                            content: ran.content,
+                            is_error: ran.is_error,
+                            ..ToolOutcome::default()
+                        }
+                    }
+                };
+                if let Some(message) =
+                    self.flame.record_tool_result(Actor::Agent, frame, call, &outcome)?
+                {
+                    on_event(ChatEvent::Saved { frame: frame.clone(), message });
                 }
+                outcome
             };
-            // A pop finishes the frame the call was made in, which then takes no more messages:
-            // its log records the pop itself, and an unanswered call is never sent again.
-            let now = self.flame.frame(frame)?.frame;
-            if lifecycle::check(Operation::AddMessage, &now.id, &now.title, now.status).is_ok() {
-                let mut result = NewMessage::text(Role::Tool, content.clone());
-                result.tool_result = Some(ToolResult {
-                    detail: detail.clone(),
-                    is_error,
-                    name: Some(call.name.clone()),
-                    tool_call_id: call.id.clone(),
-                });
-                let saved = self.flame.add_tool_result(Actor::Agent, frame, &result, &trail)?;
-                on_event(ChatEvent::Saved { frame: frame.clone(), message: saved.id });
-            }
             on_event(ChatEvent::ToolResult {
                 frame: frame.clone(),
                 id: call.id.clone(),
                 name: call.name.clone(),
-                content,
-                is_error,
-                detail,
+                content: outcome.content,
+                is_error: outcome.is_error,
+                detail: outcome.detail,
             });
-            if let Some(to) = moved_to {
-                current = to;
-            }
-            created.extend(made);
             if cancel.is_cancelled() {
                 return Err(model_error(&ModelError::Cancelled { partial: Box::default() }));
             }
@@ -735,6 +622,32 @@ impl Agent {
             on_event(ChatEvent::Moved { from: frame.clone(), to: current.clone() });
         }
         Ok(Ran::Done { next: current, created })
+    }
+
+    /// Runs one workspace call through the facade, off the async thread; Stop (`cancel`) kills a
+    /// running command's process group.
+    async fn run_workspace_call(
+        &self,
+        request: CallInFrame,
+        cancel: &CancellationToken,
+    ) -> Result<CallOutcome, ApiError> {
+        let flame = Arc::clone(&self.flame);
+        let hands = hands::Hands {
+            environment: self.environment.clone(),
+            stop: flame_workspace::CancelHandle::new(),
+        };
+        let stop = hands.stop.clone();
+        let mut job = tokio::task::spawn_blocking(move || {
+            flame.run_workspace_call(Actor::Agent, request, &hands)
+        });
+        let joined = tokio::select! {
+            joined = &mut job => joined,
+            () = cancel.cancelled() => {
+                stop.cancel();
+                job.await
+            }
+        };
+        joined.map_err(|err| ApiError::internal("run the workspace call", err))?
     }
 
     /// Compacts the success criteria of new frames whose criteria are long (short ones serve
@@ -788,58 +701,14 @@ pub fn waiting_request(flame: &Flame, frame: &FrameId) -> Result<Option<WaitingR
     let Some(call) = pending_calls(&flame.messages(frame)?).into_iter().next() else {
         return Ok(None);
     };
-    let tree = flame.frame(frame)?.frame.tree;
-    waiting_request_for(flame, &tree, &call).map(Some)
-}
-
-fn waiting_request_for(
-    flame: &Flame,
-    tree: &TreeId,
-    call: &ToolCall,
-) -> Result<WaitingRequest, ApiError> {
     let ask = match flame_workspace::tool_kind(&call.name) {
         Some(tool_kind) => {
-            let workspace = open_workspace(flame, tree).ok().flatten();
-            Ask::Workspace { tool_kind, preview: flame_api::preview_workspace_call(workspace.as_ref(), call) }
+            let tree = flame.frame(frame)?.frame.tree;
+            Ask::Workspace { tool_kind, preview: flame.preview_workspace_call(&tree, &call) }
         }
         None => Ask::FrameChange,
     };
-    Ok(WaitingRequest { call: call.clone(), ask })
-}
-
-/// The workspace of `tree`: `None` when it has none, an error message when its folder cannot be
-/// opened (moved or deleted since it was chosen) or now leads into Flame's own folders (replaced
-/// by a link since: what the opened folder is, not its name, is checked).
-fn open_workspace(
-    flame: &Flame,
-    tree: &TreeId,
-) -> Result<Option<flame_workspace::Workspace>, String> {
-    let Some(folder) = flame.tree(tree).map_err(|e| e.message)?.workspace else {
-        return Ok(None);
-    };
-    let workspace = flame_workspace::Workspace::open(&folder).map_err(|e| e.to_string())?;
-    flame.check_workspace_in_use(workspace.root()).map_err(|e| e.message)?;
-    Ok(Some(workspace))
-}
-
-/// What the model is told when the person refuses `call`, with their words (cut to
-/// [`flame_api::MAX_REFUSAL_BYTES`]).
-fn refusal_text(call: &ToolCall, reason: Option<&str>) -> String {
-    let what = if flame_workspace::tool_kind(&call.name).is_some() {
-        format!("The person refused this {} call", call.name)
-    } else {
-        "The person refused this frame change; carry on in the current frame".to_owned()
-    };
-    match reason.map(str::trim).filter(|r| !r.is_empty()) {
-        Some(reason) => {
-            let mut end = reason.len().min(flame_api::MAX_REFUSAL_BYTES);
-            while !reason.is_char_boundary(end) {
-                end -= 1;
-            }
-            format!("{what}. They said: {}", &reason[..end])
-        }
-        None => format!("{what}."),
-    }
+    Ok(Some(WaitingRequest { call, ask }))
 }
 
 /// The tool calls of `messages`' last assistant message that have no result yet. A message
@@ -879,7 +748,7 @@ fn to_model_error(err: ApiError) -> ModelError {
 
 #[cfg(test)]
 mod tests {
-    use flame_model::{Message, MessageId, ToolCall};
+    use flame_model::{Message, MessageId, ToolCall, ToolResult};
 
     use super::*;
 

@@ -86,7 +86,8 @@ pub use search::{
 };
 pub use workspace::{MAX_OUTPUT_NAME_CHARS, check_workspace};
 pub use workspace_call::{
-    Answer, Approval, ApprovalPolicy, MAX_REFUSAL_BYTES, Preview, preview as preview_workspace_call,
+    Answer, Approval, ApprovalPolicy, CallInFrame, CallOutcome, CallResult, CommandRunner,
+    MAX_REFUSAL_BYTES, Preview, ToolOutcome, refusal_after_move, refusal_text,
 };
 
 /// How many events since a kept read (usage, subtree trails, the frames a context shows) was made

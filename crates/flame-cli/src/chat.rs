@@ -30,11 +30,10 @@ pub fn run(
     model: Option<&str>,
     approve: &[ToolKind],
 ) -> Result<(), ApiError> {
-    let keys = Arc::clone(environment);
     let mut agent = Agent::from_settings_file(
         flame.clone(),
         Settings::default_path(),
-        move |name| keys.get(name),
+        Environment::clone(environment),
         RetryPolicy::default(),
     )?;
     if let Some(provider) = provider {

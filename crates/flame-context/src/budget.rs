@@ -164,9 +164,7 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: &Plan<'_>, mut masked: Masked)
 
     let linear_tokens = preamble_tokens + input.linear_message_tokens;
     let omission = (first_message > 0 && omission_line_kept).then(|| omission_line(first_message));
-    let masked_results = (first_message..messages.len())
-        .filter(|&i| messages[i].tool_result.is_some() && masked.saved[i] > 0)
-        .count() as u32;
+    let (masked_results, masked_calls, masked_tokens_saved) = masked.counts_from(first_message);
     ContextDoc {
         system: preamble,
         xml,
@@ -183,8 +181,8 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: &Plan<'_>, mut masked: Masked)
             omitted_messages: first_message as u32,
             linear_tokens,
             masked_results,
-            masked_calls: masked.masked_calls[first_message..].iter().sum(),
-            masked_tokens_saved: masked.saved[first_message..].iter().sum(),
+            masked_calls,
+            masked_tokens_saved,
             // A fresh opening; `next_call` says what it is to the frame.
             opening: OpeningReport {
                 generation: 1,

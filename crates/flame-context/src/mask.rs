@@ -69,6 +69,17 @@ pub(crate) struct Masked {
     pub masked_calls: Vec<u32>,
 }
 
+impl Masked {
+    /// What masking did to the messages from `first` on, as the context report counts it: the
+    /// tool results it stubbed, the calls whose long arguments it cut, and the tokens it saved.
+    pub fn counts_from(&self, first: usize) -> (u32, u32, u64) {
+        let results = (first..self.messages.len())
+            .filter(|&i| self.messages[i].tool_result.is_some() && self.saved[i] > 0)
+            .count() as u32;
+        (results, self.masked_calls[first..].iter().sum(), self.saved[first..].iter().sum())
+    }
+}
+
 /// Masks `messages` (the focus's own, oldest first) keeping the newest `keep` tool results in
 /// full; `None` masks nothing.
 pub(crate) fn mask(

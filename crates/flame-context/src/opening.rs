@@ -505,9 +505,7 @@ fn under_opening(
     let read = [input.budget.tool_schemas, preamble_tokens, stored.opening_tokens, cached_messages]
         .into_iter()
         .fold(0u64, u64::saturating_add);
-    let masked_results = (0..live.len())
-        .filter(|&i| live[i].tool_result.is_some() && masked.saved[i] > 0)
-        .count() as u32;
+    let (masked_results, masked_calls, masked_tokens_saved) = masked.counts_from(0);
     ContextDoc {
         system,
         xml: stored.opening.clone(),
@@ -522,8 +520,8 @@ fn under_opening(
             omitted_messages: omitted,
             linear_tokens: preamble_tokens + input.linear_message_tokens,
             masked_results,
-            masked_calls: masked.masked_calls.iter().sum(),
-            masked_tokens_saved: masked.saved.iter().sum(),
+            masked_calls,
+            masked_tokens_saved,
             opening: OpeningReport {
                 generation: stored.generation,
                 reason: stored.reason,

@@ -12,14 +12,14 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use flame_model::{NewMessage, Role, Status, Timestamp, ToolCall, ToolResult, Usage};
-use flame_tokens::{Encoding, count_message};
+use flame_tokens::Encoding;
 use serde_json::Value;
 
 use crate::draft::{Draft, DraftFrame, FrameKind};
 use crate::files::{self, FileTouch};
 use crate::jsonl::for_each_record;
 use crate::segment;
-use crate::thread::{RecordedCall, SegmentStart, ThreadMessage, first_request};
+use crate::thread::{RecordedCall, SegmentStart, ThreadMessage, count_tokens, first_request};
 use crate::time::parse_rfc3339;
 use crate::{ImportError, ImportOptions, ImportReport, Progress};
 
@@ -369,11 +369,8 @@ impl ThreadReader {
 
     /// Counts the tokens of the messages read since the last count (each message once).
     pub(crate) fn count_tokens(&mut self) {
-        let encoding =
-            self.thread.model.as_deref().map_or(Encoding::ClaudeEstimate, Encoding::for_model);
-        for m in &mut self.thread.messages[self.counted..] {
-            m.tokens = count_message(encoding, &m.message);
-        }
+        let model = self.thread.model.as_deref();
+        count_tokens(&mut self.thread.messages[self.counted..], model, Encoding::ClaudeEstimate);
         self.counted = self.thread.messages.len();
     }
 
@@ -653,11 +650,8 @@ impl ThreadReader {
     }
 
     fn finish(mut self) -> Thread {
-        let encoding =
-            self.thread.model.as_deref().map_or(Encoding::ClaudeEstimate, Encoding::for_model);
-        for m in &mut self.thread.messages {
-            m.tokens = count_message(encoding, &m.message);
-        }
+        let model = self.thread.model.as_deref();
+        count_tokens(&mut self.thread.messages, model, Encoding::ClaudeEstimate);
         self.thread
     }
 }

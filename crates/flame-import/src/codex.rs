@@ -34,13 +34,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use flame_model::{NewMessage, Role, Status, Timestamp, ToolCall, ToolResult, Usage};
-use flame_tokens::{Encoding, count_message};
+use flame_tokens::Encoding;
 use serde_json::Value;
 
 use crate::draft::{Draft, DraftFrame, FrameKind, title_from};
 use crate::jsonl::for_each_record;
 use crate::segment;
-use crate::thread::{RecordedCall, SegmentStart, ThreadMessage, first_request};
+use crate::thread::{RecordedCall, SegmentStart, ThreadMessage, count_tokens, first_request};
 use crate::time::parse_rfc3339;
 use crate::{ImportError, ImportOptions, ImportReport, Progress};
 
@@ -123,11 +123,8 @@ pub(crate) struct CodexReader {
 impl CodexReader {
     /// Counts the tokens of the messages read since the last count (each message once).
     pub(crate) fn count_tokens(&mut self) {
-        let encoding =
-            self.thread.model.as_deref().map_or(Encoding::O200kBase, Encoding::for_model);
-        for m in &mut self.thread.messages[self.counted..] {
-            m.tokens = count_message(encoding, &m.message);
-        }
+        let model = self.thread.model.as_deref();
+        count_tokens(&mut self.thread.messages[self.counted..], model, Encoding::O200kBase);
         self.counted = self.thread.messages.len();
     }
 

@@ -6,6 +6,7 @@
 //! reader and the segmentation depend on each other.
 
 use flame_model::{NewMessage, Timestamp};
+use flame_tokens::{Encoding, count_message};
 
 use crate::files::FileTouch;
 
@@ -49,4 +50,51 @@ pub fn first_request(messages: &[ThreadMessage]) -> String {
         .or(messages.first())
         .map(|m| m.message.content.clone())
         .unwrap_or_default()
+}
+
+/// Counts the tokens of `messages` in the encoding of the model the thread was made with, or in
+/// `fallback` when the transcript names none: each importer's default is the encoding of the
+/// models its agent runs.
+pub fn count_tokens(messages: &mut [ThreadMessage], model: Option<&str>, fallback: Encoding) {
+    let encoding = model.map_or(fallback, Encoding::for_model);
+    for m in messages {
+        m.tokens = count_message(encoding, &m.message);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use flame_model::Role;
+
+    use super::*;
+
+    fn message(text: &str) -> ThreadMessage {
+        ThreadMessage {
+            message: NewMessage::text(Role::User, text),
+            at: 0,
+            tokens: 0,
+            starts: None,
+            closes: None,
+            files: Vec::new(),
+        }
+    }
+
+    /// The thread's model chooses the encoding; without one the importer's fallback does.
+    #[test]
+    fn tokens_are_counted_in_the_models_encoding_else_the_fallback() {
+        let text = "Counting the tokens of a transcript's messages, once each.";
+        let mut messages = vec![message(text), message("")];
+        count_tokens(&mut messages, None, Encoding::ClaudeEstimate);
+        let claude = count_message(Encoding::ClaudeEstimate, &messages[0].message);
+        assert_eq!(messages[0].tokens, claude);
+        assert_eq!(
+            messages[1].tokens,
+            count_message(Encoding::ClaudeEstimate, &messages[1].message)
+        );
+
+        count_tokens(&mut messages, Some("gpt-4o"), Encoding::ClaudeEstimate);
+        let o200k = count_message(Encoding::O200kBase, &messages[0].message);
+        assert_eq!(messages[0].tokens, o200k);
+        assert_ne!(o200k, claude, "the two encodings differ on this text");
+    }
 }

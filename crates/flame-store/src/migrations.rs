@@ -85,8 +85,18 @@ mod tests {
 
     use crate::{Change, HitPlace, ImportedMessage, Store};
 
-    /// A database file made by the migrations up to `version` alone, holding `rows` (SQL).
-    fn database_at(version: u32, rows: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    /// Tree `t0000000001` ("Old") focused on its root `f0000000001`, as every version stores it.
+    const OLD_TREE: &str = "INSERT INTO trees (id, title, root_id, focus_id, created_at)
+        VALUES ('t0000000001', 'Old', 'f0000000001', 'f0000000001', 1);";
+
+    /// That root, "Old tree", in progress, in the columns every version has.
+    const OLD_ROOT: &str = "INSERT INTO frames
+        (id, tree_id, parent_id, position, title, success_criteria, status, created_at)
+        VALUES ('f0000000001', 't0000000001', NULL, 0, 'Old tree', 'c', 'in_progress', 1);";
+
+    /// A database file made by the migrations up to `version` alone, holding `rows` (SQL), opened
+    /// by the store, which brings it to the latest version.
+    fn opened_at(version: u32, rows: &str) -> (tempfile::TempDir, Store) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("flame.db");
         let conn = Connection::open(&path).unwrap();
@@ -95,7 +105,10 @@ mod tests {
         }
         conn.pragma_update(None, "user_version", version).unwrap();
         conn.execute_batch(rows).unwrap();
-        (dir, path)
+        drop(conn);
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.schema_version().unwrap(), LATEST_SCHEMA_VERSION);
+        (dir, store)
     }
 
     /// Where `words` are found, across every tree.
@@ -141,15 +154,7 @@ mod tests {
     fn a_version_5_database_gains_workspaces_and_trails() {
         use flame_model::{Actor, FileTrail, FrameId, ToolKind, ToolResult};
 
-        let (_dir, path) = database_at(
-            5,
-            "INSERT INTO trees (id, title, root_id, focus_id, created_at)
-                     VALUES ('t0000000001', 'Old', 'f0000000001', 'f0000000001', 1);
-                 INSERT INTO frames (id, tree_id, parent_id, position, title, success_criteria, status, created_at)
-                     VALUES ('f0000000001', 't0000000001', NULL, 0, 'Old', 'c', 'in_progress', 1);",
-        );
-        let mut store = Store::open(&path).unwrap();
-        assert_eq!(store.schema_version().unwrap(), LATEST_SCHEMA_VERSION);
+        let (_dir, mut store) = opened_at(5, &[OLD_TREE, OLD_ROOT].concat());
         let (tree, root) = (
             TreeId::from_trusted("t0000000001".into()),
             FrameId::from_trusted("f0000000001".into()),
@@ -187,19 +192,13 @@ mod tests {
         use flame_model::Usage;
         use flame_model::cost::ModelUsage;
 
-        let (_dir, path) = database_at(
+        let (_dir, store) = opened_at(
             8,
-            r#"INSERT INTO trees (id, title, root_id, focus_id, created_at)
-                       VALUES ('t0000000001', 'Old', 'f0000000001', 'f0000000001', 1);
-                   INSERT INTO frames (id, tree_id, parent_id, position, title, success_criteria, status, created_at)
-                       VALUES ('f0000000001', 't0000000001', NULL, 0, 'Old tree', 'c', 'in_progress', 1);
-                   INSERT INTO messages (id, frame_id, role, content, tokens, model, usage, created_at)
+            &[OLD_TREE, OLD_ROOT, r#"INSERT INTO messages (id, frame_id, role, content, tokens, model, usage, created_at)
                        VALUES (1, 'f0000000001', 'assistant', 'a', 1, 'claude-opus-4-6', '{"input_tokens":3,"cache_read_input_tokens":5}', 2),
                               (2, 'f0000000001', 'assistant', 'b', 1, 'claude-opus-4-6', '{not json', 3),
-                              (3, 'f0000000001', 'user', 'c', 1, NULL, NULL, 4);"#,
+                              (3, 'f0000000001', 'user', 'c', 1, NULL, NULL, 4);"#].concat(),
         );
-        let store = Store::open(&path).unwrap();
-        assert_eq!(store.schema_version().unwrap(), LATEST_SCHEMA_VERSION);
         let rows = store.usage_by_frame_and_model(&TreeId::from_trusted("t0000000001".into()));
         let usage = Usage { input_tokens: 3, cache_read_tokens: 5, ..Usage::default() };
         assert_eq!(
@@ -216,19 +215,13 @@ mod tests {
         use flame_model::cost::ModelUsage;
         use flame_model::{FrameId, Usage};
 
-        let (_dir, path) = database_at(
+        let (_dir, store) = opened_at(
             14,
-            r#"INSERT INTO trees (id, title, root_id, focus_id, created_at)
-                       VALUES ('t0000000001', 'Old', 'f0000000001', 'f0000000001', 1);
-                   INSERT INTO frames (id, tree_id, parent_id, position, title, success_criteria, status, created_at)
-                       VALUES ('f0000000001', 't0000000001', NULL, 0, 'Old tree', 'c', 'in_progress', 1);
-                   INSERT INTO messages (id, frame_id, role, content, tokens, model, usage, created_at,
+            &[OLD_TREE, OLD_ROOT, r#"INSERT INTO messages (id, frame_id, role, content, tokens, model, usage, created_at,
                            usage_input, usage_output, usage_cache_read, usage_cache_write)
                        VALUES (1, 'f0000000001', 'assistant', 'a', 1, 'claude-opus-4-6', '{"input_tokens":3,"cache_creation_input_tokens":10,"cache_read_input_tokens":5,"cache_creation":{"ephemeral_5m_input_tokens":4,"ephemeral_1h_input_tokens":6},"output_tokens":2}', 2, 3, 2, 5, 10),
-                              (2, 'f0000000001', 'assistant', 'b', 1, 'claude-opus-4-6', NULL, 3, 1, 1, 1, 1);"#,
+                              (2, 'f0000000001', 'assistant', 'b', 1, 'claude-opus-4-6', NULL, 3, 1, 1, 1, 1);"#].concat(),
         );
-        let store = Store::open(&path).unwrap();
-        assert_eq!(store.schema_version().unwrap(), LATEST_SCHEMA_VERSION);
         let rows = store.usage_by_frame_and_model(&TreeId::from_trusted("t0000000001".into()));
         let sum = Usage {
             input_tokens: 4,
@@ -257,21 +250,15 @@ mod tests {
         use flame_model::cost::ModelUsage;
         use flame_model::{Actor, FrameId, MessageId, Usage};
 
-        let (_dir, path) = database_at(
+        let (_dir, mut store) = opened_at(
             12,
-            r#"INSERT INTO trees (id, title, root_id, focus_id, created_at)
-                       VALUES ('t0000000001', 'Old', 'f0000000001', 'f0000000001', 1);
-                   INSERT INTO frames (id, tree_id, parent_id, position, title, success_criteria, status, created_at)
-                       VALUES ('f0000000001', 't0000000001', NULL, 0, 'Old tree', 'c', 'in_progress', 1);
-                   INSERT INTO messages (id, frame_id, role, content, tokens, model, usage, created_at)
+            &[OLD_TREE, OLD_ROOT, r#"INSERT INTO messages (id, frame_id, role, content, tokens, model, usage, created_at)
                        VALUES (1, 'f0000000001', 'assistant', 'a', 1, 'claude-haiku-4-5', '{"input_tokens":1,"output_tokens":2,"cache_read_input_tokens":3,"cache_creation_input_tokens":4,"service_tier":"standard"}', 2),
                               (2, 'f0000000001', 'assistant', 'b', 1, 'claude-haiku-4-5', '{"input_tokens":"many","output_tokens":-5,"cache_read_tokens":8589934592}', 3),
                               (3, 'f0000000001', 'assistant', 'c', 1, 'claude-haiku-4-5', '{not json', 4),
                               (4, 'f0000000001', 'assistant', 'd', 1, 'gpt-4o', '{"cache_read_tokens":5,"cache_write_tokens":6,"input_tokens":7,"output_tokens":8}', 5),
-                              (5, 'f0000000001', 'user', 'e', 1, NULL, NULL, 6);"#,
+                              (5, 'f0000000001', 'user', 'e', 1, NULL, NULL, 6);"#].concat(),
         );
-        let mut store = Store::open(&path).unwrap();
-        assert_eq!(store.schema_version().unwrap(), LATEST_SCHEMA_VERSION);
         let (tree, root) = (
             TreeId::from_trusted("t0000000001".into()),
             FrameId::from_trusted("f0000000001".into()),
@@ -332,7 +319,7 @@ mod tests {
     fn a_version_7_database_gains_a_search_index_of_what_it_holds() {
         use flame_model::{Actor, FrameId, MessageId};
 
-        let (_dir, path) = database_at(
+        let (_dir, mut store) = opened_at(
             7,
             r#"INSERT INTO trees (id, title, root_id, focus_id, created_at)
                        VALUES ('t0000000001', 'Old', 'f0000000001', 'f0000000002', 1);
@@ -345,8 +332,6 @@ mod tests {
                               (3, 'f0000000002', 'assistant', 'broken calls', '{not json', 3, 5, 0),
                               (4, 'f0000000001', 'assistant', 'streamingword', NULL, 0, 6, 1);"#,
         );
-        let mut store = Store::open(&path).unwrap();
-        assert_eq!(store.schema_version().unwrap(), LATEST_SCHEMA_VERSION);
         store.check_search_index().unwrap();
         let message = |id| HitPlace::Message { id: MessageId(id), role: Role::Assistant };
         assert_eq!(
@@ -375,18 +360,14 @@ mod tests {
     fn a_version_9_database_has_its_search_indexes_made_again() {
         use flame_model::{Actor, FrameId, MessageId};
 
-        let (_dir, path) = database_at(
+        let (_dir, mut store) = opened_at(
             9,
-            r#"INSERT INTO trees (id, title, root_id, focus_id, created_at)
-                       VALUES ('t0000000001', 'Old', 'f0000000001', 'f0000000001', 1);
-                   INSERT INTO frames (id, tree_id, parent_id, position, title, success_criteria, status, results, created_at)
+            &[OLD_TREE, r#"INSERT INTO frames (id, tree_id, parent_id, position, title, success_criteria, status, results, created_at)
                        VALUES ('f0000000001', 't0000000001', NULL, 0, 'Serve the pages', 'c', 'in_progress', NULL, 1);
                    INSERT INTO messages (id, frame_id, role, content, tool_calls, tokens, created_at)
                        VALUES (1, 'f0000000001', 'user', 'the webserver crashed', NULL, 3, 2),
-                              (2, 'f0000000001', 'assistant', '', '[{"arguments": {"path": "nginx.conf"}, "id": "c1", "name": "read_file"}]', 3, 3);"#,
+                              (2, 'f0000000001', 'assistant', '', '[{"arguments": {"path": "nginx.conf"}, "id": "c1", "name": "read_file"}]', 3, 3);"#].concat(),
         );
-        let mut store = Store::open(&path).unwrap();
-        assert_eq!(store.schema_version().unwrap(), LATEST_SCHEMA_VERSION);
         store.check_search_index().unwrap();
         let user = HitPlace::Message { id: MessageId(1), role: Role::User };
         let call = HitPlace::Message { id: MessageId(2), role: Role::Assistant };
@@ -432,17 +413,13 @@ mod tests {
     fn a_version_10_database_keeps_its_index_and_leaves_imports_to_the_catch_up() {
         use flame_model::{Actor, FrameId, MessageId};
 
-        let (_dir, path) = database_at(
+        let (_dir, mut store) = opened_at(
             10,
-            r#"INSERT INTO trees (id, title, root_id, focus_id, created_at)
-                       VALUES ('t0000000001', 'Old', 'f0000000001', 'f0000000001', 1);
-                   INSERT INTO frames (id, tree_id, parent_id, position, title, success_criteria, status, results, created_at)
+            &[OLD_TREE, r#"INSERT INTO frames (id, tree_id, parent_id, position, title, success_criteria, status, results, created_at)
                        VALUES ('f0000000001', 't0000000001', NULL, 0, 'Serve the pages', 'c', 'in_progress', NULL, 1);
                    INSERT INTO messages (id, frame_id, role, content, tool_calls, tokens, created_at)
-                       VALUES (1, 'f0000000001', 'user', 'the webserver crashed', NULL, 3, 2);"#,
+                       VALUES (1, 'f0000000001', 'user', 'the webserver crashed', NULL, 3, 2);"#].concat(),
         );
-        let mut store = Store::open(&path).unwrap();
-        assert_eq!(store.schema_version().unwrap(), LATEST_SCHEMA_VERSION);
         store.check_search_index().unwrap();
         let pending = |store: &Store| -> i64 {
             store.conn.query_row("SELECT count(*) FROM search_pending", [], |r| r.get(0)).unwrap()

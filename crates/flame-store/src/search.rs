@@ -97,6 +97,33 @@ pub struct SearchHit {
     pub snippet: Vec<SnippetPart>,
 }
 
+/// Where a search looks for hits: an FTS5 index (read as `s`), the columns a hit is made from,
+/// the tables joined to `s` for them, and the index's two text columns (number and name), which
+/// the words are looked for in and the hit's two snippets are cut from, in the order read.
+struct HitSource {
+    index: &'static str,
+    columns: &'static str,
+    joins: &'static str,
+    texts: [(u8, &'static str); 2],
+}
+
+/// Frames by their results and titles: the results' snippet first, as the hit's path already
+/// shows the title.
+const FRAME_HITS: HitSource = HitSource {
+    index: "frame_search",
+    columns: "r.frame_id, f.tree_id",
+    joins: "JOIN frame_search_rows AS r ON r.id = s.rowid JOIN frames AS f ON f.id = r.frame_id",
+    texts: [(1, "results"), (0, "title")],
+};
+
+/// Messages by their text and their tool calls.
+const MESSAGE_HITS: HitSource = HitSource {
+    index: "message_search",
+    columns: "s.rowid, m.frame_id, f.tree_id, m.role",
+    joins: "JOIN messages AS m ON m.id = s.rowid JOIN frames AS f ON f.id = m.frame_id",
+    texts: [(0, "content"), (1, "calls")],
+};
+
 impl Store {
     /// The frames (titles and results) and messages whose text has every word of `text`, the
     /// last word also as a prefix; in one tree when `tree` is given. Frames come first, then
@@ -126,62 +153,60 @@ impl Store {
         let within = tree.map_or(String::new(), |tree| {
             format!(" AND tree : \"{}\"", tree.as_str().replace('"', "\"\""))
         });
-        let (start, end) = (MATCH_START.to_string(), MATCH_END.to_string());
+        let matching = format!("({words}){within}");
         let mut hits = Vec::new();
-        if limit > 0 {
-            let mut frames = self.conn.prepare_cached(
-                "SELECT r.frame_id, f.tree_id,
-                        snippet(frame_search, 1, ?3, ?4, '…', ?5),
-                        snippet(frame_search, 0, ?3, ?4, '…', ?5)
-                 FROM frame_search AS s
-                 JOIN frame_search_rows AS r ON r.id = s.rowid
-                 JOIN frames AS f ON f.id = r.frame_id
-                 WHERE frame_search MATCH ?1 ORDER BY s.rowid DESC LIMIT ?2",
-            )?;
-            let query = format!("{{title results}} : ({words}){within}");
-            let rows = frames.query_map(params![query, limit, start, end, SNIPPET_WORDS], |r| {
-                Ok(SearchHit {
-                    tree: TreeId::from_trusted(r.get(1)?),
-                    frame: FrameId::from_trusted(r.get(0)?),
-                    place: HitPlace::Results,
-                    // The results first: the hit's path already shows the title.
-                    snippet: best_snippet(&[r.get(2)?, r.get(3)?]),
-                })
-            })?;
-            for hit in rows {
-                hits.push(hit?);
-            }
-        }
+        self.push_hits(&mut hits, &FRAME_HITS, &matching, limit, |r| {
+            Ok(SearchHit {
+                tree: TreeId::from_trusted(r.get(1)?),
+                frame: FrameId::from_trusted(r.get(0)?),
+                place: HitPlace::Results,
+                snippet: best_snippet(&[r.get(2)?, r.get(3)?]),
+            })
+        })?;
         let left = limit.saturating_sub(hits.len() as u32);
-        if left > 0 {
-            let mut messages = self.conn.prepare_cached(
-                "SELECT s.rowid, m.frame_id, f.tree_id, m.role,
-                        snippet(message_search, 0, ?3, ?4, '…', ?5),
-                        snippet(message_search, 1, ?3, ?4, '…', ?5)
-                 FROM message_search AS s
-                 JOIN messages AS m ON m.id = s.rowid
-                 JOIN frames AS f ON f.id = m.frame_id
-                 WHERE message_search MATCH ?1 ORDER BY s.rowid DESC LIMIT ?2",
-            )?;
-            let query = format!("{{content calls}} : ({words}){within}");
-            let rows =
-                messages.query_map(params![query, left, start, end, SNIPPET_WORDS], |r| {
-                    let role: String = r.get(3)?;
-                    Ok(SearchHit {
-                        tree: TreeId::from_trusted(r.get(2)?),
-                        frame: FrameId::from_trusted(r.get(1)?),
-                        place: HitPlace::Message {
-                            id: MessageId(r.get(0)?),
-                            role: Role::parse(&role).unwrap_or(Role::Note),
-                        },
-                        snippet: best_snippet(&[r.get(4)?, r.get(5)?]),
-                    })
-                })?;
-            for hit in rows {
-                hits.push(hit?);
-            }
-        }
+        self.push_hits(&mut hits, &MESSAGE_HITS, &matching, left, |r| {
+            let role: String = r.get(3)?;
+            Ok(SearchHit {
+                tree: TreeId::from_trusted(r.get(2)?),
+                frame: FrameId::from_trusted(r.get(1)?),
+                place: HitPlace::Message {
+                    id: MessageId(r.get(0)?),
+                    role: Role::parse(&role).unwrap_or(Role::Note),
+                },
+                snippet: best_snippet(&[r.get(4)?, r.get(5)?]),
+            })
+        })?;
         Ok(hits)
+    }
+
+    /// Adds to `hits` the newest `limit` rows of `source` (none when `limit` is 0) whose two text
+    /// columns match `matching`, each made a hit by `hit` from the source's columns and then its
+    /// two snippets. In rowid order, not by rank: see [`Store::search`].
+    fn push_hits(
+        &self,
+        hits: &mut Vec<SearchHit>,
+        source: &HitSource,
+        matching: &str,
+        limit: u32,
+        hit: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<SearchHit>,
+    ) -> Result<(), SearchError> {
+        if limit == 0 {
+            return Ok(());
+        }
+        let HitSource { index, columns, joins, texts: [(first, a), (second, b)] } = source;
+        let snippet = |column| format!("snippet({index}, {column}, ?3, ?4, '…', ?5)");
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {columns}, {}, {} FROM {index} AS s {joins}
+             WHERE {index} MATCH ?1 ORDER BY s.rowid DESC LIMIT ?2",
+            snippet(first),
+            snippet(second),
+        ))?;
+        let query = format!("{{{a} {b}}} : {matching}");
+        let (start, end) = (MATCH_START.to_string(), MATCH_END.to_string());
+        for found in stmt.query_map(params![query, limit, start, end, SNIPPET_WORDS], hit)? {
+            hits.push(found?);
+        }
+        Ok(())
     }
 
     /// Indexes for search the frames and messages that bulk imports left to be indexed (the trees

@@ -15,6 +15,8 @@ import type {
   RollbackOffer,
   RollbackOutcome_Serialize as RollbackOutcome,
 } from "../bindings";
+import { DialogButtons } from "../dialog";
+import { ErrorLine } from "../error-line";
 import type { RunCommand } from "../frame-actions";
 import { CodeBlock } from "./code-block";
 
@@ -223,10 +225,7 @@ function RollbackControls({
           data-testid="rollback-confirm"
         >
           <p>{confirmText(files)}</p>
-          <div class="dialog-buttons">
-            <button type="button" onClick={onCancel}>
-              Cancel
-            </button>
+          <DialogButtons onCancel={onCancel}>
             <button
               type="button"
               class="primary"
@@ -235,7 +234,7 @@ function RollbackControls({
             >
               Roll back
             </button>
-          </div>
+          </DialogButtons>
         </div>
       )}
       {offer.kind === "unavailable" && offer.reason !== "" && (
@@ -244,14 +243,12 @@ function RollbackControls({
         </p>
       )}
       {rollback.state === "refused" && (
-        <pre
-          class="rollback-refusal error-message"
-          role="alert"
-          data-testid="rollback-refusal"
-          data-code={rollback.error.code}
-        >
-          {rollback.error.message}
-        </pre>
+        <ErrorLine
+          error={rollback.error}
+          testId="rollback-refusal"
+          className="rollback-refusal error-message"
+          preformatted
+        />
       )}
       {rollback.state === "done" && <OutcomeView outcome={rollback.outcome} />}
     </div>
@@ -315,11 +312,7 @@ export function ChangesView({
         </label>
       </div>
       {load.state === "loading" && <p class="muted">Reading the changes…</p>}
-      {load.state === "failed" && (
-        <p class="error-message" role="alert" data-code={load.error.code}>
-          {load.error.message}
-        </p>
-      )}
+      {load.state === "failed" && <ErrorLine error={load.error} className="error-message" />}
       {load.state === "ready" && (
         <ChangesBody
           changes={load.changes}

@@ -6,6 +6,7 @@ import { useEffect, useState } from "preact/hooks";
 
 import type { Backend } from "../backend";
 import type { ApiError, PopStatus } from "../bindings";
+import { DialogButtons, ModalDialog } from "../dialog";
 import { ErrorLine } from "../error-line";
 import type { DispatchFrameAction } from "../frame-actions";
 
@@ -68,8 +69,7 @@ export function PopDialog({
     };
   }, [backend, frame, model]);
 
-  const save = async (event: Event) => {
-    event.preventDefault();
+  const save = async () => {
     setBusy(true);
     const completed = status === "completed";
     const failure = await dispatch({
@@ -90,100 +90,82 @@ export function PopDialog({
   };
 
   const generating = generation.state === "generating";
+  // The hand-off's texts, which the proposal fills and the person edits once it is written.
+  const handoffText = (
+    label: string,
+    name: string,
+    rows: number,
+    value: string,
+    onValue: (value: string) => void,
+  ) => (
+    <label>
+      {label}
+      <textarea
+        name={name}
+        rows={rows}
+        value={value}
+        disabled={generating}
+        onInput={(e) => onValue(e.currentTarget.value)}
+      />
+    </label>
+  );
   return (
-    <div class="dialog-backdrop" onKeyDown={(e) => e.key === "Escape" && onClose()}>
-      <form
-        class="dialog pop-dialog"
-        role="dialog"
-        aria-modal="true"
-        aria-labelledby="pop-heading"
-        data-testid="pop-dialog"
-        onSubmit={(e) => void save(e)}
-      >
-        <h2 id="pop-heading">Pop “{title}”</h2>
-        {generating && (
-          <p class="muted" role="status" aria-busy="true" data-testid="pop-generating">
-            The model is writing the results…
-          </p>
-        )}
-        {generation.state === "failed" && (
-          <p class="dialog-error" role="alert" data-code={generation.error.code}>
-            No results were generated ({generation.error.message}). Write them below.
-          </p>
-        )}
-        {generation.state === "done" && !generation.criteriaMet && (
-          <p class="dialog-warning">
-            The model judges the success criteria not met; consider popping as failed or blocked.
-          </p>
-        )}
+    <ModalDialog
+      heading={`Pop “${title}”`}
+      testId="pop-dialog"
+      className="pop-dialog"
+      onEscape={onClose}
+      onSubmit={() => void save()}
+    >
+      {generating && (
+        <p class="muted" role="status" aria-busy="true" data-testid="pop-generating">
+          The model is writing the results…
+        </p>
+      )}
+      {generation.state === "failed" && (
+        <p class="dialog-error" role="alert" data-code={generation.error.code}>
+          No results were generated ({generation.error.message}). Write them below.
+        </p>
+      )}
+      {generation.state === "done" && !generation.criteriaMet && (
+        <p class="dialog-warning">
+          The model judges the success criteria not met; consider popping as failed or blocked.
+        </p>
+      )}
+      <label>
+        Status
+        <select
+          name="status"
+          value={status}
+          onChange={(e) => setStatus(e.currentTarget.value as PopStatus)}
+        >
+          <option value="completed">completed</option>
+          <option value="failed">failed</option>
+          <option value="blocked">blocked</option>
+        </select>
+      </label>
+      {status !== "completed" && (
         <label>
-          Status
-          <select
-            name="status"
-            value={status}
-            onChange={(e) => setStatus(e.currentTarget.value as PopStatus)}
-          >
-            <option value="completed">completed</option>
-            <option value="failed">failed</option>
-            <option value="blocked">blocked</option>
-          </select>
+          Reason
+          <input name="reason" value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
         </label>
-        {status !== "completed" && (
-          <label>
-            Reason
-            <input name="reason" value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
-          </label>
-        )}
-        <label>
-          Results
-          <textarea
-            name="results"
-            rows={5}
-            value={results}
-            disabled={generating}
-            onInput={(e) => setResults(e.currentTarget.value)}
-          />
-        </label>
-        <label>
-          Compacted results (one or two lines for distant frames)
-          <textarea
-            name="results_compacted"
-            rows={2}
-            value={compacted}
-            disabled={generating}
-            onInput={(e) => setCompacted(e.currentTarget.value)}
-          />
-        </label>
-        <label>
-          Artifacts (one per line)
-          <textarea
-            name="artifacts"
-            rows={2}
-            value={artifacts}
-            disabled={generating}
-            onInput={(e) => setArtifacts(e.currentTarget.value)}
-          />
-        </label>
-        <label>
-          Decisions (one per line)
-          <textarea
-            name="decisions"
-            rows={2}
-            value={decisions}
-            disabled={generating}
-            onInput={(e) => setDecisions(e.currentTarget.value)}
-          />
-        </label>
-        <ErrorLine error={error} />
-        <div class="dialog-buttons">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" class="primary" disabled={busy || generating}>
-            Pop
-          </button>
-        </div>
-      </form>
-    </div>
+      )}
+      {handoffText("Results", "results", 5, results, setResults)}
+      {handoffText(
+        "Compacted results (one or two lines for distant frames)",
+        "results_compacted",
+        2,
+        compacted,
+        setCompacted,
+      )}
+      {handoffText("Artifacts (one per line)", "artifacts", 2, artifacts, setArtifacts)}
+      {handoffText("Decisions (one per line)", "decisions", 2, decisions, setDecisions)}
+      <ErrorLine error={error} />
+      <DialogButtons onCancel={onClose}>
+        <button type="submit" class="primary" disabled={busy || generating}>
+          Pop
+        </button>
+      </DialogButtons>
+    </ModalDialog>
   );
 }

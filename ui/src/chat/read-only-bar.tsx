@@ -8,6 +8,7 @@ import { useState } from "preact/hooks";
 
 import type { Backend } from "../backend";
 import type { ApiError, FrameActions, FrameOutline_Serialize as FrameOutline } from "../bindings";
+import { ErrorLine } from "../error-line";
 import type { DispatchFrameAction, FrameAction } from "../frame-actions";
 import { STATUS_STYLE } from "../status-style";
 import { useFrameChanges } from "./changes-view";
@@ -65,11 +66,7 @@ export function ReadOnlyBar({
           Retry from where it started
         </button>
       )}
-      {error !== null && (
-        <pre class="dialog-error read-only-error" role="alert" data-code={error.code}>
-          {error.message}
-        </pre>
-      )}
+      <ErrorLine error={error} className="dialog-error read-only-error" preformatted />
     </div>
   );
 }

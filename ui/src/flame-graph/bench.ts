@@ -3,6 +3,8 @@
 // the view does for a large tree while a timer measures how long the window went without a turn,
 // and times paint passes over a scripted pan and zoom on a canvas the size of the graph pane.
 // (Trees read from the store are measured through the view itself: `FlameGraphHook`.)
+//
+// Only the bench build of the UI has this module (`main.tsx`, `vite build --mode bench`).
 
 import type { Answer } from "../backend";
 import type { OutlineColumns_Serialize as OutlineColumns } from "../bindings";
@@ -236,4 +238,17 @@ export async function timeOutlineLoad(
     inputMs: t3 - t2,
     layoutMs: t4 - t3,
   };
+}
+
+declare global {
+  interface Window {
+    __flameBench?: typeof runBench;
+    __flameOutlineBench?: () => Promise<OutlineLoad>;
+  }
+}
+
+/** Puts the benchmark's entry points on `window`, where tests/bench calls them through WebDriver. */
+export function installBenchHooks(read: () => Promise<Answer<OutlineColumns>>): void {
+  window.__flameBench = runBench;
+  window.__flameOutlineBench = () => timeOutlineLoad(read);
 }

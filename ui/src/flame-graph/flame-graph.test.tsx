@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 
 import type { TreeOutline_Serialize as TreeOutline } from "../bindings";
 import { outlineFrame, settle } from "../test-backend";
-import { lay, useLaid, type Laid } from "./flame-graph";
+import { lay, useLaid, type Laid } from "./laid";
 import { statusCode } from "./render";
 
 afterEach(() => {

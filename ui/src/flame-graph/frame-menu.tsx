@@ -19,6 +19,11 @@ export type FrameMenuAction =
   | "delete"
   | "export";
 
+/** What the person asked for on a frame; the app turns each into a dialog or a command. */
+export type FrameRequest =
+  | { kind: FrameMenuAction; frame: FrameOutline }
+  | { kind: "plan-at"; frame: FrameOutline; position: number | null };
+
 const MENU: { kind: FrameMenuAction; label: string; key: string }[] = [
   { kind: "push", label: "Push child…", key: "P" },
   { kind: "plan", label: "Plan child…", key: "N" },

@@ -10,7 +10,7 @@ import { useEffect, useState } from "preact/hooks";
 
 import type { Backend } from "../backend";
 import type { TreeListEntry } from "../bindings";
-import { PickDialog, pickListKeys, useHeldFocus, useWindowKey } from "../pick-dialog";
+import { PickDialog, PickQuery, useHeldFocus, usePickList, useWindowKey } from "../pick-dialog";
 import { paletteActions, type Allowed, type PaletteAction, type PaletteContext } from "./actions";
 import { rank, type Ranked } from "./match";
 
@@ -108,12 +108,6 @@ export function CommandPalette({
   const at = Math.min(active, Math.max(shown.length - 1, 0));
   const highlighted = shown[at]?.item ?? null;
 
-  // Keep the highlighted option in sight as Up and Down move it.
-  useEffect(() => {
-    const option = highlighted === null ? null : document.getElementById(optionId(highlighted));
-    option?.scrollIntoView?.({ block: "nearest" });
-  }, [highlighted?.id]);
-
   const close = (then?: PaletteAction) => {
     held.giveBack();
     onClose();
@@ -125,7 +119,8 @@ export function CommandPalette({
     if (action !== null && action.disabled === null) close(action);
   };
 
-  const onKeyDown = pickListKeys({
+  const activeId = highlighted === null ? undefined : optionId(highlighted);
+  const list = usePickList(held, LIST_ID, activeId, {
     count: shown.length,
     at,
     setActive,
@@ -137,49 +132,33 @@ export function CommandPalette({
 
   return (
     <PickDialog label="Command palette" testId="palette" className="" onClose={() => close()}>
-      <input
-        ref={held.input}
+      <PickQuery
+        list={list}
         type="text"
-        class="palette-query"
-        role="combobox"
-        aria-expanded="true"
-        aria-autocomplete="list"
-        aria-controls={LIST_ID}
-        aria-activedescendant={highlighted === null ? undefined : optionId(highlighted)}
-        aria-label="Action"
+        label="Action"
         placeholder="Type an action or a frame's title"
-        spellcheck={false}
-        autocomplete="off"
         value={query}
-        data-testid="palette-query"
-        onInput={(e) => {
-          setQuery(e.currentTarget.value);
+        testId="palette-query"
+        onInput={(text) => {
+          setQuery(text);
           setActive(0);
         }}
-        onKeyDown={onKeyDown}
-        onBlur={held.onBlur}
       />
       <ul
-        id={LIST_ID}
+        {...list.listbox}
         class="palette-options"
-        role="listbox"
         aria-label="Actions"
         data-testid="palette-options"
       >
         {shown.map(({ item, match }, i) => (
-          // The options take clicks but never focus, as in the composer's completion list.
           <li
             key={item.id}
             id={optionId(item)}
-            role="option"
-            aria-selected={i === at}
+            {...list.option(i, () => choose(item))}
             aria-disabled={item.disabled !== null}
             class={`palette-option${i === at ? " active" : ""}${item.disabled !== null ? " disabled" : ""}`}
             title={item.disabled ?? undefined}
             data-action={item.id}
-            onMouseDown={(e) => e.preventDefault()}
-            onMouseMove={() => i !== at && setActive(i)}
-            onClick={() => choose(item)}
           >
             <span class="palette-label">
               <Label text={item.label} positions={match.positions} />

@@ -9,7 +9,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import type { Backend } from "../backend";
 import type { ApiError, SearchHit } from "../bindings";
 import { ErrorLine } from "../error-line";
-import { PickDialog, pickListKeys, useHeldFocus, useWindowKey } from "../pick-dialog";
+import { PickDialog, PickQuery, useHeldFocus, usePickList, useWindowKey } from "../pick-dialog";
 
 /** How long typing must pause before the words are searched for. */
 export const SEARCH_DEBOUNCE_MS = 150;
@@ -172,14 +172,6 @@ export function SearchDialog({
   const at = Math.min(active, Math.max(hits.length - 1, 0));
   const highlighted = hits[at] ?? null;
 
-  // Keep the highlighted hit in sight as Up and Down move it.
-  useEffect(() => {
-    if (highlighted === null) return;
-    document.getElementById(`search-hit-${hitKey(highlighted)}`)?.scrollIntoView?.({
-      block: "nearest",
-    });
-  }, [highlighted === null ? null : hitKey(highlighted)]);
-
   // Closed without a choice, the focus goes back where it was; a choice moves it to the frame.
   const close = () => {
     held.giveBack();
@@ -193,7 +185,8 @@ export function SearchDialog({
     onChoose(hit);
   };
 
-  const onKeyDown = pickListKeys({
+  const activeId = highlighted === null ? undefined : `search-hit-${hitKey(highlighted)}`;
+  const list = usePickList(held, LIST_ID, activeId, {
     count: hits.length,
     at,
     setActive,
@@ -208,31 +201,18 @@ export function SearchDialog({
       className="search-dialog"
       onClose={close}
     >
-      <input
-        ref={held.input}
+      <PickQuery
+        list={list}
         type="search"
-        class="palette-query"
-        role="combobox"
-        aria-expanded="true"
-        aria-autocomplete="list"
-        aria-controls={LIST_ID}
-        aria-activedescendant={
-          highlighted === null ? undefined : `search-hit-${hitKey(highlighted)}`
-        }
-        aria-label="Words to find"
+        label="Words to find"
         placeholder="Find words in every message and result"
-        spellcheck={false}
-        autocomplete="off"
         value={query}
-        data-testid="search-query"
-        onInput={(e) => setQuery(e.currentTarget.value)}
-        onKeyDown={onKeyDown}
-        onBlur={held.onBlur}
+        testId="search-query"
+        onInput={setQuery}
       />
       <ul
-        id={LIST_ID}
+        {...list.listbox}
         class="palette-options search-hits"
-        role="listbox"
         aria-label="Hits"
         aria-busy={found.state === "searching"}
         data-testid="search-hits"
@@ -241,14 +221,10 @@ export function SearchDialog({
           <li
             key={hitKey(hit)}
             id={`search-hit-${hitKey(hit)}`}
-            role="option"
-            aria-selected={i === at}
+            {...list.option(i, () => choose(hit))}
             class={`search-hit${i === at ? " active" : ""}`}
             data-frame-id={hit.frame}
             data-message-id={hit.place.kind === "message" ? hit.place.id : undefined}
-            onMouseDown={(e) => e.preventDefault()}
-            onMouseMove={() => i !== at && setActive(i)}
-            onClick={() => choose(hit)}
           >
             <span class="search-path" data-testid="search-path">
               {hit.path.slice(0, -1).map((title, j) => (

@@ -73,12 +73,12 @@ pub(super) fn agent_on(s: &Setup, wire: Wire, mut settings: Settings) -> Agent {
     settings.default_model =
         Some(if wire == Wire::Anthropic { "claude-sonnet-4-5" } else { "gpt-4.1" }.into());
     let base = s.server.base_url.clone();
-    let env = move |name: &str| match name {
-        "ANTHROPIC_API_KEY" | "OPENAI_API_KEY" => Some(SENTINEL.to_owned()),
-        "ANTHROPIC_BASE_URL" => Some(base.clone()),
-        "OPENAI_BASE_URL" => Some(format!("{base}/v1")),
-        _ => None,
-    };
+    let env = environment(&[
+        ("ANTHROPIC_API_KEY", SENTINEL),
+        ("OPENAI_API_KEY", SENTINEL),
+        ("ANTHROPIC_BASE_URL", &base),
+        ("OPENAI_BASE_URL", &format!("{base}/v1")),
+    ]);
     Agent::new(s.flame.clone(), settings, env, RetryPolicy::default())
 }
 

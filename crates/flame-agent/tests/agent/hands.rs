@@ -28,17 +28,13 @@ async fn workspace_setup(
     let mut settings = s.agent.settings().clone();
     settings.approval = approval;
     let base = s.server.base_url.clone();
-    let env = move |name: &str| match name {
-        "ANTHROPIC_API_KEY" => Some(SENTINEL.to_owned()),
-        "ANTHROPIC_BASE_URL" => Some(base.clone()),
-        _ => None,
-    };
-    s.agent = Agent::new(s.flame.clone(), settings, env, RetryPolicy::default());
-    s.agent.set_command_environment(Environment::from_variables([
+    let environment = Environment::from_variables([
         (OsString::from("PATH"), std::env::var_os("PATH").unwrap_or_default()),
         (OsString::from("ANTHROPIC_API_KEY"), OsString::from(SENTINEL)),
+        (OsString::from("ANTHROPIC_BASE_URL"), OsString::from(base)),
         (OsString::from("FLAME_HOME"), s.dir.path().as_os_str().to_owned()),
-    ]));
+    ]);
+    s.agent = Agent::new(s.flame.clone(), settings, environment, RetryPolicy::default());
     (s, workspace)
 }
 
@@ -526,11 +522,7 @@ async fn an_opening_made_again_keeps_the_newest_k_results_whole() {
     s.agent = Agent::new(
         s.flame.clone(),
         settings,
-        move |name: &str| match name {
-            "ANTHROPIC_API_KEY" => Some(SENTINEL.to_owned()),
-            "ANTHROPIC_BASE_URL" => Some(base.clone()),
-            _ => None,
-        },
+        environment(&[("ANTHROPIC_API_KEY", SENTINEL), ("ANTHROPIC_BASE_URL", &base)]),
         RetryPolicy::default(),
     );
     let outcome = s

@@ -22,6 +22,13 @@ const SENTINEL: &str = "sk-ant-SENTINEL-5e2f8a7c31d94b06";
 
 /// One streamed Anthropic message: some text, then optionally one tool call whose arguments
 /// arrive in fragments.
+/// An environment of `variables` alone, for keys, base URLs and commands.
+fn environment(variables: &[(&str, &str)]) -> flame_workspace::Environment {
+    flame_workspace::Environment::from_variables(
+        variables.iter().map(|(name, value)| ((*name).into(), (*value).into())),
+    )
+}
+
 fn turn(text: &str, tool: Option<(&str, Value)>) -> Reply {
     let mut events = vec![
         json!({"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":120,"output_tokens":1}}}),
@@ -73,11 +80,7 @@ async fn setup(autonomy: Autonomy, replies: Vec<Reply>) -> Setup {
         ..Settings::default()
     };
     let base = server.base_url.clone();
-    let env = move |name: &str| match name {
-        "ANTHROPIC_API_KEY" => Some(SENTINEL.to_owned()),
-        "ANTHROPIC_BASE_URL" => Some(base.clone()),
-        _ => None,
-    };
+    let env = environment(&[("ANTHROPIC_API_KEY", SENTINEL), ("ANTHROPIC_BASE_URL", &base)]);
     let retry = RetryPolicy {
         attempts: 2,
         base_delay: std::time::Duration::from_millis(10),
@@ -491,10 +494,11 @@ fn the_agent_is_built_from_the_settings_file_or_refused_without_a_folder() {
     let flame = Arc::new(
         Flame::open_with(home, FlameConfig::default(), Env::fixed(1_795_307_601_000, 9)).unwrap(),
     );
-    let no_env = |_: &str| None;
-    let err = Agent::from_settings_file(flame.clone(), None, no_env, RetryPolicy::default())
-        .err()
-        .unwrap();
+    let no_env = environment(&[]);
+    let err =
+        Agent::from_settings_file(flame.clone(), None, no_env.clone(), RetryPolicy::default())
+            .err()
+            .unwrap();
     assert_eq!(err.code, ErrorCode::Invalid);
     assert_eq!(err.message, "this system has no configuration folder for Flame's settings");
 

@@ -49,7 +49,7 @@ async fn a_chat_with_a_local_model_needs_no_settings() {
         Flame::open_with(home, FlameConfig::default(), Env::fixed(1_795_307_601_000, 9)).unwrap(),
     );
     flame.create_tree(Actor::Person, "Try a local model", "It answers", None).unwrap();
-    let env = |name: &str| (name == "OPENAI_API_KEY").then(|| OPENAI_KEY.to_owned());
+    let env = crate::environment(&[("OPENAI_API_KEY", OPENAI_KEY)]);
     let agent = Agent::new(flame.clone(), Settings::default(), env, RetryPolicy::default());
     let model = LocalModel::reference(llama.address(), "smollm2");
     let outcome = agent

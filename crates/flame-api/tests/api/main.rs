@@ -17,6 +17,7 @@ mod properties;
 mod sample;
 mod search;
 mod workspace;
+mod workspace_call;
 
 use flame_api::{DataDir, Env, Flame, FlameConfig};
 

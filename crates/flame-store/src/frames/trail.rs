@@ -76,22 +76,19 @@ impl Store {
         frames: &[FrameId],
     ) -> Result<HashMap<FrameId, FileTrail>, StoreError> {
         let mut trails: HashMap<FrameId, FileTrail> = HashMap::new();
-        for chunk in frames.chunks(FRAMES_PER_QUERY) {
-            let marks = vec!["?"; chunk.len()].join(", ");
-            let mut stmt = self.conn.prepare(&format!(
-                "SELECT frame_id, changed, path FROM frame_files WHERE frame_id IN ({marks})
-                 ORDER BY frame_id, changed, path"
-            ))?;
-            let rows = stmt.query_map(
-                rusqlite::params_from_iter(chunk.iter().map(FrameId::as_str)),
-                |row| Ok((row.get::<_, String>(0)?, row.get::<_, bool>(1)?, row.get(2)?)),
-            )?;
-            for row in rows {
-                let (frame, changed, path) = row?;
-                let trail = trails.entry(FrameId::from_trusted(frame)).or_default();
+        self.each_trail_path(
+            frames,
+            |marks| {
+                format!(
+                    "SELECT frame_id, changed, path FROM frame_files WHERE frame_id IN ({marks})
+                     ORDER BY frame_id, changed, path"
+                )
+            },
+            |frame, changed, path| {
+                let trail = trails.entry(frame).or_default();
                 if changed { trail.changed.push(path) } else { trail.read.push(path) }
-            }
-        }
+            },
+        )?;
         Ok(trails)
     }
 
@@ -104,31 +101,51 @@ impl Store {
         frames: &[FrameId],
     ) -> Result<HashMap<FrameId, FileTrail>, StoreError> {
         let mut paths: HashMap<FrameId, (Vec<String>, Vec<String>)> = HashMap::new();
+        self.each_trail_path(
+            frames,
+            |marks| {
+                format!(
+                    "WITH RECURSIVE under(root, id) AS (
+                         SELECT id, id FROM frames WHERE id IN ({marks})
+                         UNION ALL
+                         SELECT under.root, frames.id FROM frames JOIN under ON frames.parent_id = under.id
+                     )
+                     SELECT under.root, frame_files.changed, frame_files.path
+                     FROM under JOIN frame_files ON frame_files.frame_id = under.id"
+                )
+            },
+            |frame, changed, path| {
+                let (read, written) = paths.entry(frame).or_default();
+                if changed { written.push(path) } else { read.push(path) }
+            },
+        )?;
+        Ok(paths
+            .into_iter()
+            .map(|(frame, (read, changed))| (frame, FileTrail::new(read, changed)))
+            .collect())
+    }
+
+    /// Runs the query `sql` makes for a list of placeholders over `frames`, at most
+    /// [`FRAMES_PER_QUERY`] at a time, and hands each `(frame, changed, path)` row it reads to
+    /// `each`.
+    fn each_trail_path(
+        &self,
+        frames: &[FrameId],
+        sql: impl Fn(&str) -> String,
+        mut each: impl FnMut(FrameId, bool, String),
+    ) -> Result<(), StoreError> {
         for chunk in frames.chunks(FRAMES_PER_QUERY) {
-            let marks = vec!["?"; chunk.len()].join(", ");
-            let mut stmt = self.conn.prepare(&format!(
-                "WITH RECURSIVE under(root, id) AS (
-                     SELECT id, id FROM frames WHERE id IN ({marks})
-                     UNION ALL
-                     SELECT under.root, frames.id FROM frames JOIN under ON frames.parent_id = under.id
-                 )
-                 SELECT under.root, frame_files.changed, frame_files.path
-                 FROM under JOIN frame_files ON frame_files.frame_id = under.id"
-            ))?;
+            let mut stmt = self.conn.prepare(&sql(&vec!["?"; chunk.len()].join(", ")))?;
             let rows = stmt.query_map(
                 rusqlite::params_from_iter(chunk.iter().map(FrameId::as_str)),
                 |row| Ok((row.get::<_, String>(0)?, row.get::<_, bool>(1)?, row.get(2)?)),
             )?;
             for row in rows {
                 let (frame, changed, path) = row?;
-                let (read, written) = paths.entry(FrameId::from_trusted(frame)).or_default();
-                if changed { written.push(path) } else { read.push(path) }
+                each(FrameId::from_trusted(frame), changed, path);
             }
         }
-        Ok(paths
-            .into_iter()
-            .map(|(frame, (read, changed))| (frame, FileTrail::new(read, changed)))
-            .collect())
+        Ok(())
     }
 }
 
