@@ -190,10 +190,20 @@ mod tests {
         assert!(Arc::ptr_eq(&first, &startup.agent().unwrap()), "built once");
         assert_eq!(first.settings().default_model.as_deref(), Some("gpt-4o"));
 
-        // Another process writes the settings: the next agent reads them.
-        std::fs::write(&settings, r#"{"default_model": "claude-sonnet-4-5"}"#).unwrap();
+        // Another process writes the settings: the next agent reads them, and the facade
+        // prices with them.
+        let flame = Arc::clone(startup.flame().unwrap());
+        assert!(flame.prices().get("llama3.1:8b").is_none());
+        std::fs::write(
+            &settings,
+            r#"{"default_model": "claude-sonnet-4-5", "prices": [{"model": "llama3.1:8b",
+                "input": 1000000, "output": 0, "cache_read": 0, "cache_write": 0,
+                "as_of": "2026-11"}]}"#,
+        )
+        .unwrap();
         let changed = startup.agent().unwrap();
         assert_eq!(changed.settings().default_model.as_deref(), Some("claude-sonnet-4-5"));
+        assert_eq!(flame.prices().get("llama3.1:8b").map(|p| p.input), Some(1_000_000));
 
         // The window saved them: the agent is built again even within the file's clock tick.
         startup.forget_agent();

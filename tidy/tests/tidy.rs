@@ -400,10 +400,6 @@ fn no_product_code_depends_on_test_support() {
     );
 }
 
-/// The circles between a crate's modules that are known and waiting for their fix: the outline
-/// is read by `frames.rs`, which it is made from.
-const KNOWN_MODULE_CIRCLES: [(&str, &[&str]); 1] = [("flame-api", &["frames", "outline"])];
-
 #[test]
 fn no_circles_between_a_crate_s_modules() {
     let mut offences = Vec::new();
@@ -423,12 +419,7 @@ fn no_circles_between_a_crate_s_modules() {
             names.extend(crate_names(&code).into_iter().filter(|name| *name != module));
         }
         for circle in circles(&graph) {
-            let known = KNOWN_MODULE_CIRCLES
-                .iter()
-                .any(|(name, modules)| *name == member.name && circle.iter().eq(modules.iter()));
-            if !known {
-                offences.push(format!("{}: {}", member.name, circle.join(" <-> ")));
-            }
+            offences.push(format!("{}: {}", member.name, circle.join(" <-> ")));
         }
     }
     assert!(

@@ -31,7 +31,6 @@ use std::collections::HashMap;
 use flame_context::Budget;
 use flame_tokens::Encoding;
 
-use crate::outline::OutlineColumns;
 use crate::process::{Probe, writer_is_gone};
 use crate::{ApiError, Env, Flame, frame_log};
 
@@ -293,17 +292,6 @@ impl Flame {
             focus_cost: costs.focus,
             budgets,
         })
-    }
-
-    /// [`Flame::outline`] by columns, as the window receives it (see [`OutlineColumns`]).
-    pub fn outline_columns(&self, tree: Option<&TreeId>) -> Result<OutlineColumns, ApiError> {
-        if tree.is_none()
-            && let Some(ahead) = self.outline_ahead.take()
-            && ahead.seq == self.latest_seq()?
-        {
-            return Ok(ahead);
-        }
-        Ok(self.outline(tree)?.into())
     }
 
     /// The newest event's seq in the data directory (0 when there is none): where to start

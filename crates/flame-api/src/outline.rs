@@ -23,7 +23,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use flame_model::cost::FrameCost;
-use flame_model::{FrameId, FrameOutline, Status, Timestamp, Tree};
+use flame_model::{FrameId, FrameOutline, Status, Timestamp, Tree, TreeId};
 use serde::Serialize;
 
 use crate::frames::TreeOutline;
@@ -103,6 +103,17 @@ impl OutlineAhead {
 }
 
 impl Flame {
+    /// [`Flame::outline`] by columns, as the window receives it (see [`OutlineColumns`]).
+    pub fn outline_columns(&self, tree: Option<&TreeId>) -> Result<OutlineColumns, ApiError> {
+        if tree.is_none()
+            && let Some(ahead) = self.outline_ahead.take()
+            && ahead.seq == self.latest_seq()?
+        {
+            return Ok(ahead);
+        }
+        Ok(self.outline(tree)?.into())
+    }
+
     /// Reads the current tree's outline (and the usage it prices) ahead of the window's first
     /// ask for it, `outline_columns(None)`, which takes it if nothing was recorded since. A front
     /// end calls this as its window starts. Nothing is read when there is no current tree or the
@@ -258,7 +269,7 @@ pub(crate) mod tests {
 
     fn outline(frames: Vec<FrameOutline>) -> TreeOutline {
         let tree = Tree {
-            id: flame_model::TreeId::from_trusted("t0000000000".to_owned()),
+            id: TreeId::from_trusted("t0000000000".to_owned()),
             title: "Tree".to_owned(),
             root: frames[0].id.clone(),
             focus: frames[0].id.clone(),
