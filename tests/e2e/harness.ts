@@ -138,23 +138,49 @@ export async function withApp(
     try {
       await body(app);
     } catch (err) {
-      await saveScreenshot(session, name, output);
+      // Said first: what follows talks to a window that may no longer answer.
+      console.error(
+        `${name} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
+      );
+      await within(CLEANUP_MS, saveScreenshot(app, name, output), "the failure screenshot");
       throw err;
     }
   } finally {
-    await driver?.quit().catch(() => undefined);
+    await within(CLEANUP_MS, driver?.quit() ?? Promise.resolve(), "closing the session");
     await stop(tauriDriver);
     await rm(scratch, { recursive: true, force: true });
   }
 }
 
-async function saveScreenshot(driver: WebDriver, name: string, log: string): Promise<void> {
+/**
+ * How long a failed test's screenshot and the session's close may take: a window that stopped
+ * answering must not hold the test past vitest's timeout, which would hide why it failed.
+ */
+const CLEANUP_MS = 10_000;
+
+/** `work`, or nothing once `ms` have passed (said on stderr): for cleanup that must not hang. */
+async function within(ms: number, work: Promise<unknown>, what: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((done) => {
+    timer = setTimeout(() => {
+      console.error(`${what} took over ${ms} ms and was left`);
+      done();
+    }, ms);
+  });
+  try {
+    await Promise.race([work.then(() => undefined).catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function saveScreenshot(app: App, name: string, log: string): Promise<void> {
   const file = name.replace(/[^a-z0-9]+/gi, "-").toLowerCase();
   try {
     await mkdir(ARTIFACTS, { recursive: true });
-    await writeFile(join(ARTIFACTS, `${file}.png`), await driver.takeScreenshot(), "base64");
     await writeFile(join(ARTIFACTS, `${file}.log`), log);
-    console.error(`saved tests/e2e/artifacts/${file}.png`);
+    await keepScreenshot(app, file);
+    console.error(`saved tests/e2e/artifacts/${file}.png and .log`);
   } catch (err) {
     console.error(`could not save a screenshot for ${name}: ${String(err)}`);
   }
