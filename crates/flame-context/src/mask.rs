@@ -17,9 +17,10 @@
 //! and tokens and how to read it back (`read_frame_log {"id", "tool_call_id"}`, which returns that
 //! one result up to 256 KiB however long the log). A cut call's texts longer than 200 bytes, at any
 //! depth and never under a path-like key, keep their start and a mark with their length, and its
-//! message is weighed again the way it was counted. Each result's call is found through a map from
-//! call id built once per assembly (the newest earlier message naming it, its first such call), so
-//! a frame of thousands of results masks in linear time (`flame-api`'s `benches/context.rs`). Kept
+//! message is weighed again the way it was counted. Each result's call (the newest earlier message naming it,
+//! its first such call) is looked for among the 16 messages before it, and only when it is not
+//! there in a map of every call id, built at most once per assembly (`CallsAnswered`), so a frame
+//! of thousands of results masks in linear time (`flame-api`'s `benches/context.rs`). Kept
 //! masks (`KeptMasks`) hold each settled message's masked form as the message sent, with what the
 //! calls of each settled message with a long argument count, weighed when it settles, so that an
 //! assembly after a long edit is masked does not count it whole as well as its cut form and its
