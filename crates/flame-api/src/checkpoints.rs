@@ -228,10 +228,6 @@ impl Flame {
             .map_err(|e| checkpoint_error("open the workspace's checkpoints", e))
     }
 
-    fn now(&self) -> Timestamp {
-        self.env().now()
-    }
-
     /// Snapshots frame `frame`'s tree's workspace and records it as the frame's checkpoint for
     /// `reason`. After a call (`call_id`) or a rollback, the files changed since the checkpoint
     /// taken just before it are recorded with it and returned. `None` when the tree has no

@@ -147,7 +147,13 @@ pub(crate) struct Following {
 
 /// The id Flame gives a session of `agent`.
 pub fn session_id(agent: Agent, session: &str) -> String {
-    format!("{}:{session}", agent.as_str())
+    session_id_of(agent.as_str(), session)
+}
+
+/// The id Flame gives a session of the agent named `agent` (`claude-code`, or `other` for a
+/// client of the gateway it cannot name).
+pub(crate) fn session_id_of(agent: &str, session: &str) -> String {
+    format!("{agent}:{session}")
 }
 
 /// The key a draft frame is stored under in `generation` (every frame of a session read again
@@ -405,6 +411,7 @@ impl Flame {
         let row = self.store().followed_session(id)?.ok_or_else(|| {
             ApiError::new(ErrorCode::NotFound, format!("Flame does not follow the session {id}"))
         })?;
+        let recorded_by_gateway = row.source == flame_store::GATEWAY_SOURCE;
         let mut outcome = FollowOutcome {
             id: id.to_owned(),
             tree: row.tree.clone(),
@@ -415,6 +422,11 @@ impl Flame {
             problem: None,
             budget_notice: None,
         };
+        if recorded_by_gateway {
+            // The gateway records this session from its requests (`gateway.rs`): its files, if
+            // any, would make the same tree a second time.
+            return Ok(outcome);
+        }
         let mut live_sessions = self.following.live.lock().unwrap_or_else(|p| p.into_inner());
         let mut generation = row.generation;
         if !live_sessions.contains_key(id) {
@@ -518,7 +530,7 @@ impl Flame {
     }
 
     /// Stores a session's first read that holds a message as a new tree.
-    fn store_first_read(
+    pub(crate) fn store_first_read(
         &self,
         actor: Actor,
         id: &str,
@@ -554,7 +566,7 @@ impl Flame {
     }
 
     /// Stores what a later read found beyond what the store holds.
-    fn store_later_read(
+    pub(crate) fn store_later_read(
         &self,
         actor: Actor,
         id: &str,

@@ -33,6 +33,7 @@ mod export;
 mod follow;
 pub mod frame_log;
 mod frames;
+mod gateway;
 mod import;
 pub mod logging;
 mod outline;
@@ -77,6 +78,10 @@ pub use follow::{
 pub use frames::{
     DEFAULT_BUDGET, DEFAULT_ENCODING, DeletedTree, EarlierMessages, FrameDetail, FrameEntry,
     FrameView, MESSAGE_PAGE, PlanSpec, PopRequest, TreeListEntry, TreeOutline, TreeStatus,
+};
+pub use gateway::{
+    GATEWAY_AGENTS, GatewayCall, GatewayReport, GatewaySavings, GatewaySession, Rewrite,
+    StoredDraft,
 };
 pub use import::{ImportFormat, ImportProgress, ImportSummary, SkippedRecords, replay_file};
 pub use outline::OutlineColumns;
@@ -227,5 +232,11 @@ impl Flame {
 
     fn env(&self) -> MutexGuard<'_, Env> {
         self.env.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The time by the facade's clock (its `Env`): what a front end that keeps time of its own
+    /// (the gateway's calls) reads, so that a test's fixed clock reaches it too.
+    pub fn now(&self) -> flame_model::Timestamp {
+        self.env().now()
     }
 }

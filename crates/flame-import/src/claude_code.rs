@@ -353,6 +353,10 @@ pub(crate) struct ThreadReader {
     next_start: Option<SegmentStart>,
     current_item: Option<String>,
     last_at: Timestamp,
+    /// Messages come from requests to the Messages API (`wire.rs`) rather than from a
+    /// transcript: no record says which user text the tool injected, so a user message is a
+    /// request when any of its text blocks reads as one.
+    wire: bool,
 }
 
 impl ThreadReader {
@@ -365,6 +369,36 @@ impl ThreadReader {
     /// never changes.
     pub(crate) fn live() -> ThreadReader {
         ThreadReader { split: true, ..ThreadReader::default() }
+    }
+
+    /// A reader of the messages of requests to the Messages API (see `wire.rs`), whose tool
+    /// calls' paths are relative to `cwd` when inside it.
+    pub(crate) fn wire(cwd: Option<&str>) -> ThreadReader {
+        let mut reader = ThreadReader { wire: true, ..ThreadReader::default() };
+        reader.thread.cwd = cwd.map(str::to_owned);
+        reader
+    }
+
+    /// Reads one message of a request (`{"role", "content"}`, as the Messages API takes it)
+    /// sent at `at`: a user message or an assistant message, which is one response.
+    pub(crate) fn wire_message(&mut self, message: &Value, at: Timestamp) {
+        self.records += 1;
+        self.last_at = at;
+        self.thread.last_at = at;
+        self.thread.first_at.get_or_insert(at);
+        let record = serde_json::json!({ "message": message });
+        match message["role"].as_str() {
+            Some("assistant") => {
+                self.assistant(&record);
+            }
+            _ => self.user(&record),
+        }
+    }
+
+    /// Opens a new segment at the next message: the client's conversation no longer starts
+    /// with what it sent before (it was compacted, or rewound).
+    pub(crate) fn restart(&mut self) {
+        self.next_start = Some(SegmentStart::Compaction);
     }
 
     /// Counts the tokens of the messages read since the last count (each message once).
@@ -473,10 +507,15 @@ impl ThreadReader {
         if texts.is_empty() {
             return;
         }
+        let request = if self.wire {
+            texts.iter().any(|t| is_request(t))
+        } else {
+            is_request(&texts.join("\n\n"))
+        };
         let text = texts.join("\n\n");
         if compact_summary {
             // The compaction boundary before it already opened a segment.
-        } else if !meta && is_request(&text) {
+        } else if !meta && request {
             self.next_start = Some(SegmentStart::Request);
         }
         self.push(NewMessage::text(Role::User, text));

@@ -48,6 +48,7 @@ pub mod scale;
 mod segment;
 mod thread;
 mod time;
+pub mod wire;
 
 use std::path::{Path, PathBuf};
 

@@ -64,6 +64,9 @@ pub use decode::decode_stream;
 pub use flame_model::{CacheLifetime, CacheMark, ChatMessage, ToolCall, ToolSpec, Usage};
 pub use http::{Client, MAX_REDIRECTS, RetryPolicy, request_body};
 pub use provider_models::{MAX_PROVIDER_LIST_PAGES, PROVIDER_LIST_TIMEOUT, ProviderModels};
+/// The SSE parser the live client reads streams through, for the gateway, which reads the
+/// replies it passes on the same way.
+pub use sse::{SseEvent, SseParser};
 pub use tokio_util::sync::CancellationToken;
 
 /// Which wire format to speak.

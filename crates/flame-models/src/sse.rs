@@ -4,7 +4,7 @@ use crate::{MAX_SSE_EVENT_BYTES, MAX_SSE_LINE_BYTES};
 
 /// One event: its `event:` name (if any) and its `data:` lines joined with newlines.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SseEvent {
+pub struct SseEvent {
     pub event: Option<String>,
     pub data: String,
 }
@@ -17,7 +17,7 @@ pub(crate) struct SseEvent {
 /// passes [`MAX_SSE_EVENT_BYTES`], is refused: the parser drops what it holds, says why in
 /// [`SseParser::refusal`], and takes nothing more.
 #[derive(Debug, Default)]
-pub(crate) struct SseParser {
+pub struct SseParser {
     /// The unfinished line.
     buffer: Vec<u8>,
     event: Option<String>,

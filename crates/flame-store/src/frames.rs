@@ -2,7 +2,7 @@
 //! lifecycle rules of `flame_model::lifecycle` against the rows it reads, writes the change and
 //! its events, and marks the touched frames' logs as pending — all or nothing. The operations
 //! are split by job: whole trees (`trees`), planned frames (`planning`), the lifecycle of
-//! started work (`lifecycle_ops`), messages and replies (`messages`), the file trail (`trail`), budgets (`budgets`), followed sessions (`follow`), checkpoints and rollbacks (`checkpoints`), reads (`reads`), and the
+//! started work (`lifecycle_ops`), messages and replies (`messages`), the file trail (`trail`), budgets (`budgets`), followed sessions (`follow`), the gateway's calls (`gateway`), checkpoints and rollbacks (`checkpoints`), reads (`reads`), and the
 //! transaction with the steps every operation shares (`writer`).
 //!
 //! A refusal returns before anything is written. `delete_tree` is the one operation that removes
@@ -20,6 +20,7 @@ mod budgets;
 mod checkpoints;
 mod contexts;
 mod follow;
+mod gateway;
 mod lifecycle_ops;
 mod messages;
 mod planning;
@@ -35,6 +36,7 @@ pub use follow::{
     FollowCursor, FollowFrameChange, FollowMessage, FollowNewFrame, FollowStored, FollowUpdate,
     FollowedFrame, FollowedSession,
 };
+pub use gateway::{GATEWAY_SOURCE, GatewayCall, Rewrite};
 pub use lifecycle_ops::Pop;
 pub use messages::{MAX_MESSAGE_BYTES, OpenReply, ReplyOwner, fit_reply, truncation_note};
 pub use planning::PlanItem;
