@@ -687,6 +687,7 @@ impl Flame {
                 .into_iter()
                 .map(|(frame, (read, changed))| (ids[frame].clone(), FileTrail::new(read, changed)))
                 .collect();
+            update.focus = draft.focus.and_then(|f| ids.get(f)).cloned();
             store.follow_update(change, &update)
         })?;
         Ok((stored.frames, stored.changed, stored.messages))

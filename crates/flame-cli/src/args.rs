@@ -250,6 +250,24 @@ pub enum Command {
         #[arg(long)]
         once: bool,
     },
+    /// Run the gateway on 127.0.0.1: point an agent's base URL at it (the lines it prints say
+    /// how for Claude Code, Codex and OpenCode) and it forwards the agent's model calls to the
+    /// provider, each session a tree kept live, with Flame's budgets checked before each call.
+    /// `--mode context` sends Flame's context for the current frame instead of the agent's
+    /// whole history. Until stopped (Ctrl-C), printing a line per call.
+    Gateway {
+        /// The port (default: the settings' gateway port, 8788).
+        #[arg(long, value_name = "N")]
+        port: Option<u16>,
+        /// `observe` forwards each request byte for byte; `context` sends Flame's context
+        /// (default: the settings' gateway mode, observe).
+        #[arg(long, value_name = "observe|context")]
+        mode: Option<GatewayModeArg>,
+        /// Forward a provider's calls to URL instead of the settings' base URL (or the public
+        /// API): `anthropic=URL` or `openai=URL` (with its `/v1`).
+        #[arg(long = "upstream", value_name = "PROVIDER=URL")]
+        upstreams: Vec<String>,
+    },
     /// Stop following sessions (their trees are kept), or with --agent stop following every new
     /// session of those agents.
     Unfollow {
@@ -307,6 +325,13 @@ pub enum SourceFormat {
     #[value(name = "opencode")]
     OpenCode,
     Flame,
+}
+
+/// What the gateway sends upstream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GatewayModeArg {
+    Observe,
+    Context,
 }
 
 /// An agent whose sessions Flame follows.

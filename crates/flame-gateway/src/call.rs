@@ -259,72 +259,87 @@ async fn record(
             && reply.complete
             && let Some(usage) = reply.usage
         {
-            sessions.reply(placed, &reply.items, reply.model.as_deref(), usage, at);
+            let model = reply.model.as_deref().or(sent.model.as_deref());
+            sessions.reply(placed, &reply.items, model, usage, at);
         }
         let (draft, frame) = sessions.draft(placed);
         (draft, frame, sessions.get(placed.session).stored.clone())
     };
     let draft_keys: Vec<String> = draft.draft.frames.iter().map(|f| f.key.clone()).collect();
-    let Some(stored) = stored else { return };
-    let flame = state.flame.clone();
-    let id = placed.id.clone();
-    // What was sent in observe mode is the client's request: the upstream's report is what
-    // the client's own request cost.
+    let billed = reply.usage.unwrap_or_default();
+    // What was sent in observe mode is the client's request: the upstream's report is what the
+    // client's own request cost.
     let client = match (sent.context, reply.usage) {
         (false, Some(usage)) => Usage { output_tokens: 0, ..usage },
         _ => sent.client,
     };
-    let model = reply.model.clone().or_else(|| sent.model.clone());
-    let (wire, context, rewrite, usage) = (placed.wire, sent.context, sent.rewrite, reply.usage);
-    let stored_frames = blocking(move || {
-        let (tree, frames) = if stored.writes_tree {
-            if draft.draft.messages.is_empty() {
-                return Ok(None);
+    let notice = crate::CallNotice {
+        session: placed.id.clone(),
+        wire: placed.wire,
+        status,
+        refused: refused.clone(),
+        context: sent.context,
+        billed,
+        client,
+    };
+    if let Some(stored) = stored {
+        let flame = state.flame.clone();
+        let id = placed.id.clone();
+        let model = reply.model.clone().or_else(|| sent.model.clone());
+        let (wire, context, rewrite) = (placed.wire, sent.context, sent.rewrite);
+        let stored_frames = blocking(move || {
+            let (tree, frames) = if stored.writes_tree {
+                if draft.draft.messages.is_empty() {
+                    return Ok(None);
+                }
+                let stored = flame.store_gateway_draft(&id, &draft.draft)?;
+                (stored.tree, Some(stored.frames))
+            } else {
+                match stored.tree.clone() {
+                    Some(tree) => (tree, None),
+                    None => return Ok(None),
+                }
+            };
+            let in_draft =
+                frames.as_ref().zip(frame).and_then(|(frames, f)| frames.get(f).cloned());
+            let frame = match in_draft {
+                Some(frame) => frame,
+                None => flame.gateway_followed_frame(&tree)?,
+            };
+            flame.record_gateway_call(&GatewayCall {
+                session: id,
+                tree: tree.clone(),
+                frame,
+                at,
+                wire: wire.as_str().to_owned(),
+                context,
+                model,
+                status,
+                refused,
+                sent: billed,
+                client,
+                rewrite,
+            })?;
+            Ok::<_, flame_api::ApiError>(frames.map(|frames| (tree, frames)))
+        })
+        .await;
+        match stored_frames {
+            Some(Ok(Some((tree, frames)))) => {
+                let mut sessions = state.sessions.lock().unwrap_or_else(|p| p.into_inner());
+                let session = sessions.get_mut(placed.session);
+                for (draft_frame, id) in draft_keys.into_iter().zip(frames) {
+                    session.frames.insert(draft_frame, id);
+                }
+                if let Some(stored) = &mut session.stored {
+                    stored.tree = Some(tree);
+                }
             }
-            let stored = flame.store_gateway_draft(&id, &draft.draft)?;
-            (stored.tree, Some(stored.frames))
-        } else {
-            match stored.tree.clone() {
-                Some(tree) => (tree, None),
-                None => return Ok(None),
+            Some(Ok(None)) | None => {}
+            Some(Err(err)) => {
+                tracing::warn!("the gateway could not store a call of {}: {}", placed.id, err.message)
             }
-        };
-        let in_draft = frames.as_ref().zip(frame).and_then(|(frames, f)| frames.get(f).cloned());
-        let frame = match in_draft {
-            Some(frame) => frame,
-            None => flame.gateway_followed_frame(&tree)?,
-        };
-        flame.record_gateway_call(&GatewayCall {
-            session: id,
-            tree: tree.clone(),
-            frame,
-            at,
-            wire: wire.as_str().to_owned(),
-            context,
-            model,
-            status,
-            refused,
-            sent: usage.unwrap_or_default(),
-            client,
-            rewrite,
-        })?;
-        Ok::<_, flame_api::ApiError>(frames.map(|frames| (tree, frames)))
-    })
-    .await;
-    match stored_frames {
-        Some(Ok(Some((tree, frames)))) => {
-            let mut sessions = state.sessions.lock().unwrap_or_else(|p| p.into_inner());
-            let session = sessions.get_mut(placed.session);
-            for (draft_frame, id) in draft_keys.into_iter().zip(frames) {
-                session.frames.insert(draft_frame, id);
-            }
-            if let Some(stored) = &mut session.stored {
-                stored.tree = Some(tree);
-            }
-        }
-        Some(Ok(None)) | None => {}
-        Some(Err(err)) => {
-            tracing::warn!("the gateway could not store a call of {}: {}", placed.id, err.message)
         }
     }
+    // Heard once the call is stored, so that what a front end reads then holds it.
+    let _ = state.notices.send(notice);
 }

@@ -117,7 +117,29 @@ struct State {
     mode: Mode,
     forwarder: forward::Forwarder,
     sessions: Mutex<sessions::Sessions>,
+    notices: tokio::sync::broadcast::Sender<CallNotice>,
 }
+
+/// What the gateway did with one call, for a front end to show as it happens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallNotice {
+    /// The session's id (`claude-code:…`).
+    pub session: String,
+    pub wire: WireFormat,
+    /// The status the client received; 0 when the upstream could not be reached.
+    pub status: u16,
+    /// Why the gateway refused the call, when it did.
+    pub refused: Option<String>,
+    /// Whether Flame's context was sent.
+    pub context: bool,
+    /// What the upstream reported for what was sent.
+    pub billed: flame_model::Usage,
+    /// What the client's own request would have used of the cache (input only).
+    pub client: flame_model::Usage,
+}
+
+/// How many notices wait for a slow reader before the oldest are dropped.
+const NOTICES_KEPT: usize = 256;
 
 /// A bound gateway, ready to serve.
 #[derive(Debug)]
@@ -171,6 +193,7 @@ impl Gateway {
             mode: config.mode,
             forwarder,
             sessions: Mutex::new(sessions::Sessions::default()),
+            notices: tokio::sync::broadcast::channel(NOTICES_KEPT).0,
         });
         Ok(Gateway { listener, address, state })
     }
@@ -178,6 +201,11 @@ impl Gateway {
     /// Where it listens.
     pub fn address(&self) -> SocketAddr {
         self.address
+    }
+
+    /// Every call the gateway handles from now on, as it ends.
+    pub fn notices(&self) -> tokio::sync::broadcast::Receiver<CallNotice> {
+        self.state.notices.subscribe()
     }
 
     /// Serves until `shutdown` completes; the connections open then are dropped.

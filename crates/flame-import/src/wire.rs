@@ -422,12 +422,14 @@ impl WireThread {
         }
     }
 
-    /// The text of the thread's first user message: what a subagent was asked, which names the
-    /// call that started it.
+    /// The text of the thread's first request (else its first user message): what a subagent
+    /// was asked, which names the call that started it. Text an agent put before it (Codex's
+    /// environment) is not what was asked.
     pub fn first_request(&self) -> Option<&str> {
-        self.messages()
-            .iter()
-            .find(|m| m.message.role == Role::User)
+        let users = || self.messages().iter().filter(|m| m.message.role == Role::User);
+        users()
+            .find(|m| matches!(m.starts, Some(SegmentStart::Request)))
+            .or_else(|| users().next())
             .map(|m| m.message.content.as_str())
     }
 }

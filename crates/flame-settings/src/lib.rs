@@ -13,12 +13,14 @@
 //! This is the only crate that reads or writes the settings file: the front ends and the agent
 //! come here for a setting, and the facade is handed what it needs as a `FlameConfig`.
 
+mod gateway;
 mod key_store;
 mod local_model;
 pub mod model_list;
 mod private_file;
 mod settings;
 
+pub use gateway::{DEFAULT_GATEWAY_PORT, GatewayMode, GatewaySettings};
 pub use key_store::{KeyLocation, KeyStore};
 pub use local_model::{LOCAL_DEFAULT_WINDOW, LOCAL_PREFIX, LocalModel, local_reply_tokens};
 pub use settings::{

@@ -158,6 +158,8 @@ pub struct Settings {
     /// of Ollama, llama.cpp's server, LM Studio and vLLM (see [`Settings::local_servers`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub local_servers: Option<Vec<String>>,
+    /// The gateway: whether the window starts it, its port and its mode (`gateway.rs`).
+    pub gateway: crate::GatewaySettings,
 }
 
 impl Default for Settings {
@@ -177,6 +179,7 @@ impl Default for Settings {
             openai: ProviderSettings::default(),
             models: Vec::new(),
             local_servers: None,
+            gateway: crate::GatewaySettings::default(),
         }
     }
 }
@@ -375,6 +378,9 @@ impl Settings {
             return invalid(format!(
                 "the checkpoint storage cap must be between 1 and {MAX_CHECKPOINT_CAP_MB} MiB"
             ));
+        }
+        if self.gateway.port == 0 {
+            return invalid("the gateway's port must be a port number, 1 to 65535".to_owned());
         }
         if self.keep_tool_results == 0 || self.keep_tool_results > MAX_KEEP_TOOL_RESULTS {
             return invalid(format!(

@@ -109,6 +109,9 @@ pub struct FollowUpdate {
     /// The files the new messages' tool calls touched, by frame.
     pub trails: Vec<(FrameId, FileTrail)>,
     pub cursors: Vec<FollowCursor>,
+    /// The frame the session works in now (its newest segment), which becomes the tree's focus;
+    /// the tree does not become the current one.
+    pub focus: Option<FrameId>,
 }
 
 /// What a read stored.
@@ -373,6 +376,9 @@ impl Store {
                 w.record_trail(frame, trail)?;
             }
             write_cursors(w.tx, session, &update.cursors)?;
+            if let Some(focus) = &update.focus {
+                w.set_focus(&tree.id, focus)?;
+            }
             w.tx.prepare_cached(
                 "UPDATE followed_sessions SET problem = NULL, synced_at = ?2 WHERE id = ?1",
             )?
