@@ -234,6 +234,12 @@ impl Flame {
         self.env.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// How many of a frame's newest tool results its context sends whole (the settings'
+    /// `keep_tool_results`), for a front end that assembles contexts of its own (the gateway).
+    pub fn keep_tool_results(&self) -> usize {
+        self.config.keep_tool_results()
+    }
+
     /// The time by the facade's clock (its `Env`): what a front end that keeps time of its own
     /// (the gateway's calls) reads, so that a test's fixed clock reaches it too.
     pub fn now(&self) -> flame_model::Timestamp {

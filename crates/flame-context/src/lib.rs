@@ -105,6 +105,19 @@ pub fn preamble(workspace: Option<&str>) -> String {
     }
 }
 
+/// The preamble for an agent that works with its own tools, not Flame's (a client of Flame's
+/// gateway, and a session `flame replay` prices): it is told how to read the opening and that it
+/// may read a frame's log or call a tool again with those tools. It follows the agent's own
+/// system prompt.
+pub const AGENT_PREAMBLE: &str = "This conversation reaches you through Flame, which keeps the \
+work as a call stack of frames instead of one long history. The <stack-context> document that opens \
+the conversation shows the path from the session's first request to the part of the work you are in \
+now (marked current=\"true\"), what earlier parts handed back (results, the files they read and \
+changed, decisions) and where each part's full log is; later changes arrive as notes from Flame. You \
+see only the current part's own messages: earlier parts appear only as these summaries, and their logs \
+can be read with your file tools when the detail matters. A tool result marked [Flame] was shortened; \
+if you need it again, call the same tool again (read the file again, run the command again).";
+
 /// How many paths of each list of a finished frame's files the document names; the rest are
 /// counted ("and N more"). A frame's full trail is in its log and in the store.
 pub const MAX_LISTED_FILES: usize = 20;

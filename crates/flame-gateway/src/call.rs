@@ -86,56 +86,50 @@ pub(crate) async fn run(
     body: Bytes,
 ) -> hyper::Response<Body> {
     let at = state.flame.now();
-    let (placed, sent, outgoing, streamed) = {
-        let request = match Request::parse(wire, &body) {
-            Ok(request) => request,
-            Err(err) => {
-                let error = ClientError::refused(format!(
-                    "Flame's gateway could not read the request: {err}"
-                ));
-                return error_response(Some(wire), &error);
-            }
-        };
-        let caller = Caller::identify(&headers, &request);
-        let placed = {
-            let mut sessions = state.sessions.lock().unwrap_or_else(|p| p.into_inner());
-            sessions.place(&request, &caller, at)
-        };
-        let placed = match placed {
-            Ok(placed) => placed,
-            Err(err) => {
-                let error = ClientError::refused(format!(
-                    "Flame's gateway will not follow this conversation: {err}"
-                ));
-                return error_response(Some(wire), &error);
-            }
-        };
-        let (outgoing, context, rewrite) = match state.mode {
-            Mode::Observe => {
-                (body.clone(), false, placed.growth.restarted.then_some(Rewrite::Client))
-            }
-            Mode::Context => {
-                let sessions = state.sessions.lock().unwrap_or_else(|p| p.into_inner());
-                match crate::context::request(&sessions, &placed, &request, at) {
-                    Some(built) => (built.body, true, built.rewrite),
-                    None => (body.clone(), false, None),
-                }
-            }
-        };
-        let sent = Sent { context, model: request.model(), client: placed.client, rewrite };
-        (placed, sent, outgoing, request.streamed())
+    let request = match Request::parse(wire, &body) {
+        Ok(request) => request,
+        Err(err) => {
+            let error =
+                ClientError::refused(format!("Flame's gateway could not read the request: {err}"));
+            return error_response(Some(wire), &error);
+        }
+    };
+    let caller = Caller::identify(&headers, &request);
+    let placed = {
+        let mut sessions = state.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        sessions.place(&request, &caller, at)
+    };
+    let placed = match placed {
+        Ok(placed) => placed,
+        Err(err) => {
+            let error = ClientError::refused(format!(
+                "Flame's gateway will not follow this conversation: {err}"
+            ));
+            return error_response(Some(wire), &error);
+        }
     };
     open_session(&state, &placed).await;
+    if state.mode == Mode::Context {
+        // The context names frames by their ids: every frame is stored before it is sent.
+        store_new_frames(&state, &placed).await;
+    }
+    let (outgoing, context, rewrite) = match state.mode {
+        Mode::Observe => (body.clone(), false, placed.growth.restarted.then_some(Rewrite::Client)),
+        Mode::Context => {
+            let root = state.flame.data_dir().path().display().to_string();
+            let mut sessions = state.sessions.lock().unwrap_or_else(|p| p.into_inner());
+            match crate::context::request(&mut sessions, &placed, &request, at, &root) {
+                Some(built) => (built.body, true, built.rewrite),
+                None => (body.clone(), false, None),
+            }
+        }
+    };
+    let sent = Sent { context, model: request.model(), client: placed.client, rewrite };
+    let streamed = request.streamed();
+    drop(request);
     if let Some(refusal) = refusal(&state, &placed).await {
-        record(
-            &state,
-            &placed,
-            &sent,
-            http::StatusCode::BAD_REQUEST.as_u16(),
-            Reply::default(),
-            Some(refusal.clone()),
-        )
-        .await;
+        let status = http::StatusCode::BAD_REQUEST.as_u16();
+        record(&state, &placed, &sent, status, Reply::default(), Some(refusal.clone())).await;
         return error_response(Some(wire), &ClientError::refused(refusal));
     }
     let response =
@@ -187,6 +181,36 @@ pub(crate) async fn run(
         receiver.recv().await.map(|chunk| (Ok(Frame::data(chunk)), receiver))
     }));
     respond(status, &head, BodyExt::boxed(body))
+}
+
+/// Stores the session's draft when it holds frames the store does not have yet, so that every
+/// frame the call's context names has its id.
+async fn store_new_frames(state: &Arc<State>, placed: &Placed) {
+    let (draft, stored) = {
+        let sessions = state.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        let session = sessions.get(placed.session);
+        let draft = session.wire.draft().draft;
+        let new = draft.frames.iter().any(|f| !session.frames.contains_key(&f.key));
+        (draft, session.stored.clone().filter(|s| s.writes_tree && new))
+    };
+    if stored.is_none() || draft.messages.is_empty() {
+        return;
+    }
+    let flame = state.flame.clone();
+    let id = placed.id.clone();
+    let keys: Vec<String> = draft.frames.iter().map(|f| f.key.clone()).collect();
+    match blocking(move || flame.store_gateway_draft(&id, &draft)).await {
+        Some(Ok(stored)) => {
+            let mut sessions = state.sessions.lock().unwrap_or_else(|p| p.into_inner());
+            let session = sessions.get_mut(placed.session);
+            session.frames.extend(keys.into_iter().zip(stored.frames));
+            if let Some(known) = &mut session.stored {
+                known.tree = Some(stored.tree);
+            }
+        }
+        Some(Err(err)) => tracing::warn!("the gateway could not store {}: {}", placed.id, err.message),
+        None => {}
+    }
 }
 
 /// Makes sure the store knows the session (its row), once per session.

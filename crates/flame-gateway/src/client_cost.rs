@@ -48,6 +48,11 @@ impl ClientCache {
         ClientCache { wire, cache: PromptCache::new(rules), fixed_tokens: HashMap::new() }
     }
 
+    /// The tokens of the request's fixed part, counted once per fixed part.
+    pub fn fixed_tokens(&mut self, request: &Request<'_>) -> u64 {
+        self.fixed_block(request).tokens
+    }
+
     fn fixed_block(&mut self, request: &Request<'_>) -> Block {
         if self.fixed_tokens.len() >= MAX_FIXED_COUNTS {
             self.fixed_tokens.clear();

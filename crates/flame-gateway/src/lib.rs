@@ -188,11 +188,12 @@ impl Gateway {
             .local_addr()
             .map_err(|source| GatewayError::Listen { port: config.port, source })?;
         let forwarder = forward::Forwarder::new(config.upstreams).map_err(GatewayError::Setup)?;
+        let keep = flame.keep_tool_results();
         let state = Arc::new(State {
             flame,
             mode: config.mode,
             forwarder,
-            sessions: Mutex::new(sessions::Sessions::default()),
+            sessions: Mutex::new(sessions::Sessions::new(keep)),
             notices: tokio::sync::broadcast::channel(NOTICES_KEPT).0,
         });
         Ok(Gateway { listener, address, state })

@@ -24,8 +24,12 @@ use flame_import::wire::{
     Growth, MAX_SESSION_THREADS, SessionThread, WireDraft, WireError, WireItem, WireSession,
     WireThread,
 };
-use flame_model::{FrameId, Timestamp, TreeId, Usage};
+use flame_model::{FrameId, Timestamp, Usage};
 use serde_json::Value;
+
+use flame_context::CachePolicy;
+use flame_import::replayer::Replayer;
+use flame_import::wire::WireFormat;
 
 use crate::client_cost::ClientCache;
 use crate::request::{Caller, Request};
@@ -33,6 +37,15 @@ use crate::request::{Caller, Request};
 /// The most sessions the gateway keeps in memory; past it the least recently used is forgotten
 /// (its tree stays in the store, and a later request reads its conversation again).
 pub const MAX_SESSIONS: usize = 256;
+
+/// The cache a session's upstream keeps, as context mode weighs a rewrite: Anthropic's marks, or
+/// OpenAI's automatic prefixes, at list rates.
+fn policy(wire: WireFormat) -> CachePolicy {
+    match wire {
+        WireFormat::Anthropic => CachePolicy::anthropic(None),
+        WireFormat::Responses | WireFormat::Chat => CachePolicy::automatic(None),
+    }
+}
 
 /// The agents' names as a session's root frame says who it was.
 fn agent_name(agent: &str) -> &'static str {
@@ -64,20 +77,20 @@ pub(crate) struct Session {
     /// The frame each draft frame became at the last store, by draft key.
     pub frames: HashMap<String, FrameId>,
     pub client_cache: ClientCache,
+    /// What context mode keeps between the session's calls (`flame_import::replayer`).
+    pub replayer: Replayer,
     pub last_used: Timestamp,
 }
 
 /// Where a request goes.
 #[derive(Debug, Clone)]
 pub(crate) struct Placed {
-    pub wire: flame_import::wire::WireFormat,
+    pub wire: WireFormat,
     pub session: usize,
     /// `None` for a side call.
     pub thread: Option<usize>,
     pub id: String,
     pub growth: Growth,
-    /// The draft frame the call is made in, by key; `None` before the session holds a message.
-    pub frame_key: Option<String>,
     /// The stored frame whose budgets bound the call: the call's frame, or the nearest of its
     /// ancestors that is stored already.
     pub budget_frame: Option<FrameId>,
@@ -88,12 +101,19 @@ pub(crate) struct Placed {
 /// Every session the gateway follows.
 #[derive(Debug, Default)]
 pub(crate) struct Sessions {
+    /// How many of a frame's newest tool results context mode sends whole.
+    pub keep: usize,
     sessions: Vec<Session>,
     by_key: HashMap<String, usize>,
     threads: HashMap<String, (usize, usize)>,
 }
 
 impl Sessions {
+    /// No sessions yet; context mode keeps a frame's newest `keep` tool results whole.
+    pub fn new(keep: usize) -> Sessions {
+        Sessions { keep, ..Sessions::default() }
+    }
+
     pub fn get(&self, session: usize) -> &Session {
         &self.sessions[session]
     }
@@ -202,7 +222,6 @@ impl Sessions {
             Some(t) => frame_of(&draft, t, entry.wire.threads[t].thread.messages().len()),
             None => draft.draft.focus,
         };
-        let frame_key = frame.map(|f| draft.draft.frames[f].key.clone());
         let mut budget_frame = None;
         let mut at_frame = frame;
         while let Some(f) = at_frame {
@@ -218,7 +237,6 @@ impl Sessions {
             thread,
             id: entry.id.clone(),
             growth,
-            frame_key: frame_key.filter(|_| !draft.draft.messages.is_empty()),
             budget_frame,
             client,
         })
@@ -246,6 +264,7 @@ impl Sessions {
             stored: None,
             frames: HashMap::new(),
             client_cache: ClientCache::new(request.wire),
+            replayer: Replayer::new(request.wire.encoding(), policy(request.wire), self.keep),
             last_used: at,
         });
         let index = self.sessions.len() - 1;
@@ -343,11 +362,6 @@ impl Sessions {
         self.threads.retain(|_, (s, _)| *s != oldest);
         self.by_key.values_mut().for_each(fix);
         self.threads.values_mut().for_each(|(s, _)| fix(s));
-    }
-
-    /// The tree a session is stored in, once it is.
-    pub fn tree(&self, session: usize) -> Option<TreeId> {
-        self.sessions[session].stored.as_ref().and_then(|s| s.tree.clone())
     }
 }
 

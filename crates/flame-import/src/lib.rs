@@ -43,6 +43,7 @@ mod jsonl;
 pub mod live;
 pub mod opencode;
 pub mod replay;
+pub mod replayer;
 #[cfg(feature = "scale")]
 pub mod scale;
 mod segment;

@@ -35,7 +35,8 @@ use crate::claude_code::ThreadReader;
 use crate::draft::{Draft, DraftFrame, FrameKind, ImportReport, title_from};
 use crate::files::{self, FileTouch};
 use crate::segment;
-use crate::thread::{RecordedCall, SegmentStart, ThreadMessage, first_request};
+pub use crate::thread::ThreadMessage;
+use crate::thread::{RecordedCall, SegmentStart, first_request};
 
 /// The most items a thread follows: a conversation of more (a client sending a hundred thousand
 /// messages) is refused rather than read, since each is hashed and kept.

@@ -1,0 +1,267 @@
+//! What Flame sends for one call of a session, one call at a time: the step [`crate::replay`]
+//! prices for every recorded call, and the request the gateway sends in its context mode
+//! (issue 37), so that the bytes the gateway sends are the requests replay prices.
+//!
+//! A [`Replayer`] keeps what a live agent keeps between the calls of a session: each frame's
+//! context as stored (its opening, what was masked, what it was told) and the notes appended to
+//! each frame, both by the frame's draft key, which stays the same as the session's draft grows.
+//! [`Replayer::call`] takes the draft as it stands (frames not yet created are absent, frames not
+//! yet finished are in progress: the tree as it stood at the call) and where the call is — its
+//! frame, how many of the frame's messages came before it, when it is made and how many tokens
+//! the thread's fixed prompt weighs — and gives the context `flame_context::next_call` makes for
+//! it, with the request `flame_context::request::prompt` shapes from it.
+//!
+//! Messages are numbered within their frame (`2 × (n + 1)` for the frame's `n`-th message) and a
+//! note the call appends takes the odd number just below the call's first message, so a frame's
+//! numbers stay the same however the session's other frames grow. The frames get the ids the
+//! caller gives them (the stored frames', for the gateway), or ids made from their keys.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use flame_context::request::Prompt;
+use flame_context::{Budget, CachePolicy, CallRules, ContextDoc, ContextInput};
+use flame_model::{
+    FileTrail, Frame, FrameContext, FrameId, IdSource, Message, MessageId, Role, Status, Timestamp,
+    TreeId,
+};
+use flame_tokens::Encoding;
+
+use crate::draft::{Draft, DraftFile};
+
+/// Where a call is made in a draft.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallSite {
+    /// The frame, by index in the draft.
+    pub frame: usize,
+    /// How many of the frame's messages came before the call.
+    pub before: usize,
+    pub at: Timestamp,
+    /// The tokens of the thread's fixed prompt (the agent's system prompt and tools), which
+    /// stand where Flame's own tool schemas would.
+    pub fixed: u64,
+}
+
+/// The ids a draft's frames have, and where their logs are.
+#[derive(Debug, Clone, Copy)]
+pub struct FrameIds<'a> {
+    pub tree: &'a TreeId,
+    /// By frame index in the draft.
+    pub frames: &'a [FrameId],
+    /// What the logs' relative paths are shown under (the data directory, absolute), so that
+    /// an agent with its own file tools can read them.
+    pub log_root: Option<&'a str>,
+}
+
+/// What one call sends.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplayedCall {
+    pub doc: ContextDoc,
+    pub prompt: Prompt,
+    /// The frame's ids and the messages of the call's frame as numbered here: what `doc`'s
+    /// message ids mean (an even id `2 × (n + 1)` is the frame's `n`-th message).
+    pub focus: FrameId,
+}
+
+/// The id of a frame's `n`-th message in a replay.
+pub fn frame_message_id(n: usize) -> MessageId {
+    MessageId(2 * (n as i64 + 1))
+}
+
+/// The frame's message a replay's id names, when it names one (not a note).
+pub fn frame_message_of(id: MessageId) -> Option<usize> {
+    (id.0 > 0 && id.0 % 2 == 0).then(|| (id.0 / 2 - 1) as usize)
+}
+
+/// What a live agent keeps between a session's calls (see the module's comment).
+#[derive(Debug)]
+pub struct Replayer {
+    encoding: Encoding,
+    policy: CachePolicy,
+    keep: usize,
+    contexts: HashMap<String, FrameContext>,
+    notes: HashMap<String, Vec<Arc<Message>>>,
+}
+
+impl Replayer {
+    /// A replayer counting in `encoding`, for calls to a provider of `policy`, keeping the
+    /// newest `keep` tool results whole.
+    pub fn new(encoding: Encoding, policy: CachePolicy, keep: usize) -> Replayer {
+        Replayer { encoding, policy, keep, contexts: HashMap::new(), notes: HashMap::new() }
+    }
+
+    /// What the call at `site` sends (see the module's comment), with the frame's context and
+    /// any note it appends kept for the next calls.
+    pub fn call(
+        &mut self,
+        draft: &Draft,
+        ids: Option<FrameIds<'_>>,
+        site: CallSite,
+    ) -> Result<ReplayedCall, String> {
+        let CallSite { frame, before, at, fixed } = site;
+        let key = draft.frames.get(frame).ok_or("the call's frame is not in the draft")?.key.clone();
+        let mut frames = draft.materialise(&mut IdSource::seeded(0))?.frames;
+        match ids {
+            Some(ids) if ids.frames.len() == frames.len() => {
+                for f in &mut frames {
+                    f.tree = ids.tree.clone();
+                }
+                let by_old: HashMap<FrameId, FrameId> =
+                    frames.iter().map(|f| f.id.clone()).zip(ids.frames.iter().cloned()).collect();
+                for f in &mut frames {
+                    f.parent = f.parent.as_ref().and_then(|p| by_old.get(p)).cloned();
+                    f.id = by_old[&f.id].clone();
+                }
+            }
+            Some(_) => return Err("the draft's frames and their ids do not match".to_owned()),
+            None => {
+                // Ids made from the frames' keys stay the same as the draft grows.
+                let tree = IdSource::seeded(0).tree_id();
+                let keyed: Vec<FrameId> = draft
+                    .frames
+                    .iter()
+                    .map(|d| IdSource::seeded(flame_model::prompt_cache::text_hash("frame", &d.key)).frame_id())
+                    .collect();
+                let by_old: HashMap<FrameId, FrameId> =
+                    frames.iter().map(|f| f.id.clone()).zip(keyed.iter().cloned()).collect();
+                for f in &mut frames {
+                    f.tree = tree.clone();
+                    f.parent = f.parent.as_ref().and_then(|p| by_old.get(p)).cloned();
+                    f.id = by_old[&f.id].clone();
+                }
+            }
+        }
+        let root = ids.and_then(|i| i.log_root);
+        let log_paths: HashMap<FrameId, String> = frames
+            .iter()
+            .map(|f| {
+                let path = f.log_relative_path();
+                (f.id.clone(), root.map_or_else(|| path.clone(), |r| format!("{r}/{path}")))
+            })
+            .collect();
+        // The frame's messages before the call, numbered within the frame, with its notes.
+        let mut ordinal_of: HashMap<usize, usize> = HashMap::new();
+        let mut messages: Vec<Arc<Message>> = Vec::new();
+        let focus = frames[frame].id.clone();
+        for (index, m) in draft.messages.iter().enumerate().filter(|(_, m)| m.frame == frame) {
+            let n = ordinal_of.len();
+            ordinal_of.insert(index, n);
+            if n >= before {
+                continue;
+            }
+            messages.push(Arc::new(Message {
+                id: frame_message_id(n),
+                frame: focus.clone(),
+                role: m.message.role,
+                content: m.message.content.clone(),
+                tool_calls: m.message.tool_calls.clone(),
+                tool_result: m.message.tool_result.clone(),
+                tokens: m.tokens,
+                model: m.message.model.clone(),
+                usage: m.message.usage,
+                created_at: m.at,
+                interrupted: m.message.interrupted,
+            }));
+        }
+        let upto = frame_message_id(before);
+        for note in self.notes.get(&key).into_iter().flatten().filter(|n| n.id < upto) {
+            let at = messages.partition_point(|m| m.id < note.id);
+            messages.insert(at, note.clone());
+        }
+        // The path to the focus and every child of each frame on it, as they stood at the call.
+        let mut path = vec![frame];
+        while let Some(p) = draft.frames[*path.last().expect("non-empty")].parent {
+            path.push(p);
+        }
+        let mut visible: Vec<usize> = path.clone();
+        for &p in &path {
+            visible.extend(
+                draft
+                    .frames
+                    .iter()
+                    .enumerate()
+                    .filter(|(c, f)| f.parent == Some(p) && !path.contains(c))
+                    .map(|(c, _)| c),
+            );
+        }
+        let snapshot: Vec<Frame> = visible
+            .into_iter()
+            .filter(|&i| draft.frames[i].created_at <= at || path.contains(&i))
+            .map(|i| {
+                let mut f = frames[i].clone();
+                let ended = draft.frames[i].ended_at.is_some_and(|e| e <= at);
+                if path.contains(&i) || (!ended && f.status != Status::Planned) {
+                    f.status = Status::InProgress;
+                    f.results = None;
+                    f.results_compacted = None;
+                    f.status_reason = None;
+                    f.ended_at = None;
+                }
+                f
+            })
+            .collect();
+        let came_before = |f: &DraftFile| {
+            if f.frame == frame {
+                ordinal_of.get(&f.message).is_some_and(|&n| n < before)
+            } else {
+                f.at <= at
+            }
+        };
+        let trails: HashMap<FrameId, FileTrail> = draft
+            .subtree_trails(came_before)
+            .into_iter()
+            .map(|(f, trail)| (frames[f].id.clone(), trail))
+            .collect();
+        let linear_message_tokens =
+            draft.messages.iter().map(|m| m.tokens).fold(0, u64::saturating_add);
+        let input = ContextInput {
+            focus: &focus,
+            frames: &snapshot,
+            messages: &messages,
+            encoding: self.encoding,
+            // Everything Flame would show, not a context trimmed to a window.
+            budget: Budget { context_window: u64::MAX / 4, reply_reserve: 0, tool_schemas: fixed },
+            log_paths: &log_paths,
+            linear_message_tokens,
+            workspace: None,
+            trails: &trails,
+            keep_tool_results: Some(self.keep),
+            allowance: None,
+        };
+        let rules = CallRules { now: at, policy: self.policy };
+        let next = flame_context::next_call(&input, self.contexts.get(&key), &rules, None)
+            .map_err(|e| e.to_string())?;
+        let mut doc = next.doc;
+        if let Some(update) = next.update {
+            let mut context = update.context;
+            if let Some(text) = update.note {
+                let note = Arc::new(Message {
+                    id: MessageId(upto.0 - 1),
+                    frame: focus.clone(),
+                    role: Role::Note,
+                    tokens: flame_tokens::count(self.encoding, &text),
+                    content: text,
+                    tool_calls: None,
+                    tool_result: None,
+                    model: None,
+                    usage: None,
+                    created_at: at,
+                    interrupted: false,
+                });
+                context.notes.push(note.id);
+                // The doc sends the note as not yet stored; from now on it is the frame's.
+                if let Some(sent) = doc.messages.iter_mut().find(|m| m.id == flame_context::UNSTORED_NOTE) {
+                    *sent = note.clone();
+                }
+                self.notes.entry(key.clone()).or_default().push(note);
+            }
+            self.contexts.insert(key, context);
+        }
+        // The agent works with its own tools: its preamble says so (`AGENT_PREAMBLE`).
+        doc.system = flame_context::AGENT_PREAMBLE.to_owned();
+        let mut prompt =
+            flame_context::request::prompt(&doc, self.encoding, self.policy.conversation);
+        prompt.system_tokens = flame_tokens::count(self.encoding, &doc.system);
+        Ok(ReplayedCall { doc, prompt, focus })
+    }
+}
