@@ -172,8 +172,14 @@ fn render(
         let frozen = Some(p) == last_assistant;
         let edit = Edit { messages, sent: &sent, called: &called, answered: &answered, frozen };
         let raw = conversation[p].raw.get();
+        // An Anthropic text given as a string is sent as a text block, the form a cache mark
+        // needs, so that the message's bytes do not change when a mark comes or goes.
+        let text_message = made.iter().any(|m| {
+            m.block.is_none() && messages[m.message].message.role == flame_model::Role::User
+        });
         let changed = made.iter().any(|m| edit.changes(m.message))
-            || (wire == WireFormat::Anthropic && raw.contains("\"cache_control\""));
+            || (wire == WireFormat::Anthropic
+                && (raw.contains("\"cache_control\"") || (text_message && !raw.contains("\"content\":["))));
         if changed {
             let mut value: Value = serde_json::from_str(raw).ok()?;
             if let Some(value) = edit.apply(wire, &mut value, made) {
@@ -248,6 +254,9 @@ impl Edit<'_> {
         match wire {
             WireFormat::Anthropic => {
                 strip_cache_marks(value);
+                if let Some(text) = value["content"].as_str().map(str::to_owned) {
+                    value["content"] = json!([{"type": "text", "text": text}]);
+                }
                 let assistant = value["role"] == "assistant";
                 let Some(blocks) = value["content"].as_array_mut() else {
                     return text_sent.then(|| value.clone());

@@ -2,7 +2,9 @@
 //! temporary data directory, between a client (reqwest) and a scripted upstream (`upstream.rs`).
 
 mod bad_input;
+mod context;
 mod observe;
+mod strict;
 mod upstream;
 
 use std::sync::Arc;
