@@ -57,6 +57,12 @@ impl Env {
         }
     }
 
+    /// Time from `clock` and ids from `seed`: a test or a benchmark that replays recorded
+    /// calls sets the time of each. Replies are written as this process.
+    pub fn with_clock(clock: Box<dyn FnMut() -> Timestamp + Send>, seed: u64) -> Env {
+        Env { clock, ids: IdSource::seeded(seed), writer: process::current() }
+    }
+
     /// The same, writing replies as `writer`: a test stands for a process that has stopped by
     /// naming one that does not run.
     pub fn writing_as(self, writer: ReplyOwner) -> Env {

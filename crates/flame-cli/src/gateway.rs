@@ -32,8 +32,10 @@ pub fn run(
     let (anthropic, openai) = settings.gateway_upstreams();
     let mut upstreams = Upstreams { anthropic, openai };
     for given in overrides {
-        let invalid = |why: &str| ApiError::new(ErrorCode::Invalid, format!("--upstream {given}: {why}"));
-        let (provider, url) = given.split_once('=').ok_or_else(|| invalid("write it PROVIDER=URL"))?;
+        let invalid =
+            |why: &str| ApiError::new(ErrorCode::Invalid, format!("--upstream {given}: {why}"));
+        let (provider, url) =
+            given.split_once('=').ok_or_else(|| invalid("write it PROVIDER=URL"))?;
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(invalid("the URL must start with http:// or https://"));
         }
@@ -49,7 +51,9 @@ pub fn run(
         if port != 0 && own.iter().any(|o| url == o || url.starts_with(&format!("{o}/"))) {
             return Err(ApiError::new(
                 ErrorCode::Invalid,
-                format!("the upstream {url} is the gateway itself; set the provider's base URL in Flame's settings or --upstream"),
+                format!(
+                    "the upstream {url} is the gateway itself; set the provider's base URL in Flame's settings or --upstream"
+                ),
             ));
         }
     }

@@ -320,7 +320,9 @@ fn run(flame: &Arc<Flame>, cli: &Cli, environment: &Arc<Environment>) -> Result<
             *once,
             cli.json,
         ),
-        Command::Gateway { port, mode, upstreams } => gateway::run(flame, *port, *mode, upstreams, cli.json),
+        Command::Gateway { port, mode, upstreams } => {
+            gateway::run(flame, *port, *mode, upstreams, cli.json)
+        }
         Command::Unfollow { sessions, agent } => {
             follow::unfollow(flame, sessions, &follow::agents(agent), !agent.is_empty(), cli.json)
         }

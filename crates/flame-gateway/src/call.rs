@@ -208,7 +208,9 @@ async fn store_new_frames(state: &Arc<State>, placed: &Placed) {
                 known.tree = Some(stored.tree);
             }
         }
-        Some(Err(err)) => tracing::warn!("the gateway could not store {}: {}", placed.id, err.message),
+        Some(Err(err)) => {
+            tracing::warn!("the gateway could not store {}: {}", placed.id, err.message)
+        }
         None => {}
     }
 }
@@ -360,7 +362,11 @@ async fn record(
             }
             Some(Ok(None)) | None => {}
             Some(Err(err)) => {
-                tracing::warn!("the gateway could not store a call of {}: {}", placed.id, err.message)
+                tracing::warn!(
+                    "the gateway could not store a call of {}: {}",
+                    placed.id,
+                    err.message
+                )
             }
         }
     }

@@ -144,16 +144,14 @@ fn render(
         .collect();
     let conversation = request.conversation();
     let first_item = sent.keys().filter_map(|m| origins.get(m)).map(|(item, _)| *item).min()?;
-    // The conversation's last assistant item goes as it came.
-    let last_assistant = (first_item..conversation.len())
-        .rev()
-        .find(|&p| thread.made(p).iter().any(|m| messages[m.message].message.role == flame_model::Role::Assistant));
     let mut emitted: Vec<Emit> = Vec::new();
     let mut previous_end: Option<usize> = None;
     let note = |text: &str| -> Value {
         let text = format!("[note] {text}");
         match wire {
-            WireFormat::Anthropic => json!({"role": "user", "content": [{"type": "text", "text": text}]}),
+            WireFormat::Anthropic => {
+                json!({"role": "user", "content": [{"type": "text", "text": text}]})
+            }
             WireFormat::Responses => json!({"type": "message", "role": "user",
                                             "content": [{"type": "input_text", "text": text}]}),
             WireFormat::Chat => json!({"role": "user", "content": text}),
@@ -169,8 +167,19 @@ fn render(
         if !made.is_empty() && here.is_empty() {
             continue;
         }
-        let frozen = Some(p) == last_assistant;
-        let edit = Edit { messages, sent: &sent, called: &called, answered: &answered, frozen };
+        // An assistant message with thinking goes as it came, calls and all: its thinking is
+        // signed, and the same message must be sent the same way at every later call. A
+        // conversation's last item, when it is the assistant's (a reply begun for the model),
+        // keeps its calls though their results are still to come.
+        let frozen = made.iter().any(|m| {
+            let message = &messages[m.message].message;
+            message.role == flame_model::Role::Assistant
+                && (message.content.contains("<thinking>")
+                    || message.content.contains("redacted_thinking"))
+        });
+        let trailing = p + 1 == conversation.len();
+        let edit =
+            Edit { messages, sent: &sent, called: &called, answered: &answered, frozen, trailing };
         let raw = conversation[p].raw.get();
         // An Anthropic text given as a string is sent as a text block, the form a cache mark
         // needs, so that the message's bytes do not change when a mark comes or goes.
@@ -179,7 +188,8 @@ fn render(
         });
         let changed = made.iter().any(|m| edit.changes(m.message))
             || (wire == WireFormat::Anthropic
-                && (raw.contains("\"cache_control\"") || (text_message && !raw.contains("\"content\":["))));
+                && (raw.contains("\"cache_control\"")
+                    || (text_message && !raw.contains("\"content\":["))));
         if changed {
             let mut value: Value = serde_json::from_str(raw).ok()?;
             if let Some(value) = edit.apply(wire, &mut value, made) {
@@ -188,10 +198,16 @@ fn render(
         } else {
             emitted.push(Emit::Raw(p));
         }
-        if call.doc.previous_end.and_then(frame_message_of).is_some_and(|n| here.contains(&(first + n))) {
+        if call
+            .doc
+            .previous_end
+            .and_then(frame_message_of)
+            .is_some_and(|n| here.contains(&(first + n)))
+        {
             previous_end = Some(emitted.len() - 1);
         }
-        for (_, text) in notes.iter().filter(|(after, _)| after.is_some_and(|a| here.contains(&a))) {
+        for (_, text) in notes.iter().filter(|(after, _)| after.is_some_and(|a| here.contains(&a)))
+        {
             emitted.push(Emit::Edited(note(text)));
         }
     }
@@ -204,8 +220,10 @@ struct Edit<'a> {
     sent: &'a HashMap<usize, &'a Message>,
     called: &'a HashSet<&'a str>,
     answered: &'a HashSet<&'a str>,
-    /// The conversation's last assistant item, which goes as it came.
+    /// An assistant item with thinking, whose calls go as they came.
     frozen: bool,
+    /// The conversation's last item, whose calls wait for their results.
+    trailing: bool,
 }
 
 impl Edit<'_> {
@@ -214,14 +232,13 @@ impl Edit<'_> {
         let original = &self.messages[m].message;
         let Some(sent) = self.sent.get(&m) else { return true };
         if let Some(result) = &original.tool_result {
-            return sent.content != original.content || !self.called.contains(result.tool_call_id.as_str());
+            return sent.content != original.content
+                || !self.called.contains(result.tool_call_id.as_str());
         }
-        if self.frozen {
-            return false;
-        }
-        let calls = original.tool_calls.iter().flatten();
-        sent.tool_calls != original.tool_calls
-            || calls.clone().any(|c| !self.answered.contains(c.id.as_str()))
+        let cut = !self.frozen && sent.tool_calls != original.tool_calls;
+        let unanswered = !self.trailing
+            && original.tool_calls.iter().flatten().any(|c| !self.answered.contains(c.id.as_str()));
+        cut || unanswered
     }
 
     /// The item as Flame sends it, or `None` when nothing of it is sent.
@@ -235,7 +252,11 @@ impl Edit<'_> {
             made.iter()
                 .filter_map(|m| self.sent.get(&m.message).map(|s| (m.message, *s)))
                 .find(|(i, _)| {
-                    self.messages[*i].message.tool_result.as_ref().is_some_and(|r| r.tool_call_id == id)
+                    self.messages[*i]
+                        .message
+                        .tool_result
+                        .as_ref()
+                        .is_some_and(|r| r.tool_call_id == id)
                 })
                 .map(|(_, s)| (s, self.called.contains(id)))
         };
@@ -246,11 +267,9 @@ impl Edit<'_> {
                 .find(|c| c.id == id)
                 .map(|c| c.arguments.clone())
         };
-        let keeps_call = |id: &str| self.frozen || self.answered.contains(id);
-        let text_sent = made
-            .iter()
-            .filter(|m| m.block.is_none())
-            .any(|m| self.sent.contains_key(&m.message));
+        let keeps_call = |id: &str| self.trailing || self.answered.contains(id);
+        let text_sent =
+            made.iter().filter(|m| m.block.is_none()).any(|m| self.sent.contains_key(&m.message));
         match wire {
             WireFormat::Anthropic => {
                 strip_cache_marks(value);
@@ -285,7 +304,9 @@ impl Edit<'_> {
                                 continue;
                             }
                             let mut block = block;
-                            if !self.frozen && let Some(arguments) = sent_call(&id) {
+                            if !self.frozen
+                                && let Some(arguments) = sent_call(&id)
+                            {
                                 block["input"] = arguments;
                             }
                             kept.push(block);
@@ -312,8 +333,14 @@ impl Edit<'_> {
                             "content": [{"type": "input_text", "text": format!("[tool result] {}", result.content)}]})),
                     }
                 }
-                Some("function_call" | "custom_tool_call" | "local_shell_call" | "web_search_call") => {
-                    let id = value["call_id"].as_str().or(value["id"].as_str()).unwrap_or_default().to_owned();
+                Some(
+                    "function_call" | "custom_tool_call" | "local_shell_call" | "web_search_call",
+                ) => {
+                    let id = value["call_id"]
+                        .as_str()
+                        .or(value["id"].as_str())
+                        .unwrap_or_default()
+                        .to_owned();
                     if !keeps_call(&id) {
                         return None;
                     }
@@ -344,7 +371,9 @@ impl Edit<'_> {
                         calls.retain(|c| keeps_call(c["id"].as_str().unwrap_or_default()));
                         for c in calls.iter_mut() {
                             let id = c["id"].as_str().unwrap_or_default().to_owned();
-                            if !self.frozen && let Some(arguments) = sent_call(&id) {
+                            if !self.frozen
+                                && let Some(arguments) = sent_call(&id)
+                            {
                                 c["function"]["arguments"] = Value::String(arguments.to_string());
                             }
                         }
@@ -352,7 +381,8 @@ impl Edit<'_> {
                             if let Some(fields) = value.as_object_mut() {
                                 fields.remove("tool_calls");
                             }
-                            let empty = value["content"].as_str().is_none_or(|c| c.trim().is_empty());
+                            let empty =
+                                value["content"].as_str().is_none_or(|c| c.trim().is_empty());
                             if empty {
                                 return None;
                             }
@@ -398,11 +428,7 @@ fn strip_cache_marks(value: &mut Value) {
 
 /// An Anthropic cache mark for an hour, or for five minutes.
 fn mark(long: bool) -> Value {
-    if long {
-        json!({"type": "ephemeral", "ttl": "1h"})
-    } else {
-        json!({"type": "ephemeral"})
-    }
+    if long { json!({"type": "ephemeral", "ttl": "1h"}) } else { json!({"type": "ephemeral"}) }
 }
 
 /// Puts a cache mark on the last block of an Anthropic message.
@@ -460,10 +486,8 @@ fn write(
     // The conversation's last message and where the frame's previous request ended carry
     // Anthropic's five-minute marks.
     let last = emitted.len().checked_sub(1);
-    let mut items: Vec<String> = request.items[..request.fixed_items]
-        .iter()
-        .map(|item| item.raw.get().to_owned())
-        .collect();
+    let mut items: Vec<String> =
+        request.items[..request.fixed_items].iter().map(|item| item.raw.get().to_owned()).collect();
     items.extend(opening.iter().map(Value::to_string));
     for (i, emit) in emitted.iter().enumerate() {
         let marked = wire == WireFormat::Anthropic && (Some(i) == last || Some(i) == previous_end);

@@ -99,7 +99,8 @@ impl Replayer {
         site: CallSite,
     ) -> Result<ReplayedCall, String> {
         let CallSite { frame, before, at, fixed } = site;
-        let key = draft.frames.get(frame).ok_or("the call's frame is not in the draft")?.key.clone();
+        let key =
+            draft.frames.get(frame).ok_or("the call's frame is not in the draft")?.key.clone();
         let mut frames = draft.materialise(&mut IdSource::seeded(0))?.frames;
         match ids {
             Some(ids) if ids.frames.len() == frames.len() => {
@@ -120,7 +121,10 @@ impl Replayer {
                 let keyed: Vec<FrameId> = draft
                     .frames
                     .iter()
-                    .map(|d| IdSource::seeded(flame_model::prompt_cache::text_hash("frame", &d.key)).frame_id())
+                    .map(|d| {
+                        IdSource::seeded(flame_model::prompt_cache::text_hash("frame", &d.key))
+                            .frame_id()
+                    })
                     .collect();
                 let by_old: HashMap<FrameId, FrameId> =
                     frames.iter().map(|f| f.id.clone()).zip(keyed.iter().cloned()).collect();
@@ -250,7 +254,9 @@ impl Replayer {
                 });
                 context.notes.push(note.id);
                 // The doc sends the note as not yet stored; from now on it is the frame's.
-                if let Some(sent) = doc.messages.iter_mut().find(|m| m.id == flame_context::UNSTORED_NOTE) {
+                if let Some(sent) =
+                    doc.messages.iter_mut().find(|m| m.id == flame_context::UNSTORED_NOTE)
+                {
                     *sent = note.clone();
                 }
                 self.notes.entry(key.clone()).or_default().push(note);

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use flame_gateway::Mode;
 use serde_json::{Value, json};
 
+use crate::Harness;
 use crate::strict::{StrictAnthropic, signature};
 use crate::upstream::Upstream;
-use crate::Harness;
 
 const HEADERS: [(&str, &str); 2] =
     [("x-claude-code-session-id", "ctx-1"), ("anthropic-version", "2023-06-01")];
@@ -47,13 +47,19 @@ impl Client {
                     let delta = &event["delta"];
                     match delta["type"].as_str() {
                         Some("text_delta") => {
-                            let t = format!("{}{}", block["text"].as_str().unwrap_or(""), delta["text"].as_str().unwrap());
+                            let t = format!(
+                                "{}{}",
+                                block["text"].as_str().unwrap_or(""),
+                                delta["text"].as_str().unwrap()
+                            );
                             block["text"] = json!(t);
                         }
                         Some("thinking_delta") => block["thinking"] = delta["thinking"].clone(),
                         Some("signature_delta") => block["signature"] = delta["signature"].clone(),
                         Some("input_json_delta") => {
-                            block["input"] = serde_json::from_str(delta["partial_json"].as_str().unwrap()).unwrap()
+                            block["input"] =
+                                serde_json::from_str(delta["partial_json"].as_str().unwrap())
+                                    .unwrap()
                         }
                         _ => {}
                     }
@@ -67,10 +73,14 @@ impl Client {
 }
 
 /// `value` without its cache marks.
-fn unmarked(value: &Value) -> Value {
+pub fn unmarked(value: &Value) -> Value {
     match value {
         Value::Object(fields) => Value::Object(
-            fields.iter().filter(|(k, _)| *k != "cache_control").map(|(k, v)| (k.clone(), unmarked(v))).collect(),
+            fields
+                .iter()
+                .filter(|(k, _)| *k != "cache_control")
+                .map(|(k, v)| (k.clone(), unmarked(v)))
+                .collect(),
         ),
         Value::Array(items) => Value::Array(items.iter().map(unmarked).collect()),
         other => other.clone(),
@@ -94,7 +104,10 @@ fn script(n: usize) -> Vec<Value> {
     match n {
         0 => vec![thought("Look at a.rs first."), read("t1", "/w/src/a.rs")],
         1 => vec![thought("Now b.rs."), read("t2", "/w/src/b.rs")],
-        2 => vec![thought("Done reading."), json!({"type": "text", "text": "Fixed the bug in a.rs."})],
+        2 => vec![
+            thought("Done reading."),
+            json!({"type": "text", "text": "Fixed the bug in a.rs."}),
+        ],
         3 => vec![thought("Tests next."), read("t3", "/w/tests/a.rs")],
         _ => vec![json!({"type": "text", "text": "Added the test."})],
     }
@@ -113,7 +126,8 @@ async fn strict_gateway() -> (Harness, Arc<StrictAnthropic>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn context_mode_sends_the_frames_context_as_a_request_the_provider_accepts() {
     let (gateway, strict) = strict_gateway().await;
-    let mut client = Client { messages: vec![json!({"role": "user", "content": "Fix the bug in src/a.rs"})] };
+    let mut client =
+        Client { messages: vec![json!({"role": "user", "content": "Fix the bug in src/a.rs"})] };
     let long = "fn a() {}\n".repeat(2_000);
     let turns: Vec<Option<Value>> = vec![
         None,
@@ -137,8 +151,17 @@ async fn context_mode_sends_the_frames_context_as_a_request_the_provider_accepts
         // The client's tools and system prompt first, unchanged but for the marks, then Flame's.
         assert_eq!(body["tools"], client.request()["tools"]);
         assert_eq!(body["system"][0]["text"], "You are a coding agent.\nWorking directory: /w\n");
-        assert!(body["system"][1]["text"].as_str().unwrap().starts_with("This conversation reaches you through Flame"));
-        assert_eq!(body["thinking"], json!({"type": "enabled", "budget_tokens": 1024}), "unknown fields pass through");
+        assert!(
+            body["system"][1]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("This conversation reaches you through Flame")
+        );
+        assert_eq!(
+            body["thinking"],
+            json!({"type": "enabled", "budget_tokens": 1024}),
+            "unknown fields pass through"
+        );
         let opening = body["messages"][0]["content"][0]["text"].as_str().unwrap();
         assert!(opening.trim_start().starts_with("<stack-context"), "{opening}");
     }
@@ -158,7 +181,9 @@ async fn context_mode_sends_the_frames_context_as_a_request_the_provider_accepts
     let tree = gateway.sessions()[0].1.clone().unwrap();
     for (f, m) in gateway.tree(&tree) {
         eprintln!("FRAME {} {:?} {}", f.id, f.title, m.len());
-        for x in m { eprintln!("   {:?} {:?}", x.role, x.content.chars().take(40).collect::<String>()); }
+        for x in m {
+            eprintln!("   {:?} {:?}", x.role, x.content.chars().take(40).collect::<String>());
+        }
     }
     let opening = fourth["messages"][0]["content"][0]["text"].as_str().unwrap();
     assert!(opening.contains("Fix the bug in src/a.rs"), "{opening}");
@@ -181,12 +206,15 @@ async fn the_same_linear_requests_give_the_same_bytes() {
     let mut bodies: Vec<Vec<bytes::Bytes>> = Vec::new();
     for _ in 0..2 {
         let (gateway, _) = strict_gateway().await;
-        let mut client = Client { messages: vec![json!({"role": "user", "content": "Fix the bug in src/a.rs"})] };
+        let mut client = Client {
+            messages: vec![json!({"role": "user", "content": "Fix the bug in src/a.rs"})],
+        };
         for turn in [None, Some(result("t1", "fn a() {}")), Some(result("t2", "fn b() {}"))] {
             if let Some(turn) = turn {
                 client.messages.push(turn);
             }
-            let (status, reply) = gateway.post_json("/v1/messages", &HEADERS, &client.request()).await;
+            let (status, reply) =
+                gateway.post_json("/v1/messages", &HEADERS, &client.request()).await;
             assert_eq!(status, 200);
             client.take_reply(&reply);
         }
@@ -197,7 +225,9 @@ async fn the_same_linear_requests_give_the_same_bytes() {
                 .upstream
                 .received()
                 .into_iter()
-                .map(|r| bytes::Bytes::from(String::from_utf8_lossy(&r.body).replace(&home, "<home>")))
+                .map(|r| {
+                    bytes::Bytes::from(String::from_utf8_lossy(&r.body).replace(&home, "<home>"))
+                })
                 .collect(),
         );
     }

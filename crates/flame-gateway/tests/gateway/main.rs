@@ -4,6 +4,7 @@
 mod bad_input;
 mod context;
 mod observe;
+mod shared;
 mod strict;
 mod upstream;
 

@@ -19,11 +19,26 @@ pub fn signature(thinking: &str) -> String {
     format!("sig-{:016x}", text_hash("thinking", thinking))
 }
 
-/// The tokens of an Anthropic message's or block's text, as the strict upstream counts them.
+/// The tokens of an Anthropic message's or block's text, as the strict upstream counts them:
+/// its texts, the calls' inputs and the results, each message 4 tokens more. Counts are kept
+/// by the text's hash, since a conversation sends the same messages again and again.
 fn tokens_of(value: &Value) -> u64 {
+    static COUNTS: std::sync::LazyLock<Mutex<std::collections::HashMap<u64, u64>>> =
+        std::sync::LazyLock::new(Mutex::default);
     let mut text = String::new();
     collect_text(value, &mut text);
-    flame_tokens::count(Encoding::ClaudeEstimate, &text) + 4
+    let key = text_hash("count", &text);
+    if let Some(n) = COUNTS.lock().unwrap().get(&key) {
+        return *n;
+    }
+    let n = flame_tokens::count(Encoding::ClaudeEstimate, &text) + 4;
+    COUNTS.lock().unwrap().insert(key, n);
+    n
+}
+
+/// The tokens of a list of messages, as the strict upstream counts them.
+pub fn tokens_of_messages(messages: &Value) -> u64 {
+    messages.as_array().into_iter().flatten().map(tokens_of).sum()
 }
 
 fn collect_text(value: &Value, into: &mut String) {
@@ -111,7 +126,9 @@ pub fn check_anthropic(body: &Value) -> Result<Vec<Block>, String> {
                 (Some("assistant"), Some("thinking")) => {
                     let text = block["thinking"].as_str().unwrap_or_default();
                     if block["signature"].as_str() != Some(signature(text).as_str()) {
-                        return Err(format!("messages.{i}.content.{k}: Invalid `signature` in `thinking` block"));
+                        return Err(format!(
+                            "messages.{i}.content.{k}: Invalid `signature` in `thinking` block"
+                        ));
                     }
                 }
                 _ => {}
@@ -137,16 +154,25 @@ pub fn check_anthropic(body: &Value) -> Result<Vec<Block>, String> {
             ));
         }
         blocks.push(Block {
-            hash: text_hash("message", &json!({"role": m["role"], "content": strip(&content)}).to_string()),
+            hash: text_hash(
+                "message",
+                &json!({"role": m["role"], "content": strip(&content)}).to_string(),
+            ),
             tokens: tokens_of(&json!(content)),
             mark,
         });
     }
     if marks.len() > 4 {
-        return Err(format!("A maximum of 4 blocks with cache_control may be provided. Found {}.", marks.len()));
+        return Err(format!(
+            "A maximum of 4 blocks with cache_control may be provided. Found {}.",
+            marks.len()
+        ));
     }
     if marks.windows(2).any(|w| w[0] == CacheLifetime::Short && w[1] == CacheLifetime::Long) {
-        return Err("a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block".into());
+        return Err(
+            "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block"
+                .into(),
+        );
     }
     Ok(blocks)
 }
@@ -194,7 +220,10 @@ impl StrictAnthropic {
             Ok(blocks) => blocks,
             Err(why) => {
                 self.refused.lock().unwrap().push(why.clone());
-                return Answer::json(400, json!({"type": "error", "error": {"type": "invalid_request_error", "message": why}}));
+                return Answer::json(
+                    400,
+                    json!({"type": "error", "error": {"type": "invalid_request_error", "message": why}}),
+                );
             }
         };
         let used = self.cache.lock().unwrap().send(at, &blocks).usage();
@@ -207,13 +236,16 @@ impl StrictAnthropic {
 /// An Anthropic stream of whole content blocks with `usage`.
 pub fn stream_anthropic(content: Vec<Value>, usage: Usage) -> Answer {
     let event = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
-    let mut chunks = vec![event("message_start", json!({"type": "message_start", "message": {
+    let mut chunks = vec![event(
+        "message_start",
+        json!({"type": "message_start", "message": {
         "id": "msg", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [],
         "usage": {"input_tokens": usage.input_tokens, "cache_read_input_tokens": usage.cache_read_tokens,
                   "cache_creation_input_tokens": usage.cache_write_tokens + usage.cache_write_long_tokens,
                   "cache_creation": {"ephemeral_1h_input_tokens": usage.cache_write_long_tokens,
                                      "ephemeral_5m_input_tokens": usage.cache_write_tokens},
-                  "output_tokens": 1}}}))];
+                  "output_tokens": 1}}}),
+    )];
     let calls = content.iter().any(|b| b["type"] == "tool_use");
     for (i, block) in content.into_iter().enumerate() {
         let mut start = block.clone();
@@ -225,12 +257,24 @@ pub fn stream_anthropic(content: Vec<Value>, usage: Usage) -> Answer {
             Some("thinking") => {
                 start["thinking"] = json!("");
                 start["signature"] = json!("");
-                chunks.push(event("content_block_start", json!({"type": "content_block_start", "index": i, "content_block": start})));
-                chunks.push(event("content_block_delta", json!({"type": "content_block_delta", "index": i,
-                    "delta": {"type": "thinking_delta", "thinking": block["thinking"]}})));
-                chunks.push(event("content_block_delta", json!({"type": "content_block_delta", "index": i,
-                    "delta": {"type": "signature_delta", "signature": block["signature"]}})));
-                chunks.push(event("content_block_stop", json!({"type": "content_block_stop", "index": i})));
+                chunks.push(event(
+                    "content_block_start",
+                    json!({"type": "content_block_start", "index": i, "content_block": start}),
+                ));
+                chunks.push(event(
+                    "content_block_delta",
+                    json!({"type": "content_block_delta", "index": i,
+                    "delta": {"type": "thinking_delta", "thinking": block["thinking"]}}),
+                ));
+                chunks.push(event(
+                    "content_block_delta",
+                    json!({"type": "content_block_delta", "index": i,
+                    "delta": {"type": "signature_delta", "signature": block["signature"]}}),
+                ));
+                chunks.push(event(
+                    "content_block_stop",
+                    json!({"type": "content_block_stop", "index": i}),
+                ));
                 continue;
             }
             _ => {
@@ -238,8 +282,14 @@ pub fn stream_anthropic(content: Vec<Value>, usage: Usage) -> Answer {
                 json!({"type": "input_json_delta", "partial_json": block["input"].to_string()})
             }
         };
-        chunks.push(event("content_block_start", json!({"type": "content_block_start", "index": i, "content_block": start})));
-        chunks.push(event("content_block_delta", json!({"type": "content_block_delta", "index": i, "delta": delta})));
+        chunks.push(event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": i, "content_block": start}),
+        ));
+        chunks.push(event(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": i, "delta": delta}),
+        ));
         chunks.push(event("content_block_stop", json!({"type": "content_block_stop", "index": i})));
     }
     chunks.push(event("message_delta", json!({"type": "message_delta",
@@ -268,7 +318,8 @@ fn the_strict_upstream_refuses_what_anthropic_refuses() {
     assert!(check_anthropic(&orphan).unwrap_err().contains("without `tool_result`"));
     let mut many = ok.clone();
     for i in 0..3 {
-        many["messages"][i]["content"] = json!([{"type": "text", "text": "x", "cache_control": {"type": "ephemeral"}}]);
+        many["messages"][i]["content"] =
+            json!([{"type": "text", "text": "x", "cache_control": {"type": "ephemeral"}}]);
     }
     many["system"] = json!([{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}},
                             {"type": "text", "text": "t", "cache_control": {"type": "ephemeral"}}]);
