@@ -155,7 +155,7 @@ mod tests {
             homes.folders_to_watch(Agent::Codex),
             [codex.clone(), codex.join("2026"), codex.join("2026/11"), day]
         );
-        assert_eq!(homes.folders_to_watch(Agent::OpenCode), [homes.opencode.clone()]);
+        assert_eq!(homes.folders_to_watch(Agent::OpenCode), std::slice::from_ref(&homes.opencode));
     }
 
     #[test]
