@@ -27,7 +27,8 @@
 //! model stops calling tools, at the turn's budget, on cancel, or when a call must wait for the
 //! person; a stop at a budget (the path's or the turn's) is kept as a note of the frame, so its
 //! log, its export and the window's conversation say why the work stopped, and the model reads it
-//! in the frame's next call, after what the last one sent. A context-length refusal shrinks the budget by a quarter once and says so. Frames the
+//! in the frame's next call, after what the last one sent. A context-length refusal shrinks the
+//! budget by a quarter once and says so. Frames the
 //! agent creates with criteria over 200 characters get a compacted form from the model before the
 //! next round (`compaction.rs`), and push/pop suggestions (`suggest.rs`) are sent as
 //! `ChatEvent::Suggestion` when a reply ends.
