@@ -7,7 +7,7 @@
 use std::sync::Mutex;
 use std::sync::mpsc::{Sender, channel};
 
-use flame_api::{AgentHomes, FollowOutcome, WatchSignal};
+use flame_api::{AgentHomes, FollowerNews, WatchSignal};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Manager, Runtime};
 use tauri_specta::Event;
@@ -52,7 +52,10 @@ pub fn spawn<R: Runtime>(app: AppHandle<R>, homes: AgentHomes) -> Follower {
         return follower;
     };
     crate::in_background("flame-follower", move || {
-        let mut on_read = |outcome: &FollowOutcome| {
+        let mut on_news = |news: FollowerNews<'_>| {
+            // The Sessions view lists the agents followed whole; an agent's folder awaited
+            // needs no word of its own there.
+            let FollowerNews::Read(outcome) = news else { return };
             if outcome.stored() {
                 match flame.latest_seq() {
                     Ok(seq) => {
@@ -74,7 +77,7 @@ pub fn spawn<R: Runtime>(app: AppHandle<R>, homes: AgentHomes) -> Follower {
             }
         };
         if let Err(err) =
-            flame.run_follower(flame_model::Actor::Person, &homes, sender, &signals, &mut on_read)
+            flame.run_follower(flame_model::Actor::Person, &homes, sender, &signals, &mut on_news)
         {
             tracing::error!("following other agents' sessions stopped: {}", err.message);
         }

@@ -25,7 +25,10 @@
 //! conversation to that frame, which gets a note saying how it got there; the parent's next call
 //! appends a note with the popped child's results, never its conversation. The loop ends when the
 //! model stops calling tools, at the turn's budget, on cancel, or when a call must wait for the
-//! person. A context-length refusal shrinks the budget by a quarter once and says so. Frames the
+//! person; a stop at a budget (the path's or the turn's) is kept as a note of the frame, so its
+//! log, its export and the window's conversation say why the work stopped, and the model reads it
+//! in the frame's next call, after what the last one sent. A context-length refusal shrinks the
+//! budget by a quarter once and says so. Frames the
 //! agent creates with criteria over 200 characters get a compacted form from the model before the
 //! next round (`compaction.rs`), and push/pop suggestions (`suggest.rs`) are sent as
 //! `ChatEvent::Suggestion` when a reply ends.
@@ -324,7 +327,8 @@ impl Agent {
         let mut round = 0;
         loop {
             // Before each call: the budgets on the frame's path, then the turn's own.
-            if let Some(stopped) = self.budget_stop(&frame, model, &usage, tool_calls)? {
+            if let Some((stopped, note)) = self.budget_stop(&frame, model, &usage, tool_calls)? {
+                self.note_stop(&frame, &note, on_event);
                 return Ok(ChatOutcome { frame, rounds: round, stopped, usage });
             }
             round += 1;
@@ -398,34 +402,55 @@ impl Agent {
     /// Why no further call may be made in `frame`, if none may: a budget on its path is spent
     /// (checked with the facade's kept spends, which reads only the replies since the last
     /// check), or this turn spent the settings' per-turn budget — `usage` of `model` and
-    /// `tool_calls` so far.
+    /// `tool_calls` so far. With it, the note the frame keeps of the stop ([`Agent::note_stop`]).
     fn budget_stop(
         &self,
         frame: &FrameId,
         model: &ResolvedModel,
         usage: &Usage,
         tool_calls: u64,
-    ) -> Result<Option<Stopped>, ApiError> {
+    ) -> Result<Option<(Stopped, String)>, ApiError> {
         let allowance = self.flame.allowance(frame)?;
         if let Some(bound) = allowance.spent() {
+            let spent = Allowance::spent_reason(bound, |id| self.flame.frame_name(id));
             let reason = format!(
-                "Stopped before the next model call: {}. Raise the budget, or pop the frame with what it has.",
-                Allowance::spent_reason(bound, |id| self.flame.frame_name(id))
+                "Stopped before the next model call: {spent}. Raise the budget, or pop the frame with what it has."
             );
-            return Ok(Some(Stopped::BudgetSpent { frame: bound.frame.clone(), reason }));
+            let note = format!(
+                "[Flame] Budget: the work stopped here, before the next model call, because {spent}. The person lets it go on by raising that budget, or pops this frame with what it has."
+            );
+            let stopped = Stopped::BudgetSpent { frame: bound.frame.clone(), reason };
+            return Ok(Some((stopped, note)));
         }
         let row =
             flame_model::cost::ModelUsage { model: Some(model.model.name.clone()), usage: *usage };
         let spent = Spend::priced([&row], tool_calls, &self.settings.price_table());
         let over =
             self.settings.turn_budget.limits().find(|&(unit, limit)| spent.of(unit) >= limit);
-        Ok(over.map(|(unit, limit)| Stopped::TurnBudget {
-            reason: format!(
-                "The agent stopped after spending this turn's budget of {} ({} spent; the per-turn budget is in the settings); send a message to let it go on.",
-                unit.amount(limit),
-                unit.amount(spent.of(unit))
-            ),
+        Ok(over.map(|(unit, limit)| {
+            let (limit, spent) = (unit.amount(limit), unit.amount(spent.of(unit)));
+            let reason = format!(
+                "The agent stopped after spending this turn's budget of {limit} ({spent} spent; the per-turn budget is in the settings); send a message to let it go on."
+            );
+            let note = format!(
+                "[Flame] Budget: the work stopped here after spending this turn's budget of {limit} ({spent} spent; the person's settings set it). The person's next message starts a new turn, with the whole budget again."
+            );
+            (Stopped::TurnBudget { reason }, note)
         }))
+    }
+
+    /// Keeps why the work stopped as a note of `frame`, so its history says so: the log, the
+    /// export and the window's conversation show it, and the model reads it in the frame's next
+    /// call (after what that call's previous request sent, which it still starts with). A note
+    /// that cannot be stored (the frame closed meanwhile) does not hide the stop, which the
+    /// outcome says anyway.
+    fn note_stop(&self, frame: &FrameId, note: &str, on_event: Sink<'_>) {
+        match self.flame.append(Actor::Agent, frame, Role::Note, note) {
+            Ok(message) => on_event(ChatEvent::Saved { frame: frame.clone(), message: message.id }),
+            Err(err) => {
+                tracing::warn!(%frame, "could not keep why the work stopped: {}", err.message)
+            }
+        }
     }
 
     /// Streams one turn into an open reply in `frame`, saving its text as it grows.

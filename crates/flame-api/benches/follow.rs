@@ -12,7 +12,9 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use flame_api::{Agent, AgentHomes, DataDir, Env, Flame, FlameConfig, FollowOutcome, WatchSignal};
+use flame_api::{
+    Agent, AgentHomes, DataDir, Env, Flame, FlameConfig, FollowOutcome, FollowerNews, WatchSignal,
+};
 use flame_model::Actor;
 
 /// A real session to follow the growth of (vendored), so each read makes a draft of its size.
@@ -70,8 +72,10 @@ fn main() {
     std::thread::scope(|scope| {
         scope.spawn(move || {
             flame
-                .run_follower(Actor::Cli, &homes, sender, &signals, &mut |o: &FollowOutcome| {
-                    let _ = reads.send((Instant::now(), o.clone()));
+                .run_follower(Actor::Cli, &homes, sender, &signals, &mut |news| {
+                    if let FollowerNews::Read(o) = news {
+                        let _ = reads.send((Instant::now(), o.clone()));
+                    }
                 })
                 .unwrap()
         });

@@ -14,7 +14,11 @@
 //!
 //! [`Flame::run_follower`] is the loop a front end runs on a thread: it reads every followed
 //! session, then waits on file-system notifications (`flame_follow::Watcher`) and reads the
-//! sessions whose files changed, and the new sessions of agents followed whole.
+//! sessions whose files changed, and the new sessions of agents followed whole. An agent's folder
+//! that does not exist yet is watched for from the nearest folder above it that does
+//! (`AgentHomes::folders_to_watch`), so the agent's first session is followed once it writes it;
+//! the front end hears which folders are awaited each time the follower waits
+//! ([`FollowerNews::Waiting`]).
 //!
 //! What Flame's own context would have cost on a session's calls is [`flame_context_cost`]:
 //! `flame_import::replay` of the session's draft, priced at the session's own model under its
@@ -137,6 +141,28 @@ impl FollowOutcome {
     pub fn stored(&self) -> bool {
         self.frames + self.changed + self.messages > 0
     }
+}
+
+/// What the follower ([`Flame::run_follower`]) tells the front end that runs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FollowerNews<'a> {
+    /// A followed session was read.
+    Read(&'a FollowOutcome),
+    /// Every change heard of so far is read, and the follower waits for the next; `absent` are
+    /// the folders of agents followed whole that do not exist yet, each watched for from the
+    /// folder above it.
+    Waiting { absent: &'a [AbsentFolder] },
+}
+
+/// The folder of an agent followed whole that does not exist yet (a new machine, a new
+/// `CLAUDE_CONFIG_DIR`): its first session is followed once the agent makes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AbsentFolder {
+    pub agent: Agent,
+    /// Where the agent will keep its sessions.
+    pub folder: PathBuf,
+    /// The nearest folder above it that exists, watched for it to be made.
+    pub watched: Option<PathBuf>,
 }
 
 /// The followed sessions' readers, kept between reads so a read takes only what is new.
@@ -697,14 +723,15 @@ impl Flame {
     /// files change, and follows the new sessions of the agents followed whole. It waits on
     /// file-system notifications between changes (`signals`, which the watcher it makes sends
     /// into through `sender`, as do callers: `Refresh` when the followed sessions changed, `Stop`
-    /// to end). `on_read` hears of every read.
+    /// to end). `on_news` hears of every read, and of every wait with the agents' folders that
+    /// are awaited.
     pub fn run_follower(
         &self,
         actor: Actor,
         homes: &AgentHomes,
         sender: Sender<WatchSignal>,
         signals: &Receiver<WatchSignal>,
-        on_read: &mut dyn FnMut(&FollowOutcome),
+        on_news: &mut dyn FnMut(FollowerNews<'_>),
     ) -> Result<(), ApiError> {
         let mut watcher =
             Watcher::new(sender).map_err(|e| ApiError::new(ErrorCode::Internal, e))?;
@@ -722,13 +749,14 @@ impl Flame {
             }
             for id in std::mem::take(&mut pending) {
                 match self.sync_followed(actor, &id) {
-                    Ok(outcome) => on_read(&outcome),
+                    Ok(outcome) => on_news(FollowerNews::Read(&outcome)),
                     // Stopped following meanwhile.
                     Err(err) if err.code == ErrorCode::NotFound => {}
                     Err(err) => return Err(err),
                 }
             }
-            let (added, problems) = watcher.watch_only(&self.watched_folders(homes)?);
+            let (folders, absent) = self.watched_folders(homes)?;
+            let (added, problems) = watcher.watch_only(&folders);
             for problem in problems {
                 tracing::warn!("{problem}");
             }
@@ -744,6 +772,7 @@ impl Flame {
                 look_for_new = true;
                 continue;
             }
+            on_news(FollowerNews::Waiting { absent: &absent });
             let mut changed: Vec<PathBuf> = Vec::new();
             let mut first = true;
             loop {
@@ -776,25 +805,38 @@ impl Flame {
                         known = true;
                     }
                 }
-                look_for_new |= !known;
+                // A change beside a folder watched for an agent's missing one (a home folder's
+                // own files) is no new session: listing every agent's sessions again for it
+                // would read them at every keystroke saved there.
+                look_for_new |= !known && Agent::ALL.iter().any(|a| homes.on_the_way(*a, path));
             }
         }
     }
 
-    /// The folders the follower watches: every followed session's, and the homes of the agents
-    /// followed whole.
-    fn watched_folders(&self, homes: &AgentHomes) -> Result<Vec<PathBuf>, ApiError> {
+    /// The folders the follower watches — every followed session's, and where the agents
+    /// followed whole write new sessions (`AgentHomes::folders_to_watch`) — and the agents'
+    /// folders that do not exist yet.
+    fn watched_folders(
+        &self,
+        homes: &AgentHomes,
+    ) -> Result<(Vec<PathBuf>, Vec<AbsentFolder>), ApiError> {
         let mut folders: Vec<PathBuf> = Vec::new();
         for session in self.following.live.lock().unwrap_or_else(|p| p.into_inner()).values() {
             folders.extend(session.folders());
         }
+        let mut absent = Vec::new();
         for (agent, _) in self.store().followed_agents()? {
             let Some(agent) = Agent::parse(&agent) else { continue };
-            folders.extend(agent_folders(homes, agent));
+            let folder = homes.of(agent);
+            if !folder.is_dir() {
+                let watched = flame_follow::nearest_folder(folder);
+                absent.push(AbsentFolder { agent, folder: folder.to_owned(), watched });
+            }
+            folders.extend(homes.folders_to_watch(agent));
         }
         folders.sort();
         folders.dedup();
-        Ok(folders)
+        Ok((folders, absent))
     }
 
     /// Follows the sessions of the agents followed whole that were active since they were, and
@@ -826,32 +868,6 @@ impl Flame {
         }
         let _ = actor;
         Ok(new)
-    }
-}
-
-/// The folders where `agent`'s new sessions appear: Claude Code's projects and each project's
-/// folder, Codex's sessions folder with its years, months and days, OpenCode's data folder.
-fn agent_folders(homes: &AgentHomes, agent: Agent) -> Vec<PathBuf> {
-    let home = homes.of(agent).to_owned();
-    let subfolders = |p: &Path| -> Vec<PathBuf> {
-        std::fs::read_dir(p)
-            .map(|e| e.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect())
-            .unwrap_or_default()
-    };
-    match agent {
-        Agent::ClaudeCode => std::iter::once(home.clone()).chain(subfolders(&home)).collect(),
-        Agent::Codex => {
-            let mut all = vec![home.clone()];
-            let mut next = 0;
-            // Years, months, days: three levels below.
-            for _ in 0..3 {
-                let level: Vec<PathBuf> = all[next..].iter().flat_map(|p| subfolders(p)).collect();
-                next = all.len();
-                all.extend(level);
-            }
-            all
-        }
-        Agent::OpenCode => vec![home],
     }
 }
 

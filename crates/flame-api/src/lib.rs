@@ -72,8 +72,8 @@ pub use flame_import::flame_json::Export;
 pub use flame_import::replay::{CacheTokens, CallRow, Replay, ReplayOptions, ReplayProvider};
 pub use flame_store::ReplyOwner;
 pub use follow::{
-    Agent, FlameContextCost, FollowOutcome, MAX_COSTED_SESSIONS, SessionEntry, SessionList,
-    flame_context_cost, session_id,
+    AbsentFolder, Agent, FlameContextCost, FollowOutcome, FollowerNews, MAX_COSTED_SESSIONS,
+    SessionEntry, SessionList, flame_context_cost, session_id,
 };
 pub use frames::{
     DEFAULT_BUDGET, DEFAULT_ENCODING, DeletedTree, EarlierMessages, FrameDetail, FrameEntry,

@@ -3,7 +3,7 @@
 
 use std::sync::mpsc;
 
-use flame_api::{Agent, ApiError, Flame, FollowOutcome, SessionList};
+use flame_api::{AbsentFolder, Agent, ApiError, Flame, FollowOutcome, FollowerNews, SessionList};
 use serde_json::json;
 
 use crate::args::AgentArg;
@@ -51,12 +51,36 @@ pub fn follow(
         return Ok(());
     }
     let (sender, signals) = mpsc::channel();
-    flame.run_follower(ACTOR, &homes, sender, &signals, &mut |outcome| {
-        if outcome.stored() || outcome.problem.is_some() {
-            // A closed output ends the command quietly, as for every other command.
-            let _ = print_outcome(&out, outcome);
+    // What was said last of the agents' folders that do not exist yet, so it is said once.
+    let mut awaited: Vec<AbsentFolder> = Vec::new();
+    flame.run_follower(ACTOR, &homes, sender, &signals, &mut |news| match news {
+        FollowerNews::Read(outcome) => {
+            if outcome.stored() || outcome.problem.is_some() {
+                // A closed output ends the command quietly, as for every other command.
+                let _ = print_outcome(&out, outcome);
+            }
+        }
+        FollowerNews::Waiting { absent } => {
+            for folder in absent.iter().filter(|a| !awaited.contains(a)) {
+                let _ =
+                    out.print(&json!({ "waiting_for_folder": folder }), || render_absent(folder));
+            }
+            awaited = absent.to_vec();
         }
     })
+}
+
+/// An agent's folder that does not exist yet, and where Flame watches for it.
+fn render_absent(folder: &AbsentFolder) -> String {
+    let watched = folder.watched.as_ref().map_or_else(
+        || "no folder above it exists to watch".to_owned(),
+        |w| format!("watching {} for it", w.display()),
+    );
+    format!(
+        "{}'s folder {} does not exist yet ({watched}); its sessions are followed once it does",
+        folder.agent.label(),
+        folder.folder.display()
+    )
 }
 
 pub fn unfollow(

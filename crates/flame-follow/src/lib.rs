@@ -1,7 +1,9 @@
 //! The sessions other coding agents write on this computer — Claude Code, Codex and OpenCode —
 //! followed as they are written.
 //!
-//! - [`AgentHomes`]: where each agent keeps its sessions, from the environment the caller passes.
+//! - [`AgentHomes`]: where each agent keeps its sessions, from the environment the caller passes,
+//!   and the folders to watch for its new ones — the nearest folder that exists while the
+//!   agent's own folder does not yet ([`nearest_folder`]).
 //! - [`list_sessions`]: the sessions there, with what a person picks one by.
 //! - [`LiveSession`]: one followed session's files, each read from where the last read stopped
 //!   ([`Tail`]), and its draft tree as read so far (`flame_import::live`).
@@ -24,7 +26,7 @@ mod session;
 mod tail;
 mod watch;
 
-pub use homes::AgentHomes;
+pub use homes::{AgentHomes, nearest_folder};
 pub use listing::{FoundSession, Listing, MAX_HEAD_BYTES, MAX_LISTED_SESSIONS, list_sessions};
 pub use session::{Cursor, LiveSession, ReadRows, Synced};
 pub use tail::{FileIdentity, MAX_LINE_BYTES, Tail, TailLine, TailRead};

@@ -8,7 +8,7 @@
 use flame_agent::ApprovalPolicy;
 use flame_model::budget::{BudgetUnit, FrameBudget};
 
-use super::cache::{Wire, agent_on, scripted};
+use super::cache::{Wire, agent_on, scripted, unmarked};
 use super::*;
 
 /// One cent: some thirteen calls of the scripted replies on either wire.
@@ -58,6 +58,10 @@ async fn a_looping_agent_stops_at_the_budget(wire: Wire) {
     assert_ne!(outcome.frame, root, "the child was working");
     assert!(reason.contains("Stopped before the next model call"), "{reason}");
     assert!(reason.contains("is spent: $0.01"), "{reason}");
+    // The frame's history says so: a note, last, which the log and the export show.
+    let stop = stopped_note(&s.flame, &outcome.frame);
+    assert!(stop.contains("before the next model call, because the budget of frame"), "{stop}");
+    assert!(stop.contains("is spent: $0.01"), "{stop}");
 
     // The root's spend is its subtree's, and at most one call past the budget.
     let calls = s.server.requests().len() as u64;
@@ -81,10 +85,6 @@ async fn a_looping_agent_stops_at_the_budget(wire: Wire) {
     assert!(first < half && half < low, "{first} {half} {low}");
     assert!(low < bodies.len() - 1, "{wire:?}: told before the last call");
     // The note at 80% is appended: that request starts with the one before it.
-    let unmarked = |body: &str| {
-        body.replace(r#","cache_control":{"type":"ephemeral","ttl":"1h"}"#, "")
-            .replace(r#","cache_control":{"type":"ephemeral"}"#, "")
-    };
     let (before, with_note) = (unmarked(&bodies[low - 1]), unmarked(&bodies[low]));
     let before = before.strip_suffix("]}").unwrap_or(&before);
     let kept = before.bytes().zip(with_note.bytes()).take_while(|(a, b)| a == b).count();
@@ -104,6 +104,27 @@ async fn a_looping_agent_stops_at_the_budget(wire: Wire) {
         .unwrap();
     assert!(matches!(outcome.stopped, Stopped::BudgetSpent { .. }), "{outcome:?}");
     assert!(outcome.rounds >= 5, "{wire:?}: {} more calls", outcome.rounds);
+    // The first request after the stop sends everything the last one before it sent, in the
+    // same places, and then tells the model why the work stopped. (A batch of masking may mask
+    // results that request sent whole, as it would have without the note: the agent's test of
+    // the per-turn budget, which masks nothing there, checks the bytes.)
+    let (before, after) = (&bodies[bodies.len() - 1], &s.server.requests()[bodies.len()].body);
+    let (before, after): (Value, Value) = (
+        serde_json::from_str(&unmarked(before)).unwrap(),
+        serde_json::from_str(&unmarked(after)).unwrap(),
+    );
+    let sent = before["messages"].as_array().unwrap();
+    let (again, new) = after["messages"].as_array().unwrap().split_at(sent.len());
+    assert!(sent.iter().zip(again).all(|(b, a)| same_but_masked(b, a)), "{wire:?}");
+    for (key, value) in before.as_object().unwrap().iter().filter(|(k, _)| *k != "messages") {
+        assert_eq!(&after[key.as_str()], value, "{wire:?}: {key}");
+    }
+    let notes = new
+        .iter()
+        .filter(|m| m.to_string().contains("the work stopped here, before the next model call"))
+        .count();
+    assert_eq!(notes, 1, "{wire:?}: the stop is told once, after what was sent before");
+    assert_ne!(stopped_note(&s.flame, &outcome.frame), stop, "the second stop is noted too");
 }
 
 #[tokio::test]
@@ -145,4 +166,22 @@ async fn a_push_with_more_than_is_left_is_refused_to_the_model() {
     assert!(second.contains("a budget of 50 tool calls is more than the parent has left"));
     // The push itself is one of the twenty calls.
     assert!(second.contains("give at most 19 tool calls"), "{second}");
+}
+
+/// Whether `after` is `before`, but for tool results masked since (a masked result is a stub
+/// that names itself so).
+fn same_but_masked(before: &Value, after: &Value) -> bool {
+    match (before, after) {
+        (Value::Array(b), Value::Array(a)) => {
+            b.len() == a.len() && b.iter().zip(a).all(|(b, a)| same_but_masked(b, a))
+        }
+        (Value::Object(b), Value::Object(a)) => {
+            b.len() == a.len()
+                && b.iter().all(|(k, v)| a.get(k).is_some_and(|w| same_but_masked(v, w)))
+        }
+        (Value::String(b), Value::String(a)) => {
+            b == a || (a.starts_with("[Flame] Result of ") && a.contains(" masked ("))
+        }
+        (b, a) => b == a,
+    }
 }

@@ -154,7 +154,7 @@ async fn captured(wire: Wire) -> Vec<String> {
 }
 
 /// A request body without Anthropic's cache marks.
-fn unmarked(body: &str) -> String {
+pub(super) fn unmarked(body: &str) -> String {
     body.replace(r#","cache_control":{"type":"ephemeral","ttl":"1h"}"#, "")
         .replace(r#","cache_control":{"type":"ephemeral"}"#, "")
 }

@@ -335,6 +335,9 @@ async fn the_per_turn_budget_stops_a_looping_agent_and_the_next_message_goes_on(
     let Stopped::TurnBudget { reason } = &outcome.stopped else { panic!("{outcome:?}") };
     assert!(reason.contains("budget of 4 tool calls"), "{reason}");
     assert_eq!(outcome.rounds, 4);
+    // The stop is in the frame's history, last: a note the log and the export show.
+    let stop = stopped_note(&s.flame, &outcome.frame);
+    assert!(stop.contains("stopped here after spending this turn's budget of 4 tool calls"));
     // The next message is a new turn, with the whole budget again.
     let outcome = s
         .agent
@@ -342,6 +345,34 @@ async fn the_per_turn_budget_stops_a_looping_agent_and_the_next_message_goes_on(
         .await
         .unwrap();
     assert_eq!((outcome.rounds, outcome.stopped), (1, Stopped::Finished));
+    // Its request starts with the last one before the stop, byte for byte, and then tells the
+    // model why the work stopped.
+    let bodies: Vec<String> =
+        s.server.requests().into_iter().map(|r| cache::unmarked(&r.body)).collect();
+    assert_eq!(bodies.len(), 5);
+    assert!(bodies[4].starts_with(bodies[3].strip_suffix("]}").unwrap()));
+    assert!(bodies[4].contains("stopped here after spending this turn's budget"));
+}
+
+/// The note `frame`'s history ends with, which must say why the agent stopped: the frame's log
+/// (what `flame log` prints) and its export (JSON and Markdown) show it as the log's last
+/// message.
+fn stopped_note(flame: &Flame, frame: &flame_model::FrameId) -> String {
+    let messages = flame.messages(frame).unwrap();
+    let last = messages.last().unwrap();
+    assert_eq!(last.role, Role::Note, "{last:?}");
+    assert!(last.content.starts_with("[Flame] Budget: the work stopped here"), "{last:?}");
+    let log = flame.log(frame).unwrap();
+    let at = log.rfind("· note ·").expect("the log has a note");
+    assert!(log[at..].contains(&last.content), "{log}");
+    for format in [flame_api::ExportFormat::Json, flame_api::ExportFormat::Markdown] {
+        let export =
+            flame.export_text(frame.as_str(), flame_api::ExportScope::Frame, format).unwrap();
+        let shown = serde_json::to_string(&last.content).unwrap();
+        let shown = if format == flame_api::ExportFormat::Json { &shown } else { &last.content };
+        assert!(export.contains(shown.as_str()), "{format:?}: {export}");
+    }
+    last.content.clone()
 }
 
 #[tokio::test]

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use flame_api::{Agent, AgentHomes, Flame, FollowOutcome, WatchSignal};
+use flame_api::{AbsentFolder, Agent, AgentHomes, Flame, FollowOutcome, FollowerNews, WatchSignal};
 use flame_model::{Actor, Status, TreeId};
 
 use crate::Scratch;
@@ -498,8 +498,10 @@ fn the_follower_reads_a_session_when_its_file_changes_and_follows_an_agent_s_new
     std::thread::scope(|scope| {
         scope.spawn(move || {
             flame
-                .run_follower(A, &homes, sender, &signals, &mut |o: &FollowOutcome| {
-                    let _ = reads.send(o.clone());
+                .run_follower(A, &homes, sender, &signals, &mut |news| {
+                    if let FollowerNews::Read(o) = news {
+                        let _ = reads.send(o.clone());
+                    }
                 })
                 .unwrap()
         });
@@ -544,4 +546,122 @@ fn a_spent_budget_on_a_followed_tree_only_warns() {
     let notice = outcome.budget_notice.unwrap();
     assert!(notice.contains("is spent (2,220 of 2,000 tokens)"), "{notice}");
     assert!(notice.contains("only warns"), "{notice}");
+}
+
+/// What the follower of [`followed_once_made`] told the test.
+enum Heard {
+    Read(FollowOutcome),
+    Waiting(Vec<AbsentFolder>),
+}
+
+/// Follows every new session of `agent` with no agent's folder made yet, in a folder of its own,
+/// and once the follower waits, has `make` write the agent's first session there, folders and
+/// all, as the agent does on a new machine: the session must be followed. Returns the read that
+/// stored it and the Flame it is stored in. Waits are bounded, so a follower that never hears of
+/// the session fails the test instead of hanging it.
+fn followed_once_made(seed: u64, agent: Agent, make: fn(&Path)) -> (Scratch, FollowOutcome) {
+    let s = Scratch::new(seed);
+    let agents = tempfile::tempdir().unwrap();
+    s.flame.follow_agent(agent, true).unwrap();
+    let homes = AgentHomes {
+        claude_code: agents.path().join("claude/projects"),
+        codex: agents.path().join("codex/sessions"),
+        opencode: agents.path().join("xdg/opencode"),
+    };
+    let (sender, signals) = mpsc::channel();
+    let (tell, heard) = mpsc::channel::<Heard>();
+    /// Ends the follower however the test ends, so the scope does not wait on it forever.
+    struct StopOnDrop(mpsc::Sender<WatchSignal>);
+    impl Drop for StopOnDrop {
+        fn drop(&mut self) {
+            let _ = self.0.send(WatchSignal::Stop);
+        }
+    }
+    let stop = StopOnDrop(sender.clone());
+    let flame = &s.flame;
+    let read = std::thread::scope(|scope| {
+        let homes = &homes;
+        scope.spawn(move || {
+            flame
+                .run_follower(A, homes, sender, &signals, &mut |news| {
+                    let _ = tell.send(match news {
+                        FollowerNews::Read(o) => Heard::Read(o.clone()),
+                        FollowerNews::Waiting { absent } => Heard::Waiting(absent.to_vec()),
+                    });
+                })
+                .unwrap()
+        });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let next = |what: &str| {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            heard.recv_timeout(left).unwrap_or_else(|_| panic!("{agent:?}: never heard {what}"))
+        };
+        // The follower waits, watching the folder above the agent's missing one.
+        let absent = loop {
+            if let Heard::Waiting(absent) = next("the follower wait") {
+                break absent;
+            }
+        };
+        assert_eq!(
+            absent,
+            [AbsentFolder {
+                agent,
+                folder: homes.of(agent).to_owned(),
+                watched: Some(agents.path().to_owned()),
+            }]
+        );
+        make(agents.path());
+        let prefix = format!("{}:", agent.as_str());
+        let read = loop {
+            if let Heard::Read(o) = next("of the session written after the follower started")
+                && o.id.starts_with(&prefix)
+                && o.messages > 0
+            {
+                break o;
+            }
+        };
+        // Once read, the agent's folder is no longer awaited.
+        loop {
+            if let Heard::Waiting(absent) = next("the follower wait again")
+                && absent.is_empty()
+            {
+                break;
+            }
+        }
+        drop(stop);
+        read
+    });
+    assert!(read.tree.is_some() && read.problem.is_none(), "{read:?}");
+    (s, read)
+}
+
+#[test]
+fn a_claude_code_session_is_followed_when_its_folder_is_made_after_following_starts() {
+    let (s, read) = followed_once_made(61, Agent::ClaudeCode, |agents| {
+        let project = agents.join("claude/projects/-home-marco-projects-spotter");
+        std::fs::create_dir_all(&project).unwrap();
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/claude-code/short.jsonl");
+        std::fs::copy(fixture, project.join("55604662-cf2a-4331-851a-ec234028f8ca.jsonl")).unwrap();
+    });
+    assert_eq!(read.id, "claude-code:55604662-cf2a-4331-851a-ec234028f8ca");
+    assert!(!contents(&s.flame, read.tree.as_ref().unwrap()).is_empty());
+}
+
+#[test]
+fn a_codex_session_is_followed_when_its_day_folder_is_made_after_following_starts() {
+    let (s, read) = followed_once_made(62, Agent::Codex, |agents| {
+        codex_copy(agents);
+    });
+    assert_eq!(read.id, "codex:01a21942-b1d2-7f40-8521-8f71ebf5a2ec");
+    assert!(!contents(&s.flame, read.tree.as_ref().unwrap()).is_empty());
+}
+
+#[test]
+fn an_opencode_session_is_followed_when_its_data_folder_is_made_after_following_starts() {
+    let (s, read) = followed_once_made(63, Agent::OpenCode, |agents| {
+        opencode_copy(agents);
+    });
+    assert_eq!(read.id, format!("opencode:{OPENCODE_SESSION}"));
+    assert!(!contents(&s.flame, read.tree.as_ref().unwrap()).is_empty());
 }

@@ -1,6 +1,7 @@
 //! `flame budget` and budgets in `flame status` and `flame chat` (issue 32): a budget set, shown,
 //! refused past what the parent has left, and cleared; and a chat whose model would call tools
-//! for ever stops when the frame's budget is spent, with the reason and status 1.
+//! for ever stops when the frame's budget is spent, with the reason and status 1, and the frame's
+//! log and export say why.
 
 use super::{Home, chat_in, frame_by_title, wire};
 
@@ -31,6 +32,14 @@ async fn a_budget_is_set_shown_held_to_the_parent_and_stops_a_chat() {
     assert!(err.contains("Stopped before the next model call"), "{err}");
     assert!(err.contains("is spent: 2 tool calls of 2 tool calls"), "{err}");
     assert_eq!(server.requests().len(), 2);
+    // The frame's history says why the work stopped: `flame log` and the export show its note.
+    let why = "the work stopped here, before the next model call, because the budget of frame";
+    let log = home.ok(&["log", &crud]);
+    assert!(log.contains(why) && log.contains("is spent: 2 tool calls of 2 tool calls"), "{log}");
+    for format in ["json", "markdown"] {
+        let export = home.ok(&["export", &crud, "--format", format, "--scope", "frame"]);
+        assert!(export.contains(why), "{format}: {export}");
+    }
 
     let status = home.ok(&["status"]);
     assert!(status.contains("[budget spent: 2 of 2 tool calls]"), "{status}");
