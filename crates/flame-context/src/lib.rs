@@ -94,14 +94,29 @@ to sketch the work ahead.";
 const NO_WORKSPACE_SENTENCE: &str = "This tree has no workspace folder, so you have no tools to read \
 files or run commands; if the task needs them, ask the person to choose a workspace folder for the tree.";
 
-/// What opens the system prompt: [`PREAMBLE`] and one sentence about the tree's workspace.
+/// The sentence after [`PREAMBLE`] for a tree with a workspace folder, which is named after the
+/// shared preamble.
+const WORKSPACE_SENTENCE: &str = "This tree has a workspace folder, named below: the workspace tools \
+(read_file, list_files, search, write_file, edit_file, run_command) work in it, with paths relative to it.";
+
+/// The start of the system prompt, byte for byte the same for every tree offered the same tools
+/// (with or without the workspace tools): [`PREAMBLE`] and a sentence on the workspace tools.
+/// Providers cache a prompt's prefix across conversations, so the tools and this text are read
+/// from the cache by every tree and session, and whatever is particular to a tree comes after
+/// it (see [`preamble`]); a request's system cache mark ends it ([`request`]).
+pub fn shared_preamble(with_workspace: bool) -> String {
+    let sentence = if with_workspace { WORKSPACE_SENTENCE } else { NO_WORKSPACE_SENTENCE };
+    format!("{PREAMBLE} {sentence}")
+}
+
+/// The system prompt: the [`shared_preamble`], then what is particular to the tree, each part
+/// after a blank line — today its workspace folder. Whatever differs between trees or sessions
+/// goes after the shared preamble, never into it.
 pub fn preamble(workspace: Option<&str>) -> String {
+    let shared = shared_preamble(workspace.is_some());
     match workspace {
-        Some(folder) => format!(
-            "{PREAMBLE} This tree's workspace is the folder {folder}: the workspace tools (read_file, \
-             list_files, search, write_file, edit_file, run_command) work in it, with paths relative to it."
-        ),
-        None => format!("{PREAMBLE} {NO_WORKSPACE_SENTENCE}"),
+        Some(folder) => format!("{shared}\n\nThis tree's workspace is the folder {folder}."),
+        None => shared,
     }
 }
 
@@ -162,6 +177,17 @@ pub struct ContextDoc {
     /// request starts with that one (the same opening, nothing masked since): where the cached
     /// prefix ends.
     pub previous_end: Option<MessageId>,
+    /// How many bytes `system` starts with that every tree offered the same tools shares (the
+    /// [`shared_preamble`]): where [`request`] puts the system's cache mark.
+    #[serde(skip)]
+    #[specta(skip)]
+    pub system_shared: usize,
+    /// Whether F has a child (planned, in progress or finished) among the frames given: its
+    /// requests' start will be wanted again after the child's work, so [`request`] asks the
+    /// provider to keep it longer.
+    #[serde(skip)]
+    #[specta(skip)]
+    pub is_parent: bool,
     pub report: ContextReport,
 }
 
@@ -221,6 +247,13 @@ pub struct OpeningReport {
     pub cache_read_tokens: u64,
     /// What the call sends that is not in the cache: the rest.
     pub cache_written_tokens: u64,
+}
+
+/// Whether `input`'s focus has a child that is not invalidated ([`ContextDoc::is_parent`]).
+fn focus_is_parent(input: &ContextInput<'_>) -> bool {
+    input.frames.iter().any(|f| {
+        f.parent.as_ref() == Some(input.focus) && f.status != flame_model::Status::Invalidated
+    })
 }
 
 /// Why the context could not be assembled at all.

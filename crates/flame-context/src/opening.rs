@@ -511,6 +511,8 @@ fn under_opening(
         xml: stored.opening.clone(),
         omission: stored.omission.clone(),
         previous_end: prefix_end,
+        system_shared: crate::shared_preamble(input.workspace.is_some()).len(),
+        is_parent: crate::focus_is_parent(input),
         report: ContextReport {
             focus: input.focus.clone(),
             budget,

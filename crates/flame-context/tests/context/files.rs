@@ -44,6 +44,9 @@ fn the_preamble_says_where_the_workspace_is_or_that_there_is_none() {
     let some =
         context_with_files(&frames, &focus, &[], 100_000, Some("/home/me/app"), &HashMap::new());
     assert!(some.system.starts_with(&preamble(Some("/home/me/app"))));
+    // The folder comes after the start every tree with a workspace shares.
+    assert!(some.system.starts_with(&flame_context::shared_preamble(true)));
+    assert!(!flame_context::shared_preamble(true).contains("/home/me/app"));
     assert!(some.system.contains("workspace is the folder /home/me/app"), "{}", some.system);
     assert!(some.system.contains("run_command"));
     assert!(!some.system.contains("no workspace folder"));
