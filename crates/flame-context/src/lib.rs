@@ -36,14 +36,19 @@
 //! section, what gave way, the linear chat's total, what masking saved): the context inspector's
 //! data. The live agent (through `Flame::prepare_call`) and `flame replay` use the same rules.
 //!
-//! The system prompt is `preamble(workspace)`: `PREAMBLE` and one sentence naming the tree's
-//! workspace folder and the workspace tools, or saying there is none and that the person should
-//! choose one. A finished frame shown with its results lists
+//! The system prompt is `preamble(workspace)`: the `shared_preamble` — `PREAMBLE` and one
+//! sentence on the workspace tools, or saying there is no workspace and that the person should
+//! choose one; byte for byte the same in every tree offered the same tools, so that providers
+//! cache it across trees and sessions — and then what is particular to the tree, after a blank
+//! line: the sentence naming its workspace folder (and whatever else a tree adds later, never
+//! before it). A finished frame shown with its results lists
 //! `<files><changed>…</changed><read>…</read></files>` from its subtree's trail
 //! (`ContextInput::trails`, sorted without repeats as `FileTrail::new` makes them):
 //! comma-separated, changed paths its artifacts already name left out, each list cut at
 //! `MAX_LISTED_FILES` with ", and N more"; it goes with the rest when the frame gives way to its
-//! title. The golden files in `tests/context/golden/` hold the spec tree's document for every focus
+//! title. A frame on the path above the focus lists, the same way, the files its own tool calls
+//! touched (`ContextInput::path_trails`): what the work that led to the focus touched before it
+//! began, which no finished frame names. The golden files in `tests/context/golden/` hold the spec tree's document for every focus
 //! (`make bless` writes them again after an intended change).
 //!
 //! `next_call` with `Some((&mut KeptParts, settled))` gives exactly what it gives without, while
@@ -150,6 +155,11 @@ pub struct ContextInput<'a> {
     /// without an entry touched none. Finished frames shown with their results list them.
     /// Each list is sorted without repeats, as `FileTrail::new` and the store make them.
     pub trails: &'a HashMap<FrameId, FileTrail>,
+    /// The files each frame on the path above the focus read and changed by its own tool calls:
+    /// what the work that led to the focus had touched when it began (the frames under them are
+    /// listed with their own). Each lists them in its element; a frame without an entry touched
+    /// none. Each list is sorted without repeats.
+    pub path_trails: &'a HashMap<FrameId, FileTrail>,
     /// How many of the focus's newest tool results stay whole when older ones are masked:
     /// masked results are sent as a one-line stub naming the tool, its arguments, the result's
     /// size and where to read it back. Masking happens when an opening is made and in batches
@@ -290,8 +300,8 @@ impl KeptParts {
         self.masks = mask::KeptMasks::default();
     }
 
-    /// Promises that the next assembly's frames, log paths and trails are, for every frame it
-    /// shows, what the last assembly with these parts was given; its frames' texts are then
+    /// Promises that the next assembly's frames, log paths and trails (both kinds) are, for
+    /// every frame it shows, what the last assembly with these parts was given; its frames' texts are then
     /// taken again without checking what they were made from (when its focus and encoding are
     /// the last one's). A caller that knows nothing changed (as the facade does from the
     /// store's events) saves writing and comparing a key for every frame.

@@ -19,7 +19,9 @@
 //! Each frame's file trail is the one the draft carries (`files.rs`), as it stood at the call,
 //! gathered over the frame's subtree as the live context gathers it: a frame's touches count
 //! when the tool call that made them came before the call (in the call's own frame, an earlier
-//! message; in any other, a message recorded no later).
+//! message; in any other, a message recorded no later). A finished frame lists its subtree's,
+//! and each frame on the path above the call's its own (a subagent's parent segment, what it
+//! touched before the subagent started), as the live context does.
 //!
 //! *First-touch recall* asks whether the trail does its job. For each call, the files its tool
 //! calls touched for the first time in its frame, and that another frame touched before, are
@@ -366,6 +368,14 @@ pub fn replay(draft: &Draft, options: &ReplayOptions) -> Result<Replay, String> 
             .into_iter()
             .map(|(frame, trail)| (frames[frame].id.clone(), trail))
             .collect();
+        // What the frames on the path above the call's touched themselves before it: a
+        // subagent's parent segment, before the subagent started.
+        let path_trails: HashMap<FrameId, FileTrail> = draft
+            .trails(came_before)
+            .into_iter()
+            .filter(|(frame, _)| path[1..].contains(frame))
+            .map(|(frame, trail)| (frames[frame].id.clone(), trail))
+            .collect();
         let input = ContextInput {
             focus: &frames[call.frame].id,
             frames: &snapshot,
@@ -377,6 +387,7 @@ pub fn replay(draft: &Draft, options: &ReplayOptions) -> Result<Replay, String> 
             linear_message_tokens,
             workspace: None,
             trails: &trails,
+            path_trails: &path_trails,
             keep_tool_results: Some(keep),
             allowance: None,
         };

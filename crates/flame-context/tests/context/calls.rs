@@ -112,6 +112,7 @@ impl Frame0 {
             linear_message_tokens: 0,
             workspace: None,
             trails: &trails,
+            path_trails: &trails,
             keep_tool_results: self.keep,
             allowance: None,
         };
@@ -302,6 +303,7 @@ fn the_system_mark_ends_the_start_every_tree_shares() {
             linear_message_tokens: 0,
             workspace,
             trails: &trails,
+            path_trails: &trails,
             keep_tool_results: None,
             allowance: None,
         };
