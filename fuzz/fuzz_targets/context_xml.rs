@@ -72,6 +72,7 @@ fuzz_target!(|input: TreeInput| {
             linear_message_tokens: 0,
             workspace: None,
             trails: &std::collections::HashMap::new(),
+            path_trails: &std::collections::HashMap::new(),
             keep_tool_results: None,
             allowance: None,
         };

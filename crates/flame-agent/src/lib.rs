@@ -346,6 +346,7 @@ impl Agent {
                 max_tokens: model.model.max_output_tokens,
                 cache: PromptCache {
                     system: Some(prompt.system_lifetime),
+                    system_shared: Some(prompt.system_shared),
                     marks: prompt.marks,
                     key: Some(frame.to_string()),
                 },

@@ -2,7 +2,8 @@
 //! write the tree with its logs; importing a generated Flame export of 100k frames and 200k
 //! messages (`flame_import::scale`) as `flame import` does; and importing a generated Claude Code
 //! transcript of a million lines (a request every 20 lines, a recorded call in every reply). Prints
-//! `BENCH import.<name> <value> <unit>` lines.
+//! `BENCH import.<name> <value> <unit>` lines, and the replayed dollars of every shared session
+//! (the two long ones with their import, the three short ones alone).
 //!
 //! `FLAME_BENCH_IMPORT_FRAMES` (100000) and `FLAME_BENCH_IMPORT_MESSAGES` (twice the frames)
 //! size the generated export, and `FLAME_BENCH_TRANSCRIPT_LINES` (1000000) the transcript, for
@@ -224,5 +225,27 @@ fn main() {
         // How Flame's token count compares with the growth the tool recorded between calls.
         let estimate = replay.counted_growth as f64 / replay.recorded_growth.max(1) as f64;
         println!("BENCH import.replay_{name}_estimate {:.1} %", estimate * 100.0);
+    }
+    // The short shared sessions (issue 39): Flame's input against the linear session's, and
+    // against the floor, under both providers' caches.
+    for name in ["short", "subagent", "tool_heavy"] {
+        let path = data.join(format!("{name}.jsonl"));
+        for (provider, options) in [
+            ("", flame_api::ReplayOptions::default()),
+            (
+                "_openai",
+                flame_api::ReplayOptions {
+                    provider: flame_api::ReplayProvider::Openai,
+                    ..Default::default()
+                },
+            ),
+        ] {
+            let r = flame_api::replay_file(&path, None, None, &options).unwrap();
+            let ratio = |a: u64, b: u64| a as f64 / b.max(1) as f64;
+            let usd = ratio(r.flame_micro_usd, r.linear_micro_usd);
+            println!("BENCH import.replay_{name}{provider}_usd_ratio {usd:.3} ratio");
+            let floor = ratio(r.flame_micro_usd, r.floor_micro_usd);
+            println!("BENCH import.replay_{name}{provider}_floor_ratio {floor:.3} ratio");
+        }
     }
 }

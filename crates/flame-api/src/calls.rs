@@ -9,8 +9,9 @@
 //! `flame context`. [`Flame::rebuild_context`] is the person's request to make the frame's
 //! opening again.
 //!
-//! `Flame::context` passes the tree's workspace and the subtree trails of the finished frames it
-//! shows, with the frame's recorded cache hit rate for the inspector. Because a chat assembles
+//! `Flame::context` passes the tree's workspace, the subtree trails of the finished frames it
+//! shows and the own trails of the focus's ancestors (read afresh each time), with the frame's
+//! recorded cache hit rate for the inspector. Because a chat assembles
 //! before every model call, three things are kept between assemblies: the subtree trails of the
 //! last tree (`subtree_trails.rs`), the settled messages of the last focus (`settled_messages.rs`)
 //! and the frames its context shows (`path_frames.rs`). The parts assembled from them are kept too
@@ -130,6 +131,9 @@ impl Flame {
         let assembled =
             self.path_frames.with(store, data_dir, focus, |shown, followed| {
                 let linear_message_tokens = store.tree_message_tokens(&shown.tree)?;
+                // What the focus's ancestors touched themselves: read at every assembly, since
+                // one query of a few frames costs less than following their messages.
+                let path_trails = store.file_trails(&shown.path[1..])?;
                 let (tree, finished) = (&shown.tree, &shown.finished);
                 let none_gone = followed.is_some();
                 self.settled_messages.with(store, focus, none_gone, |messages, settled| {
@@ -144,6 +148,7 @@ impl Flame {
                             linear_message_tokens,
                             workspace: shown.workspace.as_deref(),
                             trails,
+                            path_trails: &path_trails,
                             keep_tool_results,
                             allowance: Some(&allowance),
                         };

@@ -172,6 +172,8 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: &Plan<'_>, mut masked: Masked)
         // The masked copy is the assembly's own: the messages sent are moved out of it.
         messages: masked.messages.split_off(first_message),
         previous_end: None,
+        system_shared: crate::shared_preamble(input.workspace.is_some()).len(),
+        is_parent: crate::focus_is_parent(input),
         report: ContextReport {
             focus: input.focus.clone(),
             budget,

@@ -36,14 +36,19 @@
 //! section, what gave way, the linear chat's total, what masking saved): the context inspector's
 //! data. The live agent (through `Flame::prepare_call`) and `flame replay` use the same rules.
 //!
-//! The system prompt is `preamble(workspace)`: `PREAMBLE` and one sentence naming the tree's
-//! workspace folder and the workspace tools, or saying there is none and that the person should
-//! choose one. A finished frame shown with its results lists
+//! The system prompt is `preamble(workspace)`: the `shared_preamble` — `PREAMBLE` and one
+//! sentence on the workspace tools, or saying there is no workspace and that the person should
+//! choose one; byte for byte the same in every tree offered the same tools, so that providers
+//! cache it across trees and sessions — and then what is particular to the tree, after a blank
+//! line: the sentence naming its workspace folder (and whatever else a tree adds later, never
+//! before it). A finished frame shown with its results lists
 //! `<files><changed>…</changed><read>…</read></files>` from its subtree's trail
 //! (`ContextInput::trails`, sorted without repeats as `FileTrail::new` makes them):
 //! comma-separated, changed paths its artifacts already name left out, each list cut at
 //! `MAX_LISTED_FILES` with ", and N more"; it goes with the rest when the frame gives way to its
-//! title. The golden files in `tests/context/golden/` hold the spec tree's document for every focus
+//! title. A frame on the path above the focus lists, the same way, the files its own tool calls
+//! touched (`ContextInput::path_trails`): what the work that led to the focus touched before it
+//! began, which no finished frame names. The golden files in `tests/context/golden/` hold the spec tree's document for every focus
 //! (`make bless` writes them again after an intended change).
 //!
 //! `next_call` with `Some((&mut KeptParts, settled))` gives exactly what it gives without, while
@@ -94,14 +99,29 @@ to sketch the work ahead.";
 const NO_WORKSPACE_SENTENCE: &str = "This tree has no workspace folder, so you have no tools to read \
 files or run commands; if the task needs them, ask the person to choose a workspace folder for the tree.";
 
-/// What opens the system prompt: [`PREAMBLE`] and one sentence about the tree's workspace.
+/// The sentence after [`PREAMBLE`] for a tree with a workspace folder, which is named after the
+/// shared preamble.
+const WORKSPACE_SENTENCE: &str = "This tree has a workspace folder, named below: the workspace tools \
+(read_file, list_files, search, write_file, edit_file, run_command) work in it, with paths relative to it.";
+
+/// The start of the system prompt, byte for byte the same for every tree offered the same tools
+/// (with or without the workspace tools): [`PREAMBLE`] and a sentence on the workspace tools.
+/// Providers cache a prompt's prefix across conversations, so the tools and this text are read
+/// from the cache by every tree and session, and whatever is particular to a tree comes after
+/// it (see [`preamble`]); a request's system cache mark ends it ([`request`]).
+pub fn shared_preamble(with_workspace: bool) -> String {
+    let sentence = if with_workspace { WORKSPACE_SENTENCE } else { NO_WORKSPACE_SENTENCE };
+    format!("{PREAMBLE} {sentence}")
+}
+
+/// The system prompt: the [`shared_preamble`], then what is particular to the tree, each part
+/// after a blank line — today its workspace folder. Whatever differs between trees or sessions
+/// goes after the shared preamble, never into it.
 pub fn preamble(workspace: Option<&str>) -> String {
+    let shared = shared_preamble(workspace.is_some());
     match workspace {
-        Some(folder) => format!(
-            "{PREAMBLE} This tree's workspace is the folder {folder}: the workspace tools (read_file, \
-             list_files, search, write_file, edit_file, run_command) work in it, with paths relative to it."
-        ),
-        None => format!("{PREAMBLE} {NO_WORKSPACE_SENTENCE}"),
+        Some(folder) => format!("{shared}\n\nThis tree's workspace is the folder {folder}."),
+        None => shared,
     }
 }
 
@@ -148,6 +168,11 @@ pub struct ContextInput<'a> {
     /// without an entry touched none. Finished frames shown with their results list them.
     /// Each list is sorted without repeats, as `FileTrail::new` and the store make them.
     pub trails: &'a HashMap<FrameId, FileTrail>,
+    /// The files each frame on the path above the focus read and changed by its own tool calls:
+    /// what the work that led to the focus had touched when it began (the frames under them are
+    /// listed with their own). Each lists them in its element; a frame without an entry touched
+    /// none. Each list is sorted without repeats.
+    pub path_trails: &'a HashMap<FrameId, FileTrail>,
     /// How many of the focus's newest tool results stay whole when older ones are masked:
     /// masked results are sent as a one-line stub naming the tool, its arguments, the result's
     /// size and where to read it back. Masking happens when an opening is made and in batches
@@ -175,6 +200,17 @@ pub struct ContextDoc {
     /// request starts with that one (the same opening, nothing masked since): where the cached
     /// prefix ends.
     pub previous_end: Option<MessageId>,
+    /// How many bytes `system` starts with that every tree offered the same tools shares (the
+    /// [`shared_preamble`]): where [`request`] puts the system's cache mark.
+    #[serde(skip)]
+    #[specta(skip)]
+    pub system_shared: usize,
+    /// Whether F has a child (planned, in progress or finished) among the frames given: its
+    /// requests' start will be wanted again after the child's work, so [`request`] asks the
+    /// provider to keep it longer.
+    #[serde(skip)]
+    #[specta(skip)]
+    pub is_parent: bool,
     pub report: ContextReport,
 }
 
@@ -236,6 +272,13 @@ pub struct OpeningReport {
     pub cache_written_tokens: u64,
 }
 
+/// Whether `input`'s focus has a child that is not invalidated ([`ContextDoc::is_parent`]).
+fn focus_is_parent(input: &ContextInput<'_>) -> bool {
+    input.frames.iter().any(|f| {
+        f.parent.as_ref() == Some(input.focus) && f.status != flame_model::Status::Invalidated
+    })
+}
+
 /// Why the context could not be assembled at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ContextError {
@@ -270,8 +313,8 @@ impl KeptParts {
         self.masks = mask::KeptMasks::default();
     }
 
-    /// Promises that the next assembly's frames, log paths and trails are, for every frame it
-    /// shows, what the last assembly with these parts was given; its frames' texts are then
+    /// Promises that the next assembly's frames, log paths and trails (both kinds) are, for
+    /// every frame it shows, what the last assembly with these parts was given; its frames' texts are then
     /// taken again without checking what they were made from (when its focus and encoding are
     /// the last one's). A caller that knows nothing changed (as the facade does from the
     /// store's events) saves writing and comparing a key for every frame.

@@ -1112,6 +1112,7 @@ mod tests {
             linear_message_tokens: 0,
             workspace: None,
             trails: &trails,
+            path_trails: &trails,
             keep_tool_results: keep,
             allowance: None,
         };

@@ -84,11 +84,13 @@ pub struct CachePolicy {
 }
 
 impl CachePolicy {
-    /// How long Flame asks Anthropic to keep a frame's conversation (the tools, the preamble and
-    /// the opening are kept for an hour whatever this says): chosen by replaying the shared
-    /// sessions in dollars (`flame replay --cache-lifetime`): five minutes cost 0.55 and 0.54 of
-    /// the linear sessions' input, an hour 0.67 and 0.65 (an hour's writes cost twice the input
-    /// price, five minutes' 1.25 times it, and the calls of a frame come minutes apart).
+    /// How long Flame asks Anthropic to keep a frame's conversation, its opening included (a
+    /// parent frame's requests keep the tools and the shared preamble for an hour whatever this
+    /// says: `request`): chosen by replaying the shared sessions in dollars (`flame replay
+    /// --cache-lifetime`): five minutes cost 0.55 and 0.54 of the linear sessions' input, an
+    /// hour 0.67 and 0.65 (an hour's writes cost twice the input price, five minutes' 1.25 times
+    /// it, and the calls of a frame come minutes apart). Measured before issue 39, which made
+    /// them 0.524 and 0.500 with five minutes.
     pub const ANTHROPIC_CONVERSATION: CacheLifetime = CacheLifetime::Short;
 
     /// Anthropic's cache at `price`'s rates (its list rates when the price is not known).
@@ -511,6 +513,8 @@ fn under_opening(
         xml: stored.opening.clone(),
         omission: stored.omission.clone(),
         previous_end: prefix_end,
+        system_shared: crate::shared_preamble(input.workspace.is_some()).len(),
+        is_parent: crate::focus_is_parent(input),
         report: ContextReport {
             focus: input.focus.clone(),
             budget,

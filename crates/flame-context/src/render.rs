@@ -382,7 +382,7 @@ impl<'a> Plan<'a> {
         optional(key, self.input.log_paths.get(&frame.id).map(String::as_str));
         // A trail holds thousands of paths in a large subtree, but a unit shows only its lists
         // (at most [`MAX_LISTED_FILES`] paths and a count each), so those are what it is keyed by.
-        match self.input.trails.get(&frame.id) {
+        match self.trail_shown(u) {
             Some(trail) => {
                 key.push(1);
                 for (paths, left_out) in
@@ -477,6 +477,17 @@ impl<'a> Plan<'a> {
         }
     }
 
+    /// The trail unit `u` lists, if any: a finished frame's subtree's (`ContextInput::trails`),
+    /// or the own trail of a frame on the path above the focus (`ContextInput::path_trails`).
+    fn trail_shown(&self, u: usize) -> Option<&FileTrail> {
+        let unit = &self.units[u];
+        match unit.on_path {
+            true if u == self.focus() => None,
+            true => self.input.path_trails.get(&unit.frame.id),
+            false => self.input.trails.get(&unit.frame.id),
+        }
+    }
+
     fn write_path_fields(&self, xml: &mut Xml, u: usize) {
         let frame = self.units[u].frame;
         let from_focus = self.path.len() - 1 - self.units[u].depth;
@@ -488,6 +499,10 @@ impl<'a> Plan<'a> {
             if from_focus == 0 { frame.results.as_deref() } else { compacted_results(frame) };
         if let Some(results) = partial {
             xml.field(1, "results", results);
+        }
+        // What the work on the path touched before F began, so that F knows where it happened.
+        if let Some(trail) = self.trail_shown(u) {
+            write_files(xml, trail, &frame.artifacts);
         }
         if let (0, Some(log)) = (from_focus, self.input.log_paths.get(&frame.id)) {
             xml.field(1, "log", log);
@@ -548,8 +563,8 @@ pub(crate) fn gone_element(id: &FrameId, frame: Option<&Frame>) -> String {
     xml.finish()
 }
 
-/// A finished frame's files (its subtree's, as [`ContextInput::trails`] holds them):
-/// `<files><changed>…</changed><read>…</read></files>`, each list
+/// A frame's files (a finished frame's subtree's, as [`ContextInput::trails`] holds them, or a
+/// path frame's own, from [`ContextInput::path_trails`]): `<files><changed>…</changed><read>…</read></files>`, each list
 /// sorted, comma-separated and cut at [`MAX_LISTED_FILES`] with "and N more"; changed files its
 /// artifacts already name are not repeated. Nothing when there is nothing left to list.
 fn write_files(xml: &mut Xml, trail: &FileTrail, artifacts: &[String]) {

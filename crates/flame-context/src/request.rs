@@ -6,15 +6,24 @@
 //! opening (the `<stack-context>` document) as the first user message, the omission line if
 //! some messages were left out, and the frame's messages, notes among them, oldest first. Each
 //! part is the one before plus what was appended, so a provider's prompt cache keeps what the
-//! frame's previous request sent (`opening.rs`).
+//! frame's previous request sent (`opening.rs`). The system prompt starts with the
+//! [`crate::shared_preamble`], the same for every tree offered the same tools, and what is
+//! particular to the tree follows it ([`Prompt::system_shared`]): the tools and the shared
+//! preamble are the same bytes in every tree and session, so a provider's cache serves them to
+//! all.
 //!
 //! The marks ([`CacheMark`]) are where a provider that caches on request (Anthropic) is asked
-//! to keep the prefix, at most four: the end of the system prompt (the tools and the preamble,
-//! shared by every frame of the tree) and the end of the opening, both for an hour, since a
-//! parent's requests outlive its children's and the stack says they will be needed again; then
+//! to keep the prefix, at most four: the end of the shared preamble (the tools and the text
+//! every tree shares; the tree's own part is kept with the opening), the end of the opening,
 //! the end of the frame's previous request (so it is found whatever was appended since) and
-//! the newest message, for the conversation's lifetime. Lifetimes never grow along a request,
-//! as Anthropic requires.
+//! the newest message. All are kept for the conversation's lifetime, but for the shared start
+//! in the requests of a frame that has a child ([`ContextDoc::is_parent`]): the stack says it
+//! will be wanted again after the child's work, which may outlast the conversation's lifetime,
+//! so it is kept for an hour. The opening is not kept longer than the conversation: a frame
+//! whose conversation went cold makes its opening again (`opening.rs`). Replayed (issue 39),
+//! the shared sessions cost 0.524 and 0.500 of the linear sessions' input this way, 0.539 and
+//! 0.523 with the shared start and the opening kept an hour in every request, 0.540 and 0.500
+//! with nothing kept an hour. Lifetimes never grow along a request, as Anthropic requires.
 //!
 //! Notes go to the model as the person's words, marked `[note]`; tool calls that never got a
 //! result are left out, and a result whose call was left out goes as plain text.
@@ -30,7 +39,12 @@ pub struct Prompt {
     /// The system prompt.
     pub system: String,
     pub system_tokens: u64,
-    /// How long the tools and the system prompt are to be kept in the cache.
+    /// How many bytes of `system` are the shared preamble, which every tree offered the same
+    /// tools starts with, and how many tokens: the system's mark ends them, and the rest of the
+    /// system prompt (the tree's own part) follows.
+    pub system_shared: usize,
+    pub system_shared_tokens: u64,
+    /// How long the tools and the shared preamble are to be kept in the cache.
     pub system_lifetime: CacheLifetime,
     pub messages: Vec<ChatMessage>,
     /// Each message's tokens, as Flame counts them.
@@ -97,7 +111,7 @@ pub fn prompt(doc: &ContextDoc, encoding: Encoding, conversation: CacheLifetime)
             sent_from.push(Some(m.id));
         }
     }
-    let mut marks = vec![CacheMark { message: 0, lifetime: CacheLifetime::Long }];
+    let mut marks = vec![CacheMark { message: 0, lifetime: conversation }];
     let previous = doc
         .previous_end
         .and_then(|end| sent_from.iter().rposition(|id| id.is_some_and(|id| id <= end)));
@@ -106,10 +120,22 @@ pub fn prompt(doc: &ContextDoc, encoding: Encoding, conversation: CacheLifetime)
             marks.push(CacheMark { message: at, lifetime: conversation });
         }
     }
+    let system_tokens = doc.report.sections.first().map_or(0, |s| s.tokens);
+    // No count, or one that does not fall between two characters, marks the system prompt whole.
+    let system_shared = Some(doc.system_shared)
+        .filter(|&at| at > 0 && doc.system.is_char_boundary(at))
+        .unwrap_or(doc.system.len());
+    let system_shared_tokens = if system_shared == doc.system.len() {
+        system_tokens
+    } else {
+        crate::memo::count(encoding, &doc.system[..system_shared]).min(system_tokens)
+    };
     Prompt {
         system: doc.system.clone(),
-        system_tokens: doc.report.sections.first().map_or(0, |s| s.tokens),
-        system_lifetime: CacheLifetime::Long,
+        system_tokens,
+        system_shared,
+        system_shared_tokens,
+        system_lifetime: if doc.is_parent { CacheLifetime::Long } else { conversation },
         messages,
         tokens,
         marks,

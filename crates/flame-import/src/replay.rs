@@ -19,7 +19,9 @@
 //! Each frame's file trail is the one the draft carries (`files.rs`), as it stood at the call,
 //! gathered over the frame's subtree as the live context gathers it: a frame's touches count
 //! when the tool call that made them came before the call (in the call's own frame, an earlier
-//! message; in any other, a message recorded no later).
+//! message; in any other, a message recorded no later). A finished frame lists its subtree's,
+//! and each frame on the path above the call's its own (a subagent's parent segment, what it
+//! touched before the subagent started), as the live context does.
 //!
 //! *First-touch recall* asks whether the trail does its job. For each call, the files its tool
 //! calls touched for the first time in its frame, and that another frame touched before, are
@@ -37,7 +39,12 @@
 //! the thread's fixed prompt and Flame's preamble, then the opening and the messages, with
 //! Flame's cache marks — and run through the provider's prompt cache
 //! (`flame_model::prompt_cache`) at the recorded call's time, so entries expire as they would
-//! have. Both sides are priced at one reference model's list prices (input only: both sides
+//! have. The fixed prompt starts every session of the agent with the same bytes, so the
+//! recorded session's first call read part of it from what earlier sessions had cached; Flame's
+//! request starts with the same bytes and is granted the same: the part of the fixed prompt a
+//! thread's first call read is its *shared* part, held in the cache (`PromptCache::hold`) at
+//! every call whose recorded read covers it, and the rest is written like any other part.
+//! Both sides are priced at one reference model's list prices (input only: both sides
 //! write the same answers): the linear session at the usage it recorded (its own cache reads
 //! and writes), Flame's at the simulated cache's. The *floor* is Flame's requests through a
 //! cache that never forgets and marks every block: each block written once, the first time its
@@ -294,7 +301,7 @@ pub fn replay(draft: &Draft, options: &ReplayOptions) -> Result<Replay, String> 
     let keep = options.keep_tool_results.unwrap_or(flame_context::DEFAULT_KEEP_TOOL_RESULTS);
     let mut cache = PromptCache::new(options.provider.rules());
     let mut floor = PromptCache::new(CacheRules::Floor);
-    let mut overhead: HashMap<usize, u64> = HashMap::new();
+    let mut overhead: HashMap<usize, FixedPrompt> = HashMap::new();
     let budget =
         |fixed: u64| Budget { context_window: u64::MAX / 4, reply_reserve: 0, tool_schemas: fixed };
     let linear_message_tokens = sum(draft.messages.iter().map(|m| m.tokens));
@@ -318,8 +325,16 @@ pub fn replay(draft: &Draft, options: &ReplayOptions) -> Result<Replay, String> 
             by_frame[call.frame].iter().filter(|m| m.id < upto).cloned().collect();
         let counted = sum(before.iter().filter(|m| m.id.0 % 2 == 0).map(|m| m.tokens));
         let thread = thread_of(call.frame);
-        let fixed =
-            *overhead.entry(thread).or_insert_with(|| call.input_tokens.saturating_sub(counted));
+        let recorded = draft.messages[call.message]
+            .message
+            .usage
+            .filter(|u| u.prompt_tokens() > 0)
+            .unwrap_or(Usage { input_tokens: call.input_tokens, ..Usage::default() });
+        let fixed_prompt = *overhead.entry(thread).or_insert_with(|| {
+            let tokens = call.input_tokens.saturating_sub(counted);
+            FixedPrompt { thread, tokens, shared: recorded.cache_read_tokens.min(tokens) }
+        });
+        let fixed = fixed_prompt.tokens;
         // The path to the focus and every child of each frame on it, as they stood at the call.
         let mut path = vec![call.frame];
         while let Some(p) = draft.frames[*path.last().expect("non-empty")].parent {
@@ -353,6 +368,14 @@ pub fn replay(draft: &Draft, options: &ReplayOptions) -> Result<Replay, String> 
             .into_iter()
             .map(|(frame, trail)| (frames[frame].id.clone(), trail))
             .collect();
+        // What the frames on the path above the call's touched themselves before it: a
+        // subagent's parent segment, before the subagent started.
+        let path_trails: HashMap<FrameId, FileTrail> = draft
+            .trails(came_before)
+            .into_iter()
+            .filter(|(frame, _)| path[1..].contains(frame))
+            .map(|(frame, trail)| (frames[frame].id.clone(), trail))
+            .collect();
         let input = ContextInput {
             focus: &frames[call.frame].id,
             frames: &snapshot,
@@ -364,6 +387,7 @@ pub fn replay(draft: &Draft, options: &ReplayOptions) -> Result<Replay, String> 
             linear_message_tokens,
             workspace: None,
             trails: &trails,
+            path_trails: &path_trails,
             keep_tool_results: Some(keep),
             allowance: None,
         };
@@ -403,23 +427,7 @@ pub fn replay(draft: &Draft, options: &ReplayOptions) -> Result<Replay, String> 
             contexts[call.frame] = Some(context);
         }
         let prompt = flame_context::request::prompt(&doc, encoding, policy.conversation);
-        let mut blocks = vec![
-            Block {
-                hash: prompt_cache::text_hash("fixed prompt", &thread.to_string()),
-                tokens: fixed,
-                mark: None,
-            },
-            Block {
-                hash: prompt_cache::text_hash("system", &prompt.system),
-                tokens: prompt.system_tokens,
-                mark: Some(prompt.system_lifetime),
-            },
-        ];
-        blocks.extend(prompt.messages.iter().enumerate().map(|(i, m)| Block {
-            hash: prompt_cache::message_hash(m),
-            tokens: prompt.tokens[i],
-            mark: prompt.marks.iter().find(|mark| mark.message == i).map(|mark| mark.lifetime),
-        }));
+        let blocks = request_blocks(&fixed_prompt, &prompt);
         if let Some(previous) = last_blocks.get(&call.frame) {
             let common: u64 = previous
                 .iter()
@@ -431,13 +439,15 @@ pub fn replay(draft: &Draft, options: &ReplayOptions) -> Result<Replay, String> 
             prefix_shares.push(common as f64 / whole.max(1) as f64);
         }
         last_blocks.insert(call.frame, blocks.clone());
+        // What the recorded call read of its fixed prompt, other sessions of the agent had left
+        // in the cache, or this one kept: Flame's request starts with the same bytes, and reads
+        // them as well.
+        if fixed_prompt.shared > 0 && recorded.cache_read_tokens >= fixed_prompt.shared {
+            cache.hold(call.at, &blocks[..1]);
+            floor.hold(call.at, &blocks[..1]);
+        }
         let used = cache.send(call.at, &blocks);
         let ideal = floor.send(call.at, &blocks);
-        let recorded = draft.messages[call.message]
-            .message
-            .usage
-            .filter(|u| u.prompt_tokens() > 0)
-            .unwrap_or(Usage { input_tokens: call.input_tokens, ..Usage::default() });
         let (linear, flame, floor_cost) =
             (input_price(&recorded), input_price(&used.usage()), input_price(&ideal.usage()));
         linear_pico += linear;
@@ -537,6 +547,56 @@ pub fn replay(draft: &Draft, options: &ReplayOptions) -> Result<Replay, String> 
         counted_growth,
         per_call: rows,
     })
+}
+
+/// A thread's fixed prompt (the agent's tools and system prompt, which its transcript does not
+/// hold), as estimated at its first call.
+#[derive(Debug, Clone, Copy)]
+struct FixedPrompt {
+    thread: usize,
+    tokens: u64,
+    /// How many of its first tokens the first call read from the cache: the part other
+    /// sessions of the agent had written before (never more than `tokens`).
+    shared: u64,
+}
+
+/// The blocks of the request `prompt` makes after the thread's fixed prompt, as the provider's
+/// cache sees them: the fixed prompt's shared part, the rest of it, then Flame's system prompt
+/// (its shared start carrying the system's mark, the tree's part after it) and the messages
+/// with their marks.
+fn request_blocks(fixed: &FixedPrompt, prompt: &flame_context::request::Prompt) -> Vec<Block> {
+    let thread = fixed.thread.to_string();
+    let mut blocks = vec![Block {
+        hash: prompt_cache::text_hash("fixed prompt", &thread),
+        tokens: fixed.shared,
+        mark: None,
+    }];
+    if fixed.tokens > fixed.shared {
+        blocks.push(Block {
+            hash: prompt_cache::text_hash("rest of the fixed prompt", &thread),
+            tokens: fixed.tokens - fixed.shared,
+            mark: None,
+        });
+    }
+    let (shared, tree) = prompt.system.split_at(prompt.system_shared);
+    blocks.push(Block {
+        hash: prompt_cache::text_hash("system", shared),
+        tokens: prompt.system_shared_tokens,
+        mark: Some(prompt.system_lifetime),
+    });
+    if !tree.is_empty() {
+        blocks.push(Block {
+            hash: prompt_cache::text_hash("system", tree),
+            tokens: prompt.system_tokens.saturating_sub(prompt.system_shared_tokens),
+            mark: None,
+        });
+    }
+    blocks.extend(prompt.messages.iter().enumerate().map(|(i, m)| Block {
+        hash: prompt_cache::message_hash(m),
+        tokens: prompt.tokens[i],
+        mark: prompt.marks.iter().find(|mark| mark.message == i).map(|mark| mark.lifetime),
+    }));
+    blocks
 }
 
 /// The id a draft message has in a replay: even, so that a note Flame appends before the

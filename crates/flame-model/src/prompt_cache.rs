@@ -6,7 +6,9 @@
 //! A request is a list of [`Block`]s — the tools and system prompt, then each message — each
 //! with a hash of its bytes and its tokens. The cache keys a prefix by the chain of its blocks'
 //! hashes, so two requests share an entry only when everything up to it is byte for byte the
-//! same. Time comes in with each request, since entries expire.
+//! same. Time comes in with each request, since entries expire. What other sessions of the same
+//! agent left in the cache (the agent's fixed prompt, when it starts every session with the same
+//! bytes) is granted with [`PromptCache::hold`].
 //!
 //! The rules ([`CacheRules`]):
 //!
@@ -118,19 +120,31 @@ impl PromptCache {
         PromptCache { rules, entries: HashMap::new() }
     }
 
+    /// Takes the prefix made of `blocks` as held at `at` by requests this sequence did not send:
+    /// other sessions of the same agent, which start with the same bytes. The next request that
+    /// starts with them reads them (and so renews the entry), under the rules' minimum; the
+    /// floor holds them for good. A replay grants this where the recorded session read them.
+    pub fn hold(&mut self, at: Timestamp, blocks: &[Block]) {
+        let (prefixes, through) = chains(blocks);
+        let (Some(&prefix), Some(&tokens)) = (prefixes.last(), through.last()) else { return };
+        let until = match self.rules {
+            CacheRules::Floor => Timestamp::MAX,
+            CacheRules::Anthropic { min_tokens } | CacheRules::Automatic { min_tokens, .. } => {
+                if tokens < min_tokens {
+                    return;
+                }
+                at
+            }
+        };
+        let expires = self.entries.entry(prefix).or_insert(Timestamp::MIN);
+        *expires = (*expires).max(until);
+    }
+
     /// Sends a request of `blocks` at `at`: what it reads, writes and sends uncached, and the
     /// entries it leaves.
     pub fn send(&mut self, at: Timestamp, blocks: &[Block]) -> CacheUse {
-        let mut prefixes = Vec::with_capacity(blocks.len());
-        let mut through = Vec::with_capacity(blocks.len());
-        let (mut chain, mut tokens) = (0xcbf2_9ce4_8422_2325_u64, 0u64);
-        for block in blocks {
-            chain = mix(chain, block.hash);
-            tokens = tokens.saturating_add(block.tokens);
-            prefixes.push(chain);
-            through.push(tokens);
-        }
-        let total = tokens;
+        let (prefixes, through) = chains(blocks);
+        let total = through.last().copied().unwrap_or(0);
         let live = |entries: &HashMap<u64, Timestamp>, prefix: &u64| {
             entries.get(prefix).is_some_and(|&expires| expires >= at)
         };
@@ -215,6 +229,20 @@ impl PromptCache {
             }
         }
     }
+}
+
+/// The hash of each prefix of `blocks` (its blocks' chain) and the tokens through it.
+fn chains(blocks: &[Block]) -> (Vec<u64>, Vec<u64>) {
+    let mut prefixes = Vec::with_capacity(blocks.len());
+    let mut through = Vec::with_capacity(blocks.len());
+    let (mut chain, mut tokens) = (0xcbf2_9ce4_8422_2325_u64, 0u64);
+    for block in blocks {
+        chain = mix(chain, block.hash);
+        tokens = tokens.saturating_add(block.tokens);
+        prefixes.push(chain);
+        through.push(tokens);
+    }
+    (prefixes, through)
 }
 
 /// A block's chain of hashes, one block further: order matters, so a block moved is a prefix
@@ -340,6 +368,34 @@ mod tests {
             CacheUse { read: 1_024 + 23 * 128, uncached: 4_000 - 3_968, ..CacheUse::default() }
         );
         assert_eq!(cache.send(20 * MINUTE, &blocks).read, 0, "expired");
+    }
+
+    #[test]
+    fn a_prefix_held_by_other_sessions_is_read_by_a_request_that_starts_with_it() {
+        let shared = block("tools and system", 5_000, None);
+        let mut request = vec![shared];
+        request.extend(conversation(2).into_iter().skip(1));
+        request[1].mark = Some(CacheLifetime::Long);
+        for rules in [CacheRules::ANTHROPIC, CacheRules::OPENAI, CacheRules::Floor] {
+            let mut cache = PromptCache::new(rules);
+            cache.hold(MINUTE, &request[..1]);
+            let used = cache.send(MINUTE, &request);
+            assert!(used.read >= 4_096, "{rules:?}: {used:?}");
+            assert_eq!(used.total(), 7_000, "{rules:?}");
+            // Another start is not held: it is written (or sent) whole.
+            let mut other = request.clone();
+            other[0] = block("another agent's prompt", 5_000, None);
+            assert_eq!(PromptCache::new(rules).send(MINUTE, &other).read, 0, "{rules:?}");
+        }
+        // Held at a moment, not for ever: what was not read by then is gone.
+        let mut cache = PromptCache::new(CacheRules::ANTHROPIC);
+        cache.hold(MINUTE, &request[..1]);
+        assert_eq!(cache.send(2 * MINUTE, &request).read, 0);
+        // Shorter than the minimum, nothing is held.
+        let mut cache = PromptCache::new(CacheRules::ANTHROPIC);
+        let small = [block("small", 500, None), block("rest", 1_000, Some(CacheLifetime::Long))];
+        cache.hold(0, &small[..1]);
+        assert_eq!(cache.send(0, &small).read, 0);
     }
 
     #[test]

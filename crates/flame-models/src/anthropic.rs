@@ -74,13 +74,28 @@ pub(crate) fn body(request: &ChatRequest) -> String {
             .iter()
             .map(|t| Tool { name: &t.name, description: &t.description, input_schema: &t.schema })
             .collect(),
-        system: vec![WireBlock::Text {
-            text: &request.system,
-            cache_control: request.cache.system.map(CacheControl::of),
-        }],
+        system: system_blocks(request),
         messages,
     };
     serde_json::to_string(&body).expect("a request body serialises")
+}
+
+/// The system prompt as Anthropic's blocks: the part every conversation shares, carrying the
+/// system's cache mark, then the rest (see `PromptCache::system_shared`).
+fn system_blocks(request: &ChatRequest) -> Vec<WireBlock<'_>> {
+    let system = request.system.as_str();
+    let cache_control = || request.cache.system.map(CacheControl::of);
+    let split = request
+        .cache
+        .system_shared
+        .filter(|&at| at > 0 && at < system.len() && system.is_char_boundary(at));
+    match split {
+        Some(at) => vec![
+            WireBlock::Text { text: &system[..at], cache_control: cache_control() },
+            WireBlock::Text { text: &system[at..], cache_control: None },
+        ],
+        None => vec![WireBlock::Text { text: system, cache_control: cache_control() }],
+    }
 }
 
 #[derive(Serialize)]

@@ -166,9 +166,15 @@ pub struct ChatRequest {
 /// What a request asks of the provider's prompt cache.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PromptCache {
-    /// Keep the tools and the system prompt for this long (Anthropic's `cache_control` on the
-    /// system prompt's end); `None` asks nothing.
+    /// Keep the tools and the system prompt (up to `system_shared`) for this long (Anthropic's
+    /// `cache_control` on the system prompt's block); `None` asks nothing.
     pub system: Option<CacheLifetime>,
+    /// How many bytes the system prompt starts with that are the same in every conversation
+    /// offered the same tools (Flame's shared preamble): Anthropic's system mark ends them, and
+    /// the rest of the system prompt goes as a block of its own after it, so that conversations
+    /// whose system prompts differ after it still share the cached start. `None` (or a count
+    /// that does not fall inside the prompt between two characters): the whole prompt.
+    pub system_shared: Option<usize>,
     /// Keep the prefix up to these messages (Anthropic's `cache_control` on a message's last
     /// block), in message order; lifetimes never grow along a request.
     pub marks: Vec<CacheMark>,

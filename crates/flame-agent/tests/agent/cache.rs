@@ -7,6 +7,11 @@
 //! Anthropic's marks (`cache_control`) move to the newest message at every request: they say
 //! where to cache, and are not part of what is cached, so requests are compared with them taken
 //! out.
+//!
+//! Two trees with different workspace folders send first requests that start alike (issue 39):
+//! the tools and the system prompt up to the tree's own folder are the same bytes, so a
+//! provider's cache serves them from one tree (or session) to the next, and on Anthropic's wire
+//! the system's mark ends that shared start.
 
 use std::io::Write as _;
 
@@ -221,4 +226,76 @@ async fn anthropic_requests_stay_cacheable() {
 #[tokio::test]
 async fn openai_requests_stay_cacheable() {
     requests_stay_cacheable(Wire::Openai).await;
+}
+
+/// The first request of each of two trees, whose workspaces are two folders, over `wire`; and
+/// the folders.
+async fn first_requests_of_two_trees(wire: Wire) -> ([Value; 2], [String; 2]) {
+    let folders = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let replies = vec![scripted(wire, "Hello.", None), scripted(wire, "Hello again.", None)];
+    let mut s = setup(Autonomy::Auto, replies).await;
+    let first = s.flame.status(None).unwrap().tree;
+    s.flame.set_workspace(Actor::Person, &first.id, Some(folders[0].path())).unwrap();
+    let second = s
+        .flame
+        .create_tree(Actor::Person, "Fix the login", "Logging in works", Some(folders[1].path()))
+        .unwrap();
+    let settings = s.agent.settings().clone();
+    s.agent = agent_on(&s, wire, settings);
+    for root in [&first.root, &second.root] {
+        let cancel = CancellationToken::new();
+        let outcome =
+            s.agent.send(Actor::Person, Some(root), "Hello", None, &cancel, &mut |_| {}).await;
+        assert_eq!(outcome.unwrap().stopped, Stopped::Finished);
+    }
+    let bodies: Vec<Value> =
+        s.server.requests().iter().map(|r| serde_json::from_str(&r.body).unwrap()).collect();
+    let folders = folders.map(|f| std::fs::canonicalize(f.path()).unwrap().display().to_string());
+    (bodies.try_into().unwrap(), folders)
+}
+
+/// The system prompt a request body carries, in `wire`'s shape, as one text.
+fn system_text(wire: Wire, body: &Value) -> String {
+    match wire {
+        Wire::Anthropic => body["system"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|block| block["text"].as_str().unwrap())
+            .collect(),
+        Wire::Openai => body["messages"][0]["content"].as_str().unwrap().to_owned(),
+    }
+}
+
+async fn two_trees_share_their_first_requests_start(wire: Wire) {
+    let (bodies, folders) = first_requests_of_two_trees(wire).await;
+    assert_eq!(bodies[0]["tools"], bodies[1]["tools"], "{wire:?}: the same tools, in order");
+    let systems = bodies.each_ref().map(|b| system_text(wire, b));
+    for (system, folder) in systems.iter().zip(&folders) {
+        assert!(system.contains(folder.as_str()), "{wire:?}: {system}");
+    }
+    // Where the two system prompts part, only the tree's own folder is left: everything that
+    // tells the model about frames and tools comes before.
+    let at = shared_start(&systems[0], &systems[1]);
+    for system in &systems {
+        let rest = &system[at..];
+        assert!(!rest.contains("run_command") && !rest.contains("frame"), "{wire:?}: {rest}");
+    }
+    if wire == Wire::Anthropic {
+        // The system's mark ends the shared start, so one tree's entry is the other's.
+        let marked = bodies.each_ref().map(|b| b["system"][0].clone());
+        assert_eq!(marked[0], marked[1]);
+        assert!(marked[0].get("cache_control").is_some(), "{marked:?}");
+        assert!(!marked[0]["text"].as_str().unwrap().contains(folders[0].as_str()));
+    }
+}
+
+#[tokio::test]
+async fn anthropic_first_requests_of_two_trees_share_their_start() {
+    two_trees_share_their_first_requests_start(Wire::Anthropic).await;
+}
+
+#[tokio::test]
+async fn openai_first_requests_of_two_trees_share_their_start() {
+    two_trees_share_their_first_requests_start(Wire::Openai).await;
 }

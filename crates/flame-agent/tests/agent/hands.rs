@@ -104,7 +104,8 @@ async fn the_agent_reads_edits_and_runs_with_approval_then_pops_with_its_trail()
     for tool in ["read_file", "list_files", "search", "write_file", "edit_file", "run_command"] {
         assert!(names.contains(&tool.to_owned()), "{tool} not offered: {names:?}");
     }
-    let system = first["system"][0]["text"].as_str().unwrap();
+    // The folder is in the system prompt's second block, after the start every tree shares.
+    let system = first["system"][1]["text"].as_str().unwrap();
     assert!(
         system.contains(&workspace.path().canonicalize().unwrap().display().to_string()),
         "{system}"

@@ -213,6 +213,32 @@ fn kept_subtree_files_follow_changes_made_here_and_in_another_process() {
     assert!(doc.xml.contains("<read>a.rs, late.rs</read>"), "{}", doc.xml);
 }
 
+/// A child's context names the files its parent's own work touched before the child began
+/// (issue 39): the parent is on the path, so no finished frame lists them. The focus does not
+/// list its own, which its messages show; a file its ancestors touch later is in the context
+/// the next assembly makes, here or after another process's change.
+#[test]
+fn a_childs_context_names_what_its_ancestors_touched_themselves() {
+    let kept = Kept::new(41);
+    let (s, other) = (&kept.s, &kept.other);
+    let tree = s.flame.create_tree(A, "Root", "Done", None).unwrap();
+    s.flame.add_tool_result(A, &tree.root, &read_result("c1"), &trail(&["root.md"], &[])).unwrap();
+    let parent = s.flame.push(A, Some(&tree.root), "Parent", "p").unwrap().id;
+    let changed = trail(&["src/lib.rs"], &["src/greet.rs"]);
+    s.flame.add_tool_result(A, &parent, &read_result("c2"), &changed).unwrap();
+    let doc = kept.assert_fresh(&parent);
+    assert!(doc.xml.contains("<read>root.md</read>"), "{}", doc.xml);
+    assert!(!doc.xml.contains("greet.rs"), "the focus's own files: {}", doc.xml);
+    let child = s.flame.push(A, Some(&parent), "Child", "c").unwrap().id;
+    let doc = kept.assert_fresh(&child);
+    assert!(doc.xml.contains("<changed>src/greet.rs</changed>"), "{}", doc.xml);
+    assert!(doc.xml.contains("<read>src/lib.rs</read>"), "{}", doc.xml);
+    assert!(doc.xml.contains("<read>root.md</read>"), "{}", doc.xml);
+    other.add_tool_result(A, &parent, &read_result("c3"), &trail(&["late.rs"], &[])).unwrap();
+    let doc = kept.assert_fresh(&child);
+    assert!(doc.xml.contains("<read>late.rs, src/lib.rs</read>"), "{}", doc.xml);
+}
+
 /// The focus's settled messages are kept between assemblies; a reply streaming in, messages
 /// from another process and a deleted tree must still give the context a Flame opened just now
 /// assembles.

@@ -112,6 +112,7 @@ impl Frame0 {
             linear_message_tokens: 0,
             workspace: None,
             trails: &trails,
+            path_trails: &trails,
             keep_tool_results: self.keep,
             allowance: None,
         };
@@ -252,10 +253,11 @@ fn a_request_carries_its_marks_where_the_cache_needs_them() {
     let mut f = Frame0::new(CachePolicy::anthropic(None));
     f.push(Role::User, "start", 10);
     let (_, first) = f.call();
-    assert_eq!(first.system_lifetime, CacheLifetime::Long);
+    // A frame without a child keeps everything for its conversation's lifetime.
+    assert_eq!(first.system_lifetime, CacheLifetime::Short);
     let marks: Vec<(usize, CacheLifetime)> =
         first.marks.iter().map(|m| (m.message, m.lifetime)).collect();
-    assert_eq!(marks, [(0, CacheLifetime::Long), (1, CacheLifetime::Short)]);
+    assert_eq!(marks, [(0, CacheLifetime::Short), (1, CacheLifetime::Short)]);
     f.tool_turn(0, 300);
     let (_, second) = f.call();
     // The opening, the end of the previous request (the person's message), and the newest.
@@ -263,7 +265,7 @@ fn a_request_carries_its_marks_where_the_cache_needs_them() {
         second.marks.iter().map(|m| (m.message, m.lifetime)).collect();
     assert_eq!(
         marks,
-        [(0, CacheLifetime::Long), (1, CacheLifetime::Short), (3, CacheLifetime::Short)]
+        [(0, CacheLifetime::Short), (1, CacheLifetime::Short), (3, CacheLifetime::Short)]
     );
     assert!(
         matches!(&second.messages[0], ChatMessage::User(text) if text.contains("<stack-context"))
@@ -272,4 +274,56 @@ fn a_request_carries_its_marks_where_the_cache_needs_them() {
     let doc: &ContextDoc = &f.call().0.doc;
     assert!(doc.system.starts_with(flame_context::PREAMBLE), "the system prompt is the preamble");
     assert!(!doc.system.contains("<stack-context id="));
+    // Once the frame has a child, its shared start is kept for an hour: the stack says it is
+    // wanted again after the child's work. An invalidated child says nothing of the kind.
+    f.frames.push(marked(PLANNED, Some(FOCUS), 0, Status::Invalidated));
+    assert_eq!(f.call().1.system_lifetime, CacheLifetime::Short);
+    f.frames.pop();
+    f.frames.push(marked(PLANNED, Some(FOCUS), 0, Status::Planned));
+    let (_, parent) = f.call();
+    assert_eq!(parent.system_lifetime, CacheLifetime::Long);
+    assert!(parent.marks.iter().all(|m| m.lifetime == CacheLifetime::Short), "{parent:?}");
+}
+
+/// The system prompt starts with the shared preamble, the same bytes for every tree offered the
+/// same tools, and the request's system mark ends it: the tree's workspace folder comes after.
+#[test]
+fn the_system_mark_ends_the_start_every_tree_shares() {
+    let frames = Frame0::new(CachePolicy::anthropic(None)).frames;
+    let logs = log_paths(&frames);
+    let trails = HashMap::new();
+    let request_in = |workspace: Option<&str>| {
+        let input = ContextInput {
+            focus: &id(FOCUS),
+            frames: &frames,
+            messages: &[],
+            encoding: Encoding::O200kBase,
+            budget: Budget::of(1_000_000),
+            log_paths: &logs,
+            linear_message_tokens: 0,
+            workspace,
+            trails: &trails,
+            path_trails: &trails,
+            keep_tool_results: None,
+            allowance: None,
+        };
+        let doc = flame_context::assemble(&input).unwrap();
+        prompt(&doc, Encoding::O200kBase, CacheLifetime::Short)
+    };
+    let folders = ["/home/ada/one", "/srv/another tree"];
+    let prompts = folders.map(|folder| request_in(Some(folder)));
+    let shared = |p: &Prompt| p.system[..p.system_shared].to_owned();
+    for (prompt, folder) in prompts.iter().zip(folders) {
+        assert!(prompt.system[prompt.system_shared..].contains(folder), "{prompt:?}");
+        assert!(!shared(prompt).contains(folder));
+        assert!(prompt.system_shared_tokens < prompt.system_tokens);
+    }
+    assert_eq!(shared(&prompts[0]), shared(&prompts[1]));
+    assert_eq!(shared(&prompts[0]), flame_context::shared_preamble(true));
+    assert_ne!(prompts[0].system, prompts[1].system);
+    // Without a workspace the whole system prompt is shared.
+    let none = request_in(None);
+    assert_eq!(none.system_shared, none.system.len());
+    assert_eq!(none.system_shared_tokens, none.system_tokens);
+    assert_eq!(none.system, flame_context::shared_preamble(false));
 }

@@ -1,13 +1,14 @@
-//! The workspace in a context: the preamble's sentence about the tree's folder, and the files a
-//! finished frame's own tool calls read and changed, listed where its results are.
+//! The workspace in a context: the preamble's sentence about the tree's folder, the files a
+//! finished frame's own tool calls read and changed, listed where its results are, and the files
+//! the frames on the path above the focus touched themselves.
 
 use std::collections::HashMap;
 
 use flame_context::{MAX_LISTED_FILES, PREAMBLE, SectionKind, SectionState, preamble};
 use flame_model::{FileTrail, FrameId};
 
-use crate::context_with_files;
 use crate::spec_tree::{names, spec_tree};
+use crate::{context_with_files, log_paths};
 
 fn id(name: &str) -> FrameId {
     FrameId::parse(names().iter().find(|(n, _)| *n == name).unwrap().1).unwrap()
@@ -44,6 +45,9 @@ fn the_preamble_says_where_the_workspace_is_or_that_there_is_none() {
     let some =
         context_with_files(&frames, &focus, &[], 100_000, Some("/home/me/app"), &HashMap::new());
     assert!(some.system.starts_with(&preamble(Some("/home/me/app"))));
+    // The folder comes after the start every tree with a workspace shares.
+    assert!(some.system.starts_with(&flame_context::shared_preamble(true)));
+    assert!(!flame_context::shared_preamble(true).contains("/home/me/app"));
     assert!(some.system.contains("workspace is the folder /home/me/app"), "{}", some.system);
     assert!(some.system.contains("run_command"));
     assert!(!some.system.contains("no workspace folder"));
@@ -145,4 +149,42 @@ fn a_frame_shrunk_to_its_title_loses_its_files_too() {
     assert_eq!(sibling(&tight).state, SectionState::TitleOnly);
     assert!(!tight.xml.contains("<files>"), "{}", tight.xml);
     assert!(tight.xml.contains("title-f00000000a0"));
+}
+
+/// The frames on the path above the focus list what their own work touched, so that the focus
+/// knows where the work that led to it happened (issue 39); the focus lists none of its own.
+#[test]
+fn the_frames_above_the_focus_list_what_they_touched_themselves() {
+    let frames = spec_tree();
+    let logs = log_paths(&frames);
+    let path_trails = HashMap::from([
+        (id("root"), trail(&["README.md"], &[])),
+        (id("b"), trail(&["src/api.rs"], &["src/routes.rs"])),
+        (id("b1"), trail(&["b1-own.rs"], &[])),
+    ]);
+    let input = flame_context::ContextInput {
+        focus: &id("b1"),
+        frames: &frames,
+        messages: &[],
+        encoding: flame_tokens::Encoding::O200kBase,
+        budget: flame_context::Budget::of(100_000),
+        log_paths: &logs,
+        linear_message_tokens: 0,
+        workspace: None,
+        trails: &HashMap::new(),
+        path_trails: &path_trails,
+        keep_tool_results: None,
+        allowance: None,
+    };
+    let xml = flame_context::assemble(&input).unwrap().xml;
+    let b = xml.find(&format!("id=\"{}\"", id("b"))).unwrap();
+    let b1 = xml.find(&format!("id=\"{}\"", id("b1"))).unwrap();
+    let root_files = xml.find("<read>README.md</read>").expect(&xml);
+    let b_changed = xml.find("<changed>src/routes.rs</changed>").expect(&xml);
+    let b_read = xml.find("<read>src/api.rs</read>").expect(&xml);
+    assert!(
+        root_files < b && b < b_changed && b_changed < b_read && b_read < b1,
+        "each in its own element:\n{xml}"
+    );
+    assert!(!xml.contains("b1-own.rs"), "{xml}");
 }

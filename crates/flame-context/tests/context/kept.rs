@@ -91,6 +91,7 @@ struct Case {
     settled: usize,
     logs: HashMap<FrameId, String>,
     trails: HashMap<FrameId, FileTrail>,
+    path_trails: HashMap<FrameId, FileTrail>,
     budget: u64,
     kept: KeptParts,
     last: Option<ContextDoc>,
@@ -115,6 +116,7 @@ impl Case {
             linear_message_tokens: 0,
             workspace: Some("/work/space"),
             trails: &self.trails,
+            path_trails: &self.path_trails,
             keep_tool_results: Some(1),
             allowance: None,
         };
@@ -140,6 +142,7 @@ fn kept_parts_give_the_fresh_context_after_every_kind_of_change() {
             (id(SIBLING), trail(&files(2), &["src/s.rs", "artifact-f00000000s0"])),
             (id(CHILD), trail(&files(1), &[])),
         ]),
+        path_trails: HashMap::from([(id(B1), trail(&files(2), &["src/b1.rs"]))]),
         messages: [message(0, &focus, "do the work", 10)]
             .into_iter()
             .chain((0..3).flat_map(|n| turn(n, &focus)))
@@ -187,6 +190,15 @@ fn kept_parts_give_the_fresh_context_after_every_kind_of_change() {
     case.check("past the listed files, only the count changes", false);
     case.trails.remove(&id(CHILD));
     case.check("a child whose subtree touched nothing", false);
+    case.path_trails.insert(id(B1), trail(&files(3), &["src/b1.rs"]));
+    case.check("the parent's own work read one more file", false);
+    case.path_trails.insert(id(ROOT), trail(&[], &["README.md"]));
+    case.check("the root changed a file", false);
+    // A trail given for the focus (its own work is in its messages) or a frame off the path
+    // shows nothing.
+    case.path_trails.insert(id(FOCUS), trail(&files(1), &[]));
+    case.path_trails.insert(id(SIBLING), trail(&files(1), &[]));
+    case.check("trails that are not shown", true);
     case.logs.insert(id(SIBLING), "logs/elsewhere.md".into());
     case.check("a log path", false);
     for frame in case.frames.iter_mut().filter(|f| f.parent == Some(id(B1))) {
@@ -254,6 +266,7 @@ fn forgetting_messages_lets_an_id_name_another_message() {
             linear_message_tokens: 0,
             workspace: None,
             trails: &trails,
+            path_trails: &trails,
             keep_tool_results: Some(1),
             allowance: None,
         };

@@ -93,6 +93,7 @@ pub fn context_with_files(
         linear_message_tokens: 0,
         workspace,
         trails,
+        path_trails: &HashMap::new(),
         keep_tool_results: None,
         allowance: None,
     };

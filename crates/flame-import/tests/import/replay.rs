@@ -1,6 +1,7 @@
 //! The replay of the shared sessions: every recorded call compared with Flame's context.
 
-use flame_import::replay::replay;
+use flame_import::replay::{ReplayOptions, ReplayProvider, replay};
+use flame_model::cost::PriceTable;
 
 use crate::{SESSION_A, SESSION_B, import, shared};
 
@@ -56,5 +57,38 @@ fn the_token_count_follows_the_recorded_growth() {
         assert!(r.recorded_growth > 100_000, "{name}: {}", r.recorded_growth);
         let share = r.counted_growth as f64 / r.recorded_growth as f64;
         assert!((0.9..=1.1).contains(&share), "{name}: {share:.3}");
+    }
+}
+
+/// The three short shared sessions (issue 39): their first call read the agent's fixed prompt
+/// from what earlier sessions had cached, and Flame's request, which starts with the same bytes,
+/// reads it too, so none costs Flame more than the linear session did. The one exception is the
+/// session of a single call under OpenAI's cache, where writing costs what sending does: Flame's
+/// request is the linear one plus its preamble and opening, and costs at most those sent
+/// uncached more (and one 128-token step of OpenAI's rounding).
+#[test]
+fn the_short_sessions_cost_no_more_than_the_linear_ones() {
+    for name in ["short.jsonl", "subagent.jsonl", "tool_heavy.jsonl"] {
+        let draft = import(&shared(name));
+        for provider in [ReplayProvider::Anthropic, ReplayProvider::Openai] {
+            let options = ReplayOptions { provider, ..Default::default() };
+            let r = replay(&draft, &options).unwrap();
+            let first = &r.per_call[0];
+            let recorded = draft.messages[draft.calls[0].message].message.usage.unwrap();
+            // OpenAI reads whole steps of 128 tokens.
+            assert!(
+                first.flame_cache.read + 128 > recorded.cache_read_tokens,
+                "{name}, {provider:?}: {first:?}"
+            );
+            let usd = r.flame_micro_usd as f64 / r.linear_micro_usd as f64;
+            if r.calls == 1 && provider == ReplayProvider::Openai {
+                let price = PriceTable::default().get(&r.reference_model).unwrap().price();
+                let added = first.flame_tokens - first.linear_tokens + 128;
+                let bound = r.linear_micro_usd + added * price.input / 1_000_000 + 1;
+                assert!(r.flame_micro_usd <= bound, "{name}: {r:?}");
+            } else {
+                assert!(usd <= 1.0, "{name}, {provider:?}: {usd:.3} of the linear dollars");
+            }
+        }
     }
 }

@@ -134,3 +134,22 @@ fn replay_names_an_earlier_segments_files_and_counts_them_as_recalled() {
     let call = r.per_call.iter().find(|c| c.returning_paths == 1).unwrap();
     assert_eq!(call.frame, 2);
 }
+
+/// The hand-made session whose subagent returns to its parent's file (issue 39): the subagent's
+/// read of `src/greet.py`, which its parent segment read and edited before starting it, is a
+/// returning path, and the subagent's context names it, as the parent's own files.
+#[test]
+fn a_subagent_that_returns_to_its_parents_file_finds_it_named() {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/import/fixtures/claude-code/5b0a6e3c-1d2f-4a8b-9c7d-2e4f6a8b0c1d.jsonl");
+    let draft = import(&path);
+    assert!(draft.report.problems.is_empty(), "{:?}", draft.report.problems);
+    let subagent = draft.frames.iter().position(|f| f.title == "Check the tests").unwrap();
+    assert_eq!(draft.frames[subagent].kind, flame_import::FrameKind::Subagent);
+    let r = replay(&draft, &Default::default()).unwrap();
+    let returning: Vec<_> =
+        r.per_call.iter().filter(|c| c.frame == subagent && c.returning_paths > 0).collect();
+    assert_eq!(returning.len(), 1, "{:?}", r.per_call);
+    assert_eq!(returning[0].recalled_paths, 1, "{:?}", returning[0]);
+    assert_eq!(r.first_touch_recall, Some(1.0), "{r:?}");
+}

@@ -229,11 +229,14 @@ async fn openai_streams_text_and_usage() {
     assert!(body.get("prompt_cache_key").is_none());
 }
 
-/// The request as Flame sends it in a frame: the system prompt and three messages marked.
+/// The request as Flame sends it in a frame: the system prompt's shared start and three
+/// messages marked.
 fn marked_request() -> ChatRequest {
     ChatRequest {
+        system: "You are in a frame.\n\nThe tree's folder is /home/ada/project.".into(),
         cache: PromptCache {
             system: Some(CacheLifetime::Long),
+            system_shared: Some("You are in a frame.".len()),
             marks: vec![
                 CacheMark { message: 0, lifetime: CacheLifetime::Long },
                 CacheMark { message: 2, lifetime: CacheLifetime::Short },
@@ -262,7 +265,12 @@ async fn anthropic_requests_carry_the_marks_on_the_blocks_that_end_them_in_promp
     let body = sent.json();
     let hour = json!({"type": "ephemeral", "ttl": "1h"});
     let minutes = json!({"type": "ephemeral"});
+    // The system's mark ends its shared start; the tree's own part follows, unmarked.
+    assert_eq!(body["system"][0]["text"], "You are in a frame.");
     assert_eq!(body["system"][0]["cache_control"], hour);
+    assert_eq!(body["system"][1]["text"], "\n\nThe tree's folder is /home/ada/project.");
+    assert!(body["system"][1].get("cache_control").is_none());
+    assert_eq!(body["system"].as_array().unwrap().len(), 2);
     // The first user message ends with the opening's mark; the tool result and the question
     // after it share the last user message, whose two blocks each end a marked message.
     assert_eq!(body["messages"][0]["content"][0]["cache_control"], hour);
