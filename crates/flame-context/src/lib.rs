@@ -55,6 +55,7 @@
 //! only.
 
 pub mod budget;
+mod instructions;
 mod mask;
 mod memo;
 mod opening;
@@ -75,7 +76,7 @@ pub use mask::{
 };
 pub use opening::{
     CacheEconomics, CachePolicy, CallRules, ContextUpdate, MASKING_HORIZON,
-    MAX_REWRITTEN_PER_MILLE, NextCall, UNSTORED_NOTE, next_call,
+    MAX_REWRITTEN_PER_MILLE, NextCall, UNSTORED_NOTE, next_call, opening_due,
 };
 
 /// The preamble that opens every context. It is the same for every frame of a tree, so that a
@@ -144,6 +145,11 @@ pub struct ContextInput<'a> {
     /// caller keeps budgets: a call appends a note telling the model of it when it says
     /// something new ([`next_call`]). `None` tells the model nothing of budgets.
     pub allowance: Option<&'a flame_model::budget::Allowance>,
+    /// The project instructions a new opening starts with (`instructions.rs`), in the order
+    /// they are sent; `None` when the caller did not look for them (the person turned them off,
+    /// or the call keeps its opening: see [`opening_due`]). A kept opening sends what it was
+    /// made with, whatever this says.
+    pub instructions: Option<&'a [flame_model::InstructionFile]>,
 }
 
 /// The assembled context.
@@ -221,6 +227,9 @@ pub struct OpeningReport {
     pub cache_read_tokens: u64,
     /// What the call sends that is not in the cache: the rest.
     pub cache_written_tokens: u64,
+    /// The project instructions the opening starts with, file by file, read when it was made
+    /// (`made_at`); `None` when it was made without looking for them.
+    pub instructions: Option<Vec<flame_model::InstructionFileReport>>,
 }
 
 /// Why the context could not be assembled at all.

@@ -1114,6 +1114,7 @@ mod tests {
             trails: &trails,
             keep_tool_results: keep,
             allowance: None,
+            instructions: None,
         };
         let full = crate::assemble(&input(None)).unwrap();
         let masked = crate::assemble(&input(Some(2))).unwrap();

@@ -117,6 +117,7 @@ impl Case {
             trails: &self.trails,
             keep_tool_results: Some(1),
             allowance: None,
+            instructions: None,
         };
         let kept = opening(&input, Some((&mut self.kept, self.settled)));
         assert_eq!(kept, opening(&input, None), "{what}");
@@ -256,6 +257,7 @@ fn forgetting_messages_lets_an_id_name_another_message() {
             trails: &trails,
             keep_tool_results: Some(1),
             allowance: None,
+            instructions: None,
         };
         if forget {
             kept.forget_messages();

@@ -95,6 +95,7 @@ pub fn context_with_files(
         trails,
         keep_tool_results: None,
         allowance: None,
+        instructions: None,
     };
     assemble(&input).unwrap()
 }
