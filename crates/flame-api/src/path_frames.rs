@@ -61,7 +61,7 @@ pub(crate) struct ShownFrames {
     /// The frames on the path from the root to the focus, and every child of each of them.
     pub frames: Vec<Frame>,
     /// The focus and its ancestors' ids, the focus first.
-    path: Vec<FrameId>,
+    pub path: Vec<FrameId>,
     /// Those of them that are finished, which list their subtrees' files.
     pub finished: Vec<FrameId>,
     /// The logs of the focus and the finished frames, each written if it was not.

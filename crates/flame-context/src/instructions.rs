@@ -202,6 +202,9 @@ mod tests {
         assert!(text.contains(
             "[Flame could not read this file: it is a link that leads outside the workspace]"
         ));
-        assert_eq!(rendered.files[0].problem.as_deref(), Some("it is a link that leads outside the workspace"));
+        assert_eq!(
+            rendered.files[0].problem.as_deref(),
+            Some("it is a link that leads outside the workspace")
+        );
     }
 }

@@ -77,6 +77,9 @@ mod tests {
         };
         assert_eq!(file("AGENTS.md", InstructionScope::Workspace).folder(), Some(""));
         assert_eq!(file("src/ui/CLAUDE.md", InstructionScope::Workspace).folder(), Some("src/ui/"));
-        assert_eq!(file("/home/a/.config/flame/AGENTS.md", InstructionScope::Personal).folder(), None);
+        assert_eq!(
+            file("/home/a/.config/flame/AGENTS.md", InstructionScope::Personal).folder(),
+            None
+        );
     }
 }

@@ -50,7 +50,8 @@ impl Workspace {
     /// bytes of it and taking them from `left`.
     fn instruction_file(&self, folder: &[String], left: &mut usize) -> Option<InstructionFile> {
         for name in INSTRUCTION_FILE_NAMES {
-            let path = folder.iter().map(String::as_str).chain([name]).collect::<Vec<_>>().join("/");
+            let path =
+                folder.iter().map(String::as_str).chain([name]).collect::<Vec<_>>().join("/");
             let listed = |text: String, size: u64, problem: Option<String>| InstructionFile {
                 path: path.clone(),
                 scope: InstructionScope::Workspace,
@@ -64,7 +65,7 @@ impl Workspace {
                 Err(WorkspaceError::NotFound { .. }) => continue,
                 Err(err) => return Some(listed(String::new(), 0, Some(err.to_string()))),
             };
-            return Some(match read_text(file, *left) {
+            return Some(match read_instruction_text(file, *left) {
                 Ok(text) => {
                     *left -= text.len();
                     listed(text, size, None)
@@ -100,9 +101,9 @@ fn folders_above<'a>(files: impl IntoIterator<Item = &'a str>) -> Vec<Vec<String
     folders
 }
 
-/// At most `limit` bytes of the start of `file` as text, cut at a character; why not, when
-/// they are not UTF-8 text.
-fn read_text(file: std::fs::File, limit: usize) -> Result<String, String> {
+/// At most `limit` bytes of the start of `file` as text, cut at a character; why not, in words,
+/// when they are not UTF-8 text. The facade reads the person's own file of instructions with it.
+pub fn read_instruction_text(file: impl Read, limit: usize) -> Result<String, String> {
     let mut bytes = Vec::new();
     file.take(limit as u64)
         .read_to_end(&mut bytes)

@@ -51,7 +51,7 @@ pub use command::{
 pub use confine::{ResolvedPath, Workspace};
 pub use environment::{Environment, is_scrubbed_variable, is_secret_variable};
 pub use error::WorkspaceError;
-pub use instructions::{INSTRUCTION_FILE_NAMES, MAX_INSTRUCTION_FOLDERS};
+pub use instructions::{INSTRUCTION_FILE_NAMES, MAX_INSTRUCTION_FOLDERS, read_instruction_text};
 pub use list::{FileList, MAX_LISTED_FILES};
 pub use read::{
     BINARY_SNIFF_BYTES, FileRead, LineRange, MAX_LINE_BYTES, MAX_LINE_COUNT_SCAN_BYTES,

@@ -306,7 +306,10 @@ fn project_instructions_open_the_opening_and_change_only_with_a_new_one() {
     );
     assert!(root < src && src < doc, "the root's, then the nearer folder's, then the document");
     let sent = report(&first).instructions.as_ref().expect("the opening looked for them");
-    assert_eq!(sent.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["AGENTS.md", "src/AGENTS.md"]);
+    assert_eq!(
+        sent.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
+        ["AGENTS.md", "src/AGENTS.md"]
+    );
     let section = first.doc.report.sections.iter().find(|s| s.kind == SectionKind::Instructions);
     let section = section.expect("the instructions are a section of the context");
     assert_eq!(section.label, "AGENTS.md, src/AGENTS.md");
@@ -368,5 +371,7 @@ fn project_instructions_count_against_the_budget_and_never_give_way() {
     let (fitted, _) = tight.call();
     assert!(fitted.doc.report.fits);
     assert!(fitted.doc.xml.contains(&text));
-    assert!(fitted.doc.report.sections.iter().any(|s| s.state != flame_context::SectionState::Full));
+    assert!(
+        fitted.doc.report.sections.iter().any(|s| s.state != flame_context::SectionState::Full)
+    );
 }
