@@ -38,7 +38,11 @@
 //!
 //! The system prompt is `preamble(workspace)`: `PREAMBLE` and one sentence naming the tree's
 //! workspace folder and the workspace tools, or saying there is none and that the person should
-//! choose one. A finished frame shown with its results lists
+//! choose one. The project instructions (`AGENTS.md`, `CLAUDE.md`, the person's own), whose
+//! texts the caller hands in when an opening is made ([`ContextInput::instructions`]), open the
+//! opening as a `<project-instructions>` block (`instructions.rs`): after the system prompt, so the
+//! prefix shared by every tree is untouched, and kept with the opening, so they change only when
+//! it is made again. A finished frame shown with its results lists
 //! `<files><changed>…</changed><read>…</read></files>` from its subtree's trail
 //! (`ContextInput::trails`, sorted without repeats as `FileTrail::new` makes them):
 //! comma-separated, changed paths its artifacts already name left out, each list cut at
