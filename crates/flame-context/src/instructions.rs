@@ -166,7 +166,7 @@ mod tests {
         ]);
         let sent: Vec<u64> = rendered.files.iter().map(|f| f.sent).collect();
         assert_eq!(sent[0], first.len() as u64);
-        assert!(sent[1] < second.len() as u64 && sent[1] % 100 == 0, "{sent:?}");
+        assert!(sent[1] < second.len() as u64 && sent[1].is_multiple_of(100), "{sent:?}");
         assert!(sent[2] > 0 && sent[2] < 100, "{sent:?}");
         assert_eq!(sent[3], 0);
         assert_eq!(sent.iter().sum::<u64>(), MAX_INSTRUCTIONS_BYTES as u64);
