@@ -249,7 +249,7 @@ pub fn context(doc: &flame_api::ContextDoc) -> String {
 /// Which project instructions the opening starts with, how much of each, and when they were read.
 fn instructions_line(opening: &flame_api::OpeningReport) -> String {
     let Some(files) = &opening.instructions else {
-        return "no project instructions: reading them is turned off in the settings".to_owned();
+        return "no project instructions: they are turned off in the settings (or the opening is older than them)".to_owned();
     };
     let when = if opening.made_now { "read now" } else { "read when the opening was made" };
     if files.is_empty() {

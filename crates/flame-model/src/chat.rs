@@ -123,7 +123,8 @@ pub struct FrameContext {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_told: Option<crate::budget::ToldBudget>,
     /// The project instructions the opening starts with, file by file, read when it was made
-    /// (`None`: it was made without looking for them, since the person turned them off).
+    /// (`None`: it was made without looking for them: the person turned them off, or it was made
+    /// before Flame read them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<Vec<crate::InstructionFileReport>>,
 }

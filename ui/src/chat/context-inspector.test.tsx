@@ -234,7 +234,7 @@ describe("the context inspector", () => {
     document.body.replaceChildren();
     const off = await inspect(doc(0, 0));
     expect(text(off, "context-instructions")).toBe(
-      "This opening was made without project instructions: reading them is turned off in Settings.",
+      "This opening was made without reading project instructions: they are turned off in Settings (or the opening is older than them).",
     );
   });
 

@@ -296,8 +296,8 @@ function ProjectInstructions({ opening }: { opening: OpeningReport }) {
     <div class="inspector-instructions inspector-cache" data-testid="context-instructions">
       {files === null ? (
         <p class="muted">
-          This opening was made without project instructions: reading them is turned off in
-          Settings.
+          This opening was made without reading project instructions: they are turned off in
+          Settings (or the opening is older than them).
         </p>
       ) : files.length === 0 ? (
         <p class="muted">
