@@ -34,6 +34,7 @@ mod follow;
 pub mod frame_log;
 mod frames;
 mod import;
+mod instructions;
 pub mod logging;
 mod outline;
 mod path_frames;
