@@ -75,6 +75,7 @@ fuzz_target!(|input: TreeInput| {
             path_trails: &std::collections::HashMap::new(),
             keep_tool_results: None,
             allowance: None,
+            instructions: None,
         };
         let doc = assemble(&context).expect("the frames make a whole tree");
         assert!(doc.system.ends_with(&doc.xml), "the system prompt ends with the document");

@@ -493,7 +493,7 @@ pub fn save_settings(
     // Costs, masking and the checkpoint cap follow the saved settings at once (a Flame that
     // failed to open has nothing to configure).
     if let Ok(flame) = startup.flame() {
-        flame.reconfigure(merged.facade_config());
+        flame.reconfigure(merged.facade_config(Some(file.path())));
     }
     Ok(file.load()?.redacted(&startup.env_reader()))
 }

@@ -67,7 +67,8 @@ impl Startup {
     ) -> Startup {
         // The person's settings, read without the keys, so costs and contexts are right from the
         // first outline.
-        let config = Settings::at_or_default(settings_path.as_deref()).facade_config();
+        let config = Settings::at_or_default(settings_path.as_deref())
+            .facade_config(settings_path.as_deref());
         let flame = data_dir.and_then(|data_dir| Flame::open(data_dir, config)).map(Arc::new);
         if let Ok(flame) = &flame {
             // The settings' folder may hold keys and the approval policy: never a workspace.
@@ -111,7 +112,7 @@ impl Startup {
         )?);
         // The file may have been saved by another process since Flame was opened: the facade
         // follows the settings the agent now works with.
-        flame.reconfigure(agent.settings().facade_config());
+        flame.reconfigure(agent.settings().facade_config(self.settings_path.as_deref()));
         *kept = Some((stamp, Arc::clone(&agent)));
         Ok(agent)
     }

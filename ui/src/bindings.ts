@@ -578,7 +578,7 @@ export type ContextReport_Deserialize = {
 	/**  The tokens those stubs saved against the results in full. */
 	masked_tokens_saved: number,
 	/**  The opening this context sends, and what this call appends to what came before. */
-	opening: OpeningReport,
+	opening: OpeningReport_Deserialize,
 	/**
 	 *  Of the input the frame's replies so far recorded, the thousandths the provider read from
 	 *  its cache; `None` until a reply recorded usage, and in a context made for a call (the
@@ -615,7 +615,7 @@ export type ContextReport_Serialize = {
 	/**  The tokens those stubs saved against the results in full. */
 	masked_tokens_saved: number,
 	/**  The opening this context sends, and what this call appends to what came before. */
-	opening: OpeningReport,
+	opening: OpeningReport_Serialize,
 	/**
 	 *  Of the input the frame's replies so far recorded, the thousandths the provider read from
 	 *  its cache; `None` until a reply recorded usage, and in a context made for a call (the
@@ -1345,6 +1345,40 @@ export type ImportSummary_Serialize = {
 	problem_count: number,
 };
 
+/**  What an opening sent of one file of instructions: the context inspector's account of it. */
+export type InstructionFileReport = InstructionFileReport_Serialize | InstructionFileReport_Deserialize;
+
+/**  What an opening sent of one file of instructions: the context inspector's account of it. */
+export type InstructionFileReport_Deserialize = {
+	path: string,
+	scope: InstructionScope,
+	/**  The file's size in bytes. */
+	size: number,
+	/**  How many of its bytes were sent: `size` when it was sent whole. */
+	sent: number,
+	/**  Why it could not be read, when it could not. */
+	problem?: string | null,
+};
+
+/**  What an opening sent of one file of instructions: the context inspector's account of it. */
+export type InstructionFileReport_Serialize = {
+	path: string,
+	scope: InstructionScope,
+	/**  The file's size in bytes. */
+	size: number,
+	/**  How many of its bytes were sent: `size` when it was sent whole. */
+	sent: number,
+	/**  Why it could not be read, when it could not. */
+	problem: string | null,
+};
+
+/**  Whose a file of instructions is, and so where it applies. */
+export type InstructionScope = 
+/**  The person's own, for every workspace. */
+"personal" | 
+/**  The workspace's: for the files in the file's folder and below it. */
+"workspace";
+
 /**  Where a provider's key is, as the settings window says it. */
 export type KeyLocation = 
 /**  The system keyring. */
@@ -1602,7 +1636,13 @@ export type OpeningReason =
  *  A context's opening and what the call does to the frame's cached prefix: the context
  *  inspector's account of the cache.
  */
-export type OpeningReport = {
+export type OpeningReport = OpeningReport_Serialize | OpeningReport_Deserialize;
+
+/**
+ *  A context's opening and what the call does to the frame's cached prefix: the context
+ *  inspector's account of the cache.
+ */
+export type OpeningReport_Deserialize = {
 	/**
 	 *  1 for the opening made when the conversation entered the frame, one more each time it
 	 *  was made again.
@@ -1629,6 +1669,49 @@ export type OpeningReport = {
 	cache_read_tokens: number,
 	/**  What the call sends that is not in the cache: the rest. */
 	cache_written_tokens: number,
+	/**
+	 *  The project instructions the opening starts with, file by file, read when it was made
+	 *  (`made_at`); `None` when it was made without looking for them.
+	 */
+	instructions?: InstructionFileReport_Deserialize[] | null,
+};
+
+/**
+ *  A context's opening and what the call does to the frame's cached prefix: the context
+ *  inspector's account of the cache.
+ */
+export type OpeningReport_Serialize = {
+	/**
+	 *  1 for the opening made when the conversation entered the frame, one more each time it
+	 *  was made again.
+	 */
+	generation: number,
+	reason: OpeningReason,
+	/**  The reason in words, as the inspector and the command line say it. */
+	reason_text: string,
+	made_at: number,
+	/**  Whether this call makes the opening (for the first time, or again for `reason`). */
+	made_now: boolean,
+	tokens: number,
+	/**
+	 *  How many frames this call tells of in a note after the newest message, since they
+	 *  changed after the model was last told of them.
+	 */
+	noted_frames: number,
+	/**  How many tool results this call masks that the frame's earlier calls sent whole. */
+	newly_masked: number,
+	/**
+	 *  What the call should read from the provider's cache, in tokens: the tool schemas, the
+	 *  preamble and, while the frame's previous request is still cached, what it started with.
+	 */
+	cache_read_tokens: number,
+	/**  What the call sends that is not in the cache: the rest. */
+	cache_written_tokens: number,
+	/**
+	 *  The project instructions the opening starts with, file by file, read when it was made
+	 *  (`made_at`); `None` when it was made without looking for them.
+	 */
+	instructions: InstructionFileReport_Serialize[] | null,
 };
 
 /**
@@ -1959,6 +2042,8 @@ export type SearchPlace =
 export type Section = Section_Serialize | Section_Deserialize;
 
 export type SectionKind = "preamble" | 
+/**  The project instructions at the start of the opening (`crate::instructions`). */
+"instructions" | 
 /**  A frame on the path from the root to F, F included. */
 "ancestor" | 
 /**  A child of an ancestor above F's parent: an uncle, great-uncle and so on. */
@@ -2127,6 +2212,11 @@ export type Settings_Deserialize = {
 	 */
 	keep_tool_results?: number,
 	/**
+	 *  Whether a frame's opening starts with the project instructions: the workspace's
+	 *  `AGENTS.md` (or `CLAUDE.md`) files and the person's own [`PERSONAL_INSTRUCTIONS`].
+	 */
+	project_instructions?: boolean,
+	/**
 	 *  Prices of model calls, replacing or adding to the built-in ones by model name (see
 	 *  [`flame_model::cost`]); written only when there are some.
 	 */
@@ -2163,6 +2253,11 @@ export type Settings_Serialize = {
 	 *  as one-line stubs (observation masking).
 	 */
 	keep_tool_results: number,
+	/**
+	 *  Whether a frame's opening starts with the project instructions: the workspace's
+	 *  `AGENTS.md` (or `CLAUDE.md`) files and the person's own [`PERSONAL_INSTRUCTIONS`].
+	 */
+	project_instructions: boolean,
 	/**
 	 *  Prices of model calls, replacing or adding to the built-in ones by model name (see
 	 *  [`flame_model::cost`]); written only when there are some.

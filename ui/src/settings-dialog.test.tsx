@@ -88,6 +88,7 @@ const SAVED: Settings = {
   approval: DEFAULT_APPROVAL,
   turn_budget: { micro_usd: 10_000_000, tokens: null, tool_calls: 250 },
   keep_tool_results: 3,
+  project_instructions: true,
   checkpoint_cap_mb: 2048,
   anthropic: {
     base_url: null,
@@ -350,6 +351,31 @@ describe("observation masking in the settings", () => {
     await type("input[name=keep_tool_results]", "6");
     await submit();
     expect(sent.at(-1)?.keep_tool_results).toBe(6);
+  });
+});
+
+describe("project instructions in the settings", () => {
+  it("shows them on as saved, and saves them turned off", async () => {
+    const sent: Settings_Deserialize[] = [];
+    const { root, submit } = await openDialog({
+      getSettings: () => answer(SAVED),
+      saveSettings: (settings) => {
+        sent.push(settings);
+        return answer(SAVED);
+      },
+    });
+    const box = root.querySelector<HTMLInputElement>("input[name=project_instructions]");
+    if (box === null) throw new Error("no project instructions checkbox");
+    expect(box.checked).toBe(true);
+    expect(box.closest("label")?.textContent).toContain(
+      "Read project instructions (AGENTS.md, CLAUDE.md)",
+    );
+    await act(async () => {
+      box.click();
+      await settle();
+    });
+    await submit();
+    expect(sent.at(-1)?.project_instructions).toBe(false);
   });
 });
 

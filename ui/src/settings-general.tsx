@@ -1,6 +1,6 @@
 // The settings dialog's first sections: the default model, autonomy, the per-message budget, how
-// many tool results are sent in full, and the approval of workspace tools (per kind: automatic,
-// or asked each time).
+// many tool results are sent in full, whether project instructions are read, and the approval of
+// workspace tools (per kind: automatic, or asked each time).
 
 import type {
   Approval,
@@ -88,6 +88,20 @@ export function GeneralSection({ settings, onChange }: SectionProps) {
           Older results in a frame are sent as one-line stubs the model can read back.
         </span>
       </label>
+      <label class="inline-check">
+        <input
+          name="project_instructions"
+          type="checkbox"
+          checked={settings.project_instructions}
+          onChange={(e) => onChange({ ...settings, project_instructions: e.currentTarget.checked })}
+        />
+        Read project instructions (AGENTS.md, CLAUDE.md)
+      </label>
+      <p class="muted settings-note">
+        A frame's opening starts with the AGENTS.md (or CLAUDE.md) of the workspace and of the
+        folders worked in, and your own AGENTS.md beside Flame's settings; a changed file is read at
+        the frame's next opening.
+      </p>
     </>
   );
 }

@@ -57,6 +57,7 @@ const SAVED: Settings = {
   approval: DEFAULT_APPROVAL,
   turn_budget: { micro_usd: 10_000_000, tokens: null, tool_calls: 250 },
   keep_tool_results: 4,
+  project_instructions: true,
   checkpoint_cap_mb: 2048,
   built_in_prices: [SONNET, HAIKU],
   anthropic: { base_url: null, api_key: null },

@@ -9,6 +9,10 @@
 //! `flame context`. [`Flame::rebuild_context`] is the person's request to make the frame's
 //! opening again.
 //!
+//! A call that makes an opening starts it with the project instructions, read then and only then
+//! (`instructions.rs`): before the call when `flame_context::opening_due` says it makes one, or,
+//! when the budget made one, read after it and the call assembled again with them.
+//!
 //! `Flame::context` passes the tree's workspace, the subtree trails of the finished frames it
 //! shows and the own trails of the focus's ancestors (read afresh each time), with the frame's
 //! recorded cache hit rate for the inspector. Because a chat assembles
@@ -20,6 +24,7 @@
 //! assembly succeeded at the seq the kept frames were followed from and every event of the tree
 //! since is a message added to the focus.
 
+use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 
 use flame_context::{Budget, CachePolicy, CallRules, ContextDoc, ContextInput, NextCall};
@@ -125,6 +130,8 @@ impl Flame {
         // the trails walks most of a large tree.
         let (data_dir, budget) = (self.data_dir.path(), budget.unwrap_or(DEFAULT_BUDGET));
         let keep_tool_results = Some(self.config.keep_tool_results());
+        // `None`: the person turned the project instructions off.
+        let instructions_from = self.config.instructions();
         let rules = CallRules { now, policy };
         // What the focus has left of its budgets: a note tells the model when that is new.
         let allowance = self.allowance_in(store, focus)?;
@@ -138,34 +145,52 @@ impl Flame {
                 let none_gone = followed.is_some();
                 self.settled_messages.with(store, focus, none_gone, |messages, settled| {
                     self.subtree_trails.with(store, tree, finished, followed, |trails| {
-                        let input = ContextInput {
-                            focus,
-                            frames: &shown.frames,
-                            messages,
-                            encoding: DEFAULT_ENCODING,
-                            budget,
-                            log_paths: &shown.log_paths,
-                            linear_message_tokens,
-                            workspace: shown.workspace.as_deref(),
-                            trails,
-                            path_trails: &path_trails,
-                            keep_tool_results,
-                            allowance: Some(&allowance),
+                        // The project instructions are read only for a call that makes an
+                        // opening: before it when a rule says it will, after it when the budget
+                        // made one, which is then assembled again with them.
+                        let read = |personal: &Option<PathBuf>| {
+                            self.read_instructions(store, shown, personal.as_deref())
                         };
-                        let mut kept =
-                            self.kept_parts.lock().unwrap_or_else(PoisonError::into_inner);
-                        if settled.fresh {
-                            kept.parts.forget_messages();
+                        let mut instructions = instructions_from
+                            .as_ref()
+                            .filter(|_| flame_context::opening_due(stored, messages, &rules))
+                            .map(read);
+                        loop {
+                            let input = ContextInput {
+                                focus,
+                                frames: &shown.frames,
+                                messages,
+                                encoding: DEFAULT_ENCODING,
+                                budget,
+                                log_paths: &shown.log_paths,
+                                linear_message_tokens,
+                                workspace: shown.workspace.as_deref(),
+                                trails,
+                                path_trails: &path_trails,
+                                keep_tool_results,
+                                allowance: Some(&allowance),
+                                instructions: instructions.as_deref(),
+                            };
+                            let mut kept =
+                                self.kept_parts.lock().unwrap_or_else(PoisonError::into_inner);
+                            if settled.fresh {
+                                kept.parts.forget_messages();
+                            }
+                            kept.trust_unchanged(followed, shown);
+                            let next = flame_context::next_call(
+                                &input,
+                                stored,
+                                &rules,
+                                Some((&mut kept.parts, settled.count)),
+                            );
+                            kept.assembled_at = next.is_ok().then_some(shown.seq);
+                            let unread = instructions.is_none()
+                                && next.as_ref().is_ok_and(|n| n.doc.report.opening.made_now);
+                            match &instructions_from {
+                                Some(personal) if unread => instructions = Some(read(personal)),
+                                _ => return next,
+                            }
                         }
-                        kept.trust_unchanged(followed, shown);
-                        let next = flame_context::next_call(
-                            &input,
-                            stored,
-                            &rules,
-                            Some((&mut kept.parts, settled.count)),
-                        );
-                        kept.assembled_at = next.is_ok().then_some(shown.seq);
-                        next
                     })
                 })
             })???;

@@ -1,6 +1,7 @@
 //! What the facade works with from the person's settings: the storage a workspace's checkpoints
-//! may take, how many of a frame's newest tool results its context sends in full, and what model
-//! calls cost.
+//! may take, how many of a frame's newest tool results its context sends in full, what model
+//! calls cost, and whether openings start with the project instructions (and where the person's
+//! own file of them is).
 //!
 //! The facade knows no settings file (`flame-settings` does, above it). A front end reads its
 //! settings, passes their [`FlameConfig`] to `Flame::open`, and replaces it whole with
@@ -8,6 +9,7 @@
 //! follow the settings at once. A Flame opened with [`FlameConfig::default`] uses the built-in
 //! prices, `flame_context::DEFAULT_KEEP_TOOL_RESULTS` and [`DEFAULT_CHECKPOINT_CAP_BYTES`].
 
+use std::path::PathBuf;
 use std::sync::{PoisonError, RwLock};
 
 use flame_model::cost::PriceTable;
@@ -24,6 +26,12 @@ pub struct FlameConfig {
     pub keep_tool_results: usize,
     /// What model calls cost: the built-in table with the person's entries over it.
     pub prices: PriceTable,
+    /// Whether a frame's opening starts with the project instructions: the workspace's
+    /// `AGENTS.md` and `CLAUDE.md` files and the person's own (`instructions.rs`).
+    pub project_instructions: bool,
+    /// The person's own file of instructions (`AGENTS.md` in Flame's configuration folder,
+    /// which `flame-settings` finds); `None` when there is no such folder.
+    pub personal_instructions: Option<PathBuf>,
 }
 
 impl Default for FlameConfig {
@@ -32,6 +40,8 @@ impl Default for FlameConfig {
             checkpoint_cap_bytes: DEFAULT_CHECKPOINT_CAP_BYTES,
             keep_tool_results: flame_context::DEFAULT_KEEP_TOOL_RESULTS,
             prices: PriceTable::default(),
+            project_instructions: true,
+            personal_instructions: None,
         }
     }
 }
@@ -59,6 +69,14 @@ impl Config {
 
     pub(crate) fn prices(&self) -> PriceTable {
         self.read(|config| config.prices.clone())
+    }
+
+    /// Where the project instructions come from when openings start with them: the person's
+    /// own file, if any; `None` when they are turned off.
+    pub(crate) fn instructions(&self) -> Option<Option<PathBuf>> {
+        self.read(|config| {
+            config.project_instructions.then(|| config.personal_instructions.clone())
+        })
     }
 
     /// Runs `read` on the prices without copying them.

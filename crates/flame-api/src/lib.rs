@@ -35,6 +35,7 @@ pub mod frame_log;
 mod frames;
 mod gateway;
 mod import;
+mod instructions;
 pub mod logging;
 mod outline;
 mod path_frames;

@@ -112,8 +112,11 @@ fn main() -> ExitCode {
 /// open (in its diagnostic log), so a data directory that cannot be used is the one line a failed
 /// command prints.
 fn open(data_dir: DataDir) -> Result<Flame, ApiError> {
-    let settings = Settings::without_keys(Settings::default_path().as_deref());
-    let config = settings.as_ref().map_or_else(|_| FlameConfig::default(), Settings::facade_config);
+    let path = Settings::default_path();
+    let settings = Settings::without_keys(path.as_deref());
+    let config = settings
+        .as_ref()
+        .map_or_else(|_| FlameConfig::default(), |s| s.facade_config(path.as_deref()));
     let flame = Flame::open(data_dir, config)?;
     if let Err(err) = settings {
         tracing::warn!("using the default settings: {}", err.message);

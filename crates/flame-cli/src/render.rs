@@ -214,6 +214,7 @@ pub fn context(doc: &flame_api::ContextDoc) -> String {
         if opening.made_now { "made at the next call: " } else { "" },
         opening.reason_text
     );
+    let _ = write!(out, "\n# {}", instructions_line(opening));
     if opening.noted_frames > 0 {
         let _ = write!(
             out,
@@ -243,6 +244,28 @@ pub fn context(doc: &flame_api::ContextDoc) -> String {
         report.linear_tokens
     );
     out
+}
+
+/// Which project instructions the opening starts with, how much of each, and when they were read.
+fn instructions_line(opening: &flame_api::OpeningReport) -> String {
+    let Some(files) = &opening.instructions else {
+        return "no project instructions: they are turned off in the settings (or the opening is older than them)".to_owned();
+    };
+    let when = if opening.made_now { "read now" } else { "read when the opening was made" };
+    if files.is_empty() {
+        return format!("no project instructions found ({when})");
+    }
+    let named: Vec<String> = files
+        .iter()
+        .map(|f| match &f.problem {
+            Some(problem) => format!("{} (not read: {problem})", f.path),
+            None if f.sent < f.size => {
+                format!("{} (cut: {} of {} bytes sent)", f.path, f.sent, f.size)
+            }
+            None => f.path.clone(),
+        })
+        .collect();
+    format!("project instructions ({when}): {}", named.join(", "))
 }
 
 /// What an import did: the tree, the counts, what was skipped and what could not be read.

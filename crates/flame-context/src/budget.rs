@@ -14,11 +14,12 @@
 //! 7. ancestors between the root and F's parent keep only the element that holds the path;
 //! 8. the line that says how many messages were left out goes too.
 //!
-//! Never given away: the preamble (with its sentence about the workspace), F itself (title, full criteria, partial results, log), the
+//! Never given away: the preamble (with its sentence about the workspace), the project
+//! instructions (bounded by their own limit), F itself (title, full criteria, partial results, log), the
 //! root (the overall goal), F's parent, and F's newest message. If even those do not fit, the
 //! context is what is left and the report says it does not fit.
 //!
-//! A context's cost is the sum of its parts' counts (the preamble, each frame's XML, each
+//! A context's cost is the sum of its parts' counts (the preamble, the instructions, each frame's XML, each
 //! message's stored count plus [`crate::MESSAGE_OVERHEAD`]); parts are counted separately, so the
 //! sum is what the budget is held to.
 
@@ -70,6 +71,13 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: &Plan<'_>, mut masked: Masked)
     let messages = masked.messages.as_slice();
     let preamble = crate::preamble(input.workspace);
     let preamble_tokens = crate::memo::count(input.encoding, &preamble);
+    // The project instructions open the opening and never give way: their size is bounded.
+    let instructions = input.instructions.map(crate::instructions::render);
+    let instructions_text = instructions.as_ref().and_then(|i| i.text.as_deref());
+    let instructions_tokens =
+        instructions_text.map_or(0, |text| crate::memo::count(input.encoding, text));
+    // What every context of this opening sends whatever gives way.
+    let fixed = preamble_tokens + instructions_tokens;
     let mut states = vec![SectionState::Full; plan.units.len()];
     let message_cost = |m: &flame_model::Message| m.tokens + MESSAGE_OVERHEAD;
     let mut first_message = 0usize;
@@ -103,8 +111,7 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: &Plan<'_>, mut masked: Masked)
     let mut next = 0;
     let mut unit_tokens = units_total(&states);
     let mut kept: u64 = messages.iter().map(|m| message_cost(m)).sum();
-    let mut total =
-        preamble_tokens + unit_tokens + messages_total(first_message, kept, omission_line_kept);
+    let mut total = fixed + unit_tokens + messages_total(first_message, kept, omission_line_kept);
     while total > budget && next < steps.len() {
         match steps[next] {
             Step::Unit(u, state) => {
@@ -124,19 +131,21 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: &Plan<'_>, mut masked: Masked)
         // The omission line names how many messages were left out, so each step that leaves
         // one more out has a new line to count. While the rest is over the budget without it,
         // no line can make the context fit, and the line is not counted.
-        let floor =
-            preamble_tokens + unit_tokens + kept + line_floor(first_message, omission_line_kept);
+        let floor = fixed + unit_tokens + kept + line_floor(first_message, omission_line_kept);
         total = if floor > budget {
             floor
         } else {
-            preamble_tokens + unit_tokens + messages_total(first_message, kept, omission_line_kept)
+            fixed + unit_tokens + messages_total(first_message, kept, omission_line_kept)
         };
     }
     // The total in full, the line counted, whichever way the loop ended.
-    let total =
-        preamble_tokens + unit_tokens + messages_total(first_message, kept, omission_line_kept);
+    let total = fixed + unit_tokens + messages_total(first_message, kept, omission_line_kept);
 
-    let xml = plan.document(&states);
+    let document = plan.document(&states);
+    let xml = match instructions_text {
+        Some(text) => format!("{text}{document}"),
+        None => document,
+    };
     let mut sections = vec![Section {
         kind: SectionKind::Preamble,
         frame: None,
@@ -144,6 +153,21 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: &Plan<'_>, mut masked: Masked)
         tokens: preamble_tokens,
         state: SectionState::Full,
     }];
+    if let Some(instructions) = &instructions
+        && instructions_text.is_some()
+    {
+        let sent: Vec<&str> =
+            instructions.files.iter().filter(|f| f.sent > 0).map(|f| f.path.as_str()).collect();
+        sections.push(Section {
+            kind: SectionKind::Instructions,
+            frame: None,
+            label: sent.join(", "),
+            tokens: instructions_tokens,
+            // A file cut at the limit is said in the text and the opening's report: the budget
+            // did not cut it.
+            state: SectionState::Full,
+        });
+    }
     for u in document_order(plan) {
         let unit = &plan.units[u];
         sections.push(Section {
@@ -162,7 +186,8 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: &Plan<'_>, mut masked: Masked)
         state: if first_message == 0 { SectionState::Full } else { SectionState::Compacted },
     });
 
-    let linear_tokens = preamble_tokens + input.linear_message_tokens;
+    // A linear chat sends the instructions too.
+    let linear_tokens = fixed + input.linear_message_tokens;
     let omission = (first_message > 0 && omission_line_kept).then(|| omission_line(first_message));
     let (masked_results, masked_calls, masked_tokens_saved) = masked.counts_from(first_message);
     ContextDoc {
@@ -192,11 +217,12 @@ pub(crate) fn fit(input: &ContextInput<'_>, plan: &Plan<'_>, mut masked: Masked)
                 reason_text: OpeningReason::Entered.describe().to_owned(),
                 made_at: 0,
                 made_now: true,
-                tokens: unit_tokens,
+                tokens: instructions_tokens + unit_tokens,
                 noted_frames: 0,
                 newly_masked: 0,
                 cache_read_tokens: 0,
                 cache_written_tokens: total,
+                instructions: instructions.map(|i| i.files),
             },
             cache_hit_per_mille: None,
         },

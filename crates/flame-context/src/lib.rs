@@ -41,7 +41,11 @@
 //! choose one; byte for byte the same in every tree offered the same tools, so that providers
 //! cache it across trees and sessions — and then what is particular to the tree, after a blank
 //! line: the sentence naming its workspace folder (and whatever else a tree adds later, never
-//! before it). A finished frame shown with its results lists
+//! before it). The project instructions (`AGENTS.md`, `CLAUDE.md`, the person's own), whose
+//! texts the caller hands in when an opening is made ([`ContextInput::instructions`]), open the
+//! opening as a `<project-instructions>` block (`instructions.rs`): after the system prompt, so the
+//! prefix shared by every tree is untouched, and kept with the opening, so they change only when
+//! it is made again. A finished frame shown with its results lists
 //! `<files><changed>…</changed><read>…</read></files>` from its subtree's trail
 //! (`ContextInput::trails`, sorted without repeats as `FileTrail::new` makes them):
 //! comma-separated, changed paths its artifacts already name left out, each list cut at
@@ -60,6 +64,7 @@
 //! only.
 
 pub mod budget;
+mod instructions;
 mod mask;
 mod memo;
 mod opening;
@@ -80,7 +85,7 @@ pub use mask::{
 };
 pub use opening::{
     CacheEconomics, CachePolicy, CallRules, ContextUpdate, MASKING_HORIZON,
-    MAX_REWRITTEN_PER_MILLE, NextCall, UNSTORED_NOTE, next_call,
+    MAX_REWRITTEN_PER_MILLE, NextCall, UNSTORED_NOTE, next_call, opening_due,
 };
 
 /// The preamble that opens every context. It is the same for every frame of a tree, so that a
@@ -182,6 +187,11 @@ pub struct ContextInput<'a> {
     /// caller keeps budgets: a call appends a note telling the model of it when it says
     /// something new ([`next_call`]). `None` tells the model nothing of budgets.
     pub allowance: Option<&'a flame_model::budget::Allowance>,
+    /// The project instructions a new opening starts with (`instructions.rs`), in the order
+    /// they are sent; `None` when the caller did not look for them (the person turned them off,
+    /// or the call keeps its opening: see [`opening_due`]). A kept opening sends what it was
+    /// made with, whatever this says.
+    pub instructions: Option<&'a [flame_model::InstructionFile]>,
 }
 
 /// The assembled context.
@@ -270,6 +280,9 @@ pub struct OpeningReport {
     pub cache_read_tokens: u64,
     /// What the call sends that is not in the cache: the rest.
     pub cache_written_tokens: u64,
+    /// The project instructions the opening starts with, file by file, read when it was made
+    /// (`made_at`); `None` when it was made without looking for them.
+    pub instructions: Option<Vec<flame_model::InstructionFileReport>>,
 }
 
 /// Whether `input`'s focus has a child that is not invalidated ([`ContextDoc::is_parent`]).

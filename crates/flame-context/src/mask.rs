@@ -1115,6 +1115,7 @@ mod tests {
             path_trails: &trails,
             keep_tool_results: keep,
             allowance: None,
+            instructions: None,
         };
         let full = crate::assemble(&input(None)).unwrap();
         let masked = crate::assemble(&input(Some(2))).unwrap();

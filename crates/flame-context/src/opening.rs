@@ -213,7 +213,7 @@ pub fn next_call(
     let masks = parts.as_deref_mut().map(|p| &mut p.masks);
     let reason = match stored {
         None => Some(OpeningReason::Entered),
-        Some(stored) => rebuild_reason(stored, input, rules),
+        Some(stored) => rebuild_reason(stored, input.messages, rules),
     };
     let call = match (stored, reason) {
         (Some(stored), None) => kept_opening(input, &plan, stored, rules, masks, settled),
@@ -228,18 +228,29 @@ pub fn next_call(
     Ok(call)
 }
 
+/// Whether the next call in a frame whose context is `stored` (`None` before its first call) makes
+/// a new opening whatever the budget says: it enters the frame, the person asked, or the frame's
+/// cached prefix expired (rules 1 and 2). A caller that reads the project instructions only for
+/// an opening reads them when this says so, and otherwise again only when the budget made one.
+pub fn opening_due(
+    stored: Option<&FrameContext>,
+    messages: &[Arc<Message>],
+    rules: &CallRules,
+) -> bool {
+    stored.is_none_or(|stored| rebuild_reason(stored, messages, rules).is_some())
+}
+
 /// Why the stored opening must be made again before this call, if it must (rules 1 and 2 of
 /// the module's documentation; the budget is checked once the context is put together).
 fn rebuild_reason(
     stored: &FrameContext,
-    input: &ContextInput<'_>,
+    messages: &[Arc<Message>],
     rules: &CallRules,
 ) -> Option<OpeningReason> {
     if stored.rebuild_asked {
         return Some(OpeningReason::Asked);
     }
-    let last_call = input
-        .messages
+    let last_call = messages
         .iter()
         .rev()
         .find(|m| m.role == Role::Assistant)
@@ -319,6 +330,7 @@ fn fresh_opening(
         rebuild_asked: false,
         rewritten_per_mille: 0,
         budget_told: budget.and_then(|(_, told)| told),
+        instructions: doc.report.opening.instructions.clone(),
     };
     let report = &mut doc.report;
     let shared = input.budget.tool_schemas.saturating_add(report.sections[0].tokens);
@@ -338,6 +350,7 @@ fn fresh_opening(
             .total_tokens
             .saturating_add(input.budget.tool_schemas)
             .saturating_sub(shared),
+        instructions: context.instructions.clone(),
     };
     NextCall { doc, update: Some(ContextUpdate { context, note }) }
 }
@@ -504,6 +517,12 @@ fn under_opening(
         masked.messages[..=end].iter().map(|m| m.tokens + MESSAGE_OVERHEAD).sum::<u64>()
             + omission_tokens
     });
+    let instructions_tokens: u64 = stored
+        .sections
+        .iter()
+        .filter(|s| s.kind == SectionKind::Instructions)
+        .map(|s| s.tokens)
+        .sum();
     let read = [input.budget.tool_schemas, preamble_tokens, stored.opening_tokens, cached_messages]
         .into_iter()
         .fold(0u64, u64::saturating_add);
@@ -522,7 +541,7 @@ fn under_opening(
             fits: total <= budget,
             sections,
             omitted_messages: omitted,
-            linear_tokens: preamble_tokens + input.linear_message_tokens,
+            linear_tokens: preamble_tokens + instructions_tokens + input.linear_message_tokens,
             masked_results,
             masked_calls,
             masked_tokens_saved,
@@ -539,6 +558,7 @@ fn under_opening(
                 cache_written_tokens: total
                     .saturating_add(input.budget.tool_schemas)
                     .saturating_sub(read),
+                instructions: stored.instructions.clone(),
             },
             cache_hit_per_mille: None,
         },

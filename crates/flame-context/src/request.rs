@@ -3,7 +3,8 @@
 //!
 //! A request is the tools (one fixed set for the tree, which the caller passes), then the
 //! system prompt — the preamble, the same for every frame of the tree — then the frame's
-//! opening (the `<stack-context>` document) as the first user message, the omission line if
+//! opening (the project instructions, if any, and the `<stack-context>` document) as the first
+//! user message, the omission line if
 //! some messages were left out, and the frame's messages, notes among them, oldest first. Each
 //! part is the one before plus what was appended, so a provider's prompt cache keeps what the
 //! frame's previous request sent (`opening.rs`). The system prompt starts with the

@@ -390,6 +390,7 @@ pub fn replay(draft: &Draft, options: &ReplayOptions) -> Result<Replay, String> 
             path_trails: &path_trails,
             keep_tool_results: Some(keep),
             allowance: None,
+            instructions: None,
         };
         let rules = CallRules { now: call.at, policy };
         let next = flame_context::next_call(&input, contexts[call.frame].as_ref(), &rules, None)

@@ -122,6 +122,11 @@ pub struct FrameContext {
     /// bounds it), so that a budget note is appended only when it says something new.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_told: Option<crate::budget::ToldBudget>,
+    /// The project instructions the opening starts with, file by file, read when it was made
+    /// (`None`: it was made without looking for them: the person turned them off, or it was made
+    /// before Flame read them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<Vec<crate::InstructionFileReport>>,
 }
 
 /// A frame as the model was last told of it.
@@ -147,6 +152,8 @@ pub struct Section {
 #[serde(rename_all = "snake_case")]
 pub enum SectionKind {
     Preamble,
+    /// The project instructions at the start of the opening (`crate::instructions`).
+    Instructions,
     /// A frame on the path from the root to F, F included.
     Ancestor,
     /// A child of an ancestor above F's parent: an uncle, great-uncle and so on.

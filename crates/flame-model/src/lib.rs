@@ -30,6 +30,7 @@ mod error;
 mod event_detail;
 mod frame;
 mod ids;
+pub mod instructions;
 pub mod lifecycle;
 mod message;
 pub mod prompt_cache;
@@ -48,6 +49,7 @@ pub use frame::{
     log_relative_path,
 };
 pub use ids::{FrameId, IdSource, MessageId, TreeId};
+pub use instructions::{InstructionFile, InstructionFileReport, InstructionScope};
 pub use message::{Message, NewMessage, Role, ToolCall, ToolResult, ToolSpec, Usage};
 pub use tree::FrameTree;
 pub use workspace::{CheckpointReason, FileTrail, ToolDetail, ToolKind};

@@ -1,10 +1,11 @@
 //! Flame's settings: what the person chose, checked, kept and read back.
 //!
 //! `settings.rs` holds the schema ([`Settings`]: the default model, the autonomy, the approval
-//! policy, the per-turn budget, providers, models, prices, the checkpoint cap, `keep_tool_results`
-//! and `local_servers`), its checks, the merge of the window's edit, what the UI may see
+//! policy, the per-turn budget, providers, models, prices, the checkpoint cap, `keep_tool_results`,
+//! `project_instructions` and `local_servers`), its checks, the merge of the window's edit, what the UI may see
 //! (`redacted`), a model resolved to where it is called with which key, the facade's
-//! configuration (`Settings::facade_config`, which the front ends pass to `Flame::open`), and the
+//! configuration (`Settings::facade_config`, which the front ends pass to `Flame::open`, naming the
+//! person's own `AGENTS.md` beside the settings file), and the
 //! settings file ([`SettingsFile`]). Keys are kept in the system keyring or in that file
 //! (`key_store.rs`), which is written only by its owner and replaced whole (`private_file.rs`).
 //! `local_model.rs` names the models of servers on this computer, which both the settings and the
@@ -25,6 +26,6 @@ pub use key_store::{KeyLocation, KeyStore};
 pub use local_model::{LOCAL_DEFAULT_WINDOW, LOCAL_PREFIX, LocalModel, local_reply_tokens};
 pub use settings::{
     Autonomy, DEFAULT_TURN_BUDGET, MAX_CHECKPOINT_CAP_MB, MAX_KEEP_TOOL_RESULTS, MIB,
-    ModelSettings, ProviderSettings, REDACTED, ResolvedModel, Settings, SettingsFile,
-    is_on_this_computer,
+    ModelSettings, PERSONAL_INSTRUCTIONS, ProviderSettings, REDACTED, ResolvedModel, Settings,
+    SettingsFile, is_on_this_computer,
 };

@@ -48,6 +48,10 @@ use crate::private_file;
 /// What the UI is shown instead of a saved key.
 pub const REDACTED: &str = "(set)";
 
+/// The person's own file of instructions for every workspace, beside the settings file
+/// (`~/.config/flame/AGENTS.md` on Linux).
+pub const PERSONAL_INSTRUCTIONS: &str = "AGENTS.md";
+
 /// What the agent may do with frames on its own.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
@@ -142,6 +146,9 @@ pub struct Settings {
     /// How many of a frame's newest tool results its context sends in full; older ones are sent
     /// as one-line stubs (observation masking).
     pub keep_tool_results: u32,
+    /// Whether a frame's opening starts with the project instructions: the workspace's
+    /// `AGENTS.md` (or `CLAUDE.md`) files and the person's own [`PERSONAL_INSTRUCTIONS`].
+    pub project_instructions: bool,
     /// Prices of model calls, replacing or adding to the built-in ones by model name (see
     /// [`flame_model::cost`]); written only when there are some.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -173,6 +180,7 @@ impl Default for Settings {
             turn_budget: DEFAULT_TURN_BUDGET,
             checkpoint_cap_mb: facade.checkpoint_cap_bytes / MIB,
             keep_tool_results: u32::try_from(facade.keep_tool_results).unwrap_or(u32::MAX),
+            project_instructions: facade.project_instructions,
             prices: Vec::new(),
             built_in_prices: Vec::new(),
             anthropic: ProviderSettings::default(),
@@ -551,15 +559,20 @@ impl Settings {
         })
     }
 
-    /// What the facade works with from these settings: the checkpoint storage cap, the tool
-    /// results a context sends in full, and the prices. Front ends pass it to `Flame::open` and,
-    /// when the settings are saved, to `Flame::reconfigure`, so the window, the command line and
-    /// the agent agree.
-    pub fn facade_config(&self) -> FlameConfig {
+    /// What the facade works with from these settings, read from `settings_path`: the
+    /// checkpoint storage cap, the tool results a context sends in full, the prices, and whether
+    /// openings start with the project instructions, with the person's own file of them beside
+    /// the settings file. Front ends pass it to `Flame::open` and, when the settings are saved,
+    /// to `Flame::reconfigure`, so the window, the command line and the agent agree.
+    pub fn facade_config(&self, settings_path: Option<&Path>) -> FlameConfig {
         FlameConfig {
             checkpoint_cap_bytes: self.checkpoint_cap_mb.saturating_mul(MIB),
             keep_tool_results: self.keep_tool_results as usize,
             prices: self.price_table(),
+            project_instructions: self.project_instructions,
+            personal_instructions: settings_path
+                .and_then(Path::parent)
+                .map(|folder| folder.join(PERSONAL_INSTRUCTIONS)),
         }
     }
 
@@ -809,17 +822,27 @@ mod tests {
     #[test]
     fn the_facade_is_configured_in_bytes_at_the_settings_prices_and_new_settings_are_its_defaults()
     {
-        assert_eq!(Settings::default().facade_config(), FlameConfig::default());
+        assert_eq!(Settings::default().facade_config(None), FlameConfig::default());
         let dear = local_price();
         let settings = Settings {
             checkpoint_cap_mb: 3,
             keep_tool_results: 7,
             prices: vec![dear.clone()],
+            project_instructions: false,
             ..Settings::default()
         };
-        let config = settings.facade_config();
+        let config = settings.facade_config(Some(Path::new("/home/a/.config/flame/settings.json")));
         assert_eq!((config.checkpoint_cap_bytes, config.keep_tool_results), (3 * MIB, 7));
         assert_eq!(config.prices.get("llama3.1:8b"), Some(&dear));
+        assert!(!config.project_instructions);
+        assert_eq!(
+            config.personal_instructions.as_deref(),
+            Some(Path::new("/home/a/.config/flame/AGENTS.md")),
+            "the person's own instructions are beside the settings"
+        );
+        // A file written before the setting existed turns the instructions on.
+        let old: Settings = serde_json::from_str(r#"{"keep_tool_results": 3}"#).unwrap();
+        assert!(old.project_instructions);
     }
 
     #[test]

@@ -25,12 +25,17 @@
 //! which `/proc/<pid>/environ` shows to every process of the account. The tests are one binary
 //! (`tests/workspace/`) and `tests/kill_write.rs`, which runs without the test harness because it
 //! runs itself again as the writer it kills.
+//!
+//! `Workspace::instruction_files` reads the project instructions (`AGENTS.md`, else `CLAUDE.md`)
+//! of the root and of the folders above the files a frame works in, confined like `read_file`
+//! and bounded in all (`instructions.rs`).
 
 mod change;
 mod command;
 mod confine;
 mod environment;
 mod error;
+mod instructions;
 mod list;
 mod read;
 mod search;
@@ -46,6 +51,7 @@ pub use command::{
 pub use confine::{ResolvedPath, Workspace};
 pub use environment::{Environment, is_scrubbed_variable, is_secret_variable};
 pub use error::WorkspaceError;
+pub use instructions::{INSTRUCTION_FILE_NAMES, MAX_INSTRUCTION_FOLDERS, read_instruction_text};
 pub use list::{FileList, MAX_LISTED_FILES};
 pub use read::{
     BINARY_SNIFF_BYTES, FileRead, LineRange, MAX_LINE_BYTES, MAX_LINE_COUNT_SCAN_BYTES,

@@ -1024,6 +1024,7 @@ describe("the composer's model picker", () => {
     approval: DEFAULT_APPROVAL,
     turn_budget: { micro_usd: 10_000_000, tokens: null, tool_calls: 250 },
     keep_tool_results: 3,
+    project_instructions: true,
     checkpoint_cap_mb: 2048,
     anthropic: { base_url: null, api_key: "(set)" },
     openai: { base_url: "http://127.0.0.1:11434/v1", api_key: null },

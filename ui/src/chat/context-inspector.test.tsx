@@ -6,7 +6,7 @@ import type { Backend } from "../backend";
 import type {
   ContextDoc_Serialize as ContextDoc,
   FrameCost_Serialize as FrameCost,
-  OpeningReport,
+  OpeningReport_Serialize as OpeningReport,
 } from "../bindings";
 import { answer, countingBackend, fakeBackend, settle } from "../test-backend";
 import { frameCost } from "../test-costs";
@@ -25,6 +25,7 @@ const KEPT_OPENING: OpeningReport = {
   newly_masked: 0,
   cache_read_tokens: 5_600,
   cache_written_tokens: 320,
+  instructions: null,
 };
 
 function doc(
@@ -184,6 +185,57 @@ describe("the context inspector", () => {
     );
     // The next call makes it already: there is nothing more to ask.
     expect(rebuildButton(root).disabled).toBe(true);
+  });
+
+  it("names the project instructions the opening read, when, and what was sent of each", async () => {
+    const opening: OpeningReport = {
+      ...KEPT_OPENING,
+      instructions: [
+        {
+          path: "/home/me/.config/flame/AGENTS.md",
+          scope: "personal",
+          size: 40,
+          sent: 40,
+          problem: null,
+        },
+        { path: "AGENTS.md", scope: "workspace", size: 1_200, sent: 1_200, problem: null },
+        { path: "src/AGENTS.md", scope: "workspace", size: 50_000, sent: 31_568, problem: null },
+        {
+          path: "lib/AGENTS.md",
+          scope: "workspace",
+          size: 0,
+          sent: 0,
+          problem: "it is a link that leads outside the workspace",
+        },
+      ],
+    };
+    const root = await inspect(doc(0, 0, 0, opening));
+    expect(text(root, "context-instructions")).toContain(
+      `Project instructions (read for opening 1, ${formatTime(KEPT_OPENING.made_at)}):`,
+    );
+    const files = [...root.querySelectorAll("[data-testid=instruction-file]")].map(
+      (li) => li.textContent,
+    );
+    expect(files).toEqual([
+      "/home/me/.config/flame/AGENTS.md (yours, every workspace) 40 bytes",
+      "AGENTS.md 1,200 bytes",
+      "src/AGENTS.md cut at the limit: 31,568 of 50,000 bytes sent",
+      "lib/AGENTS.md not read: it is a link that leads outside the workspace",
+    ]);
+  });
+
+  it("says when no instructions were found, when they will be read, and when they are off", async () => {
+    const found = await inspect(
+      doc(0, 0, 0, { ...KEPT_OPENING, made_now: true, instructions: [] }),
+    );
+    expect(text(found, "context-instructions")).toBe(
+      "Project instructions: no AGENTS.md or CLAUDE.md was found for this opening (read now for the opening the next call makes).",
+    );
+    document.body.replaceChildren();
+    const off = await inspect(doc(0, 0));
+    expect(text(off, "context-instructions")).toBe(
+      "This opening was made without reading project instructions: they are turned off in Settings (or the opening is older than them).",
+    );
   });
 
   it("shows a refused request to make the opening again, keeping the opening shown", async () => {

@@ -1,8 +1,9 @@
 // The context inspector: exactly what the model receives in a frame, as the backend assembled
 // it (`frameContext`), with the cost of each kind of section against the budget, what the
 // frame's model calls cost in money (by model, from the outline's costs), and the frame's opening
-// and prompt cache: when and why the opening was made, what the next call reads from the
-// provider's cache and writes, and the person's way to have the opening made again.
+// and prompt cache: when and why the opening was made, which project instructions (AGENTS.md,
+// CLAUDE.md) it starts with and when they were read, what the next call reads from the provider's
+// cache and writes, and the person's way to have the opening made again.
 
 import { useEffect, useRef, useState } from "preact/hooks";
 
@@ -11,7 +12,8 @@ import type {
   ApiError,
   ContextDoc_Serialize as ContextDoc,
   FrameCost_Serialize as FrameCost,
-  OpeningReport,
+  InstructionFileReport_Serialize as InstructionFileReport,
+  OpeningReport_Serialize as OpeningReport,
 } from "../bindings";
 import { ErrorLine } from "../error-line";
 import { formatTime } from "./changes-view";
@@ -132,6 +134,7 @@ export function ContextInspector({
         rebuild={rebuild.state === "idle" || rebuild.frame !== frame ? { state: "idle" } : rebuild}
         onRebuild={() => void makeOpeningAgain()}
       />
+      <ProjectInstructions opening={doc.report.opening} />
       <div
         class="token-bar"
         role="img"
@@ -278,4 +281,56 @@ function OpeningAndCache({
       {rebuild.state === "failed" && <ErrorLine error={rebuild.error} testId="rebuild-error" />}
     </div>
   );
+}
+
+/**
+ * The project instructions the opening starts with: each file read, whose it is and how much of
+ * it was sent, and when they were read (when the opening was made, or now for the next call's).
+ */
+function ProjectInstructions({ opening }: { opening: OpeningReport }) {
+  const files = opening.instructions;
+  const when = opening.made_now
+    ? "read now for the opening the next call makes"
+    : `read for opening ${opening.generation}, ${formatTime(opening.made_at)}`;
+  return (
+    <div class="inspector-instructions inspector-cache" data-testid="context-instructions">
+      {files === null ? (
+        <p class="muted">
+          This opening was made without reading project instructions: they are turned off in
+          Settings (or the opening is older than them).
+        </p>
+      ) : files.length === 0 ? (
+        <p class="muted">
+          Project instructions: no AGENTS.md or CLAUDE.md was found for this opening ({when}).
+        </p>
+      ) : (
+        <>
+          <p>
+            <strong>Project instructions</strong> ({when}):
+          </p>
+          <ul>
+            {files.map((file) => (
+              <li key={file.path} data-testid="instruction-file" data-path={file.path}>
+                <code>{file.path}</code>
+                {file.scope === "personal" && (
+                  <span class="muted"> (yours, every workspace)</span>
+                )}{" "}
+                <span class={file.problem === null && file.sent === file.size ? "muted" : ""}>
+                  {instructionState(file)}
+                </span>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </div>
+  );
+}
+
+/** What was sent of one file of instructions, in words. */
+function instructionState(file: InstructionFileReport): string {
+  const bytes = (n: number) => `${n.toLocaleString("en-US")} bytes`;
+  if (file.problem !== null) return `not read: ${file.problem}`;
+  if (file.sent === file.size) return bytes(file.size);
+  return `cut at the limit: ${file.sent.toLocaleString("en-US")} of ${bytes(file.size)} sent`;
 }

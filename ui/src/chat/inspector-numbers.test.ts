@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 
-import type { ContextReport_Serialize as ContextReport, OpeningReport } from "../bindings";
+import type {
+  ContextReport_Serialize as ContextReport,
+  OpeningReport_Serialize as OpeningReport,
+} from "../bindings";
 import { cacheSentence, formatPerMille, formatTokens, inspectorNumbers } from "./inspector-numbers";
 
 const OPENING: OpeningReport = {
@@ -14,6 +17,7 @@ const OPENING: OpeningReport = {
   newly_masked: 0,
   cache_read_tokens: 12_345,
   cache_written_tokens: 950,
+  instructions: null,
 };
 
 const REPORT: ContextReport = {

@@ -3,13 +3,14 @@
 
 import type {
   ContextReport_Serialize as ContextReport,
-  OpeningReport,
+  OpeningReport_Serialize as OpeningReport,
   SectionKind,
   Section_Serialize as Section,
 } from "../bindings";
 
 export const SECTION_KINDS: readonly SectionKind[] = [
   "preamble",
+  "instructions",
   "ancestor",
   "relative",
   "sibling",
@@ -19,6 +20,7 @@ export const SECTION_KINDS: readonly SectionKind[] = [
 
 export const KIND_LABEL: Record<SectionKind, string> = {
   preamble: "Preamble",
+  instructions: "Instructions",
   ancestor: "Ancestors",
   relative: "Relatives",
   sibling: "Siblings",

@@ -1,8 +1,11 @@
 //! Flame's requests as a provider's prompt cache sees them (issue 29), captured by a scripted
-//! model over both wire formats: a frame reads ten files, pushes a child that reads one more and
-//! pops, and goes on. Consecutive requests in a frame must start with the previous one, the
-//! parent's first request after the pop with the whole of its last one before the push, an
-//! Anthropic request must carry its cache marks, and masking must still mask.
+//! model over both wire formats: a frame reads ten files in `src/`, pushes a child that reads one
+//! more and pops, and goes on. Consecutive requests in a frame must start with the previous one,
+//! the parent's first request after the pop with the whole of its last one before the push, an
+//! Anthropic request must carry its cache marks, and masking must still mask. The workspace has
+//! project instructions at two levels (`AGENTS.md`, `src/AGENTS.md`, issue 38): every request
+//! carries the root's, and the child's, opened after its parent worked in `src/`, carry both in
+//! that order, without costing the cache.
 //!
 //! Anthropic's marks (`cache_control`) move to the newest message at every request: they say
 //! where to cache, and are not part of what is cached, so requests are compared with them taken
@@ -104,7 +107,7 @@ fn replies(wire: Wire) -> Vec<Reply> {
         scripted(wire, "Reading.", Some((id.as_str(), "read_file", json!({"path": path}))))
     };
     let mut replies: Vec<Reply> =
-        (0..10).map(|n| read(format!("call_read_{n}"), format!("file{n}.rs"))).collect();
+        (0..10).map(|n| read(format!("call_read_{n}"), format!("src/file{n}.rs"))).collect();
     replies.push(scripted(
         wire,
         "The helpers need their own look.",
@@ -114,7 +117,7 @@ fn replies(wire: Wire) -> Vec<Reply> {
             json!({"title": "Check the helpers", "success_criteria": "helpers.rs is read"}),
         )),
     ));
-    replies.push(read("call_child_read".into(), "helpers.rs".into()));
+    replies.push(read("call_child_read".into(), "src/helpers.rs".into()));
     replies.push(scripted(
         wire,
         "The helpers are fine.",
@@ -125,8 +128,8 @@ fn replies(wire: Wire) -> Vec<Reply> {
                    "results_compacted": "helpers fine"}),
         )),
     ));
-    replies.push(read("call_extra_0".into(), "extra0.rs".into()));
-    replies.push(read("call_extra_1".into(), "extra1.rs".into()));
+    replies.push(read("call_extra_0".into(), "src/extra0.rs".into()));
+    replies.push(read("call_extra_1".into(), "src/extra1.rs".into()));
     replies.push(scripted(wire, "I have read everything.", None));
     replies
 }
@@ -134,12 +137,15 @@ fn replies(wire: Wire) -> Vec<Reply> {
 /// Runs the scenario over `wire`; the request bodies the model received, as sent.
 async fn captured(wire: Wire) -> Vec<String> {
     let workspace = tempfile::tempdir().unwrap();
+    std::fs::create_dir(workspace.path().join("src")).unwrap();
+    std::fs::write(workspace.path().join("AGENTS.md"), ROOT_INSTRUCTIONS).unwrap();
+    std::fs::write(workspace.path().join("src/AGENTS.md"), SRC_INSTRUCTIONS).unwrap();
     for name in (0..10).map(|n| format!("file{n}")).chain([
         "helpers".into(),
         "extra0".into(),
         "extra1".into(),
     ]) {
-        std::fs::write(workspace.path().join(format!("{name}.rs")), source(&name)).unwrap();
+        std::fs::write(workspace.path().join(format!("src/{name}.rs")), source(&name)).unwrap();
     }
     let mut s = setup(Autonomy::Auto, replies(wire)).await;
     let tree = s.flame.status(None).unwrap().tree.id;
@@ -157,6 +163,10 @@ async fn captured(wire: Wire) -> Vec<String> {
     assert_eq!(s.server.requests().len(), 16);
     s.server.requests().into_iter().map(|r| r.body).collect()
 }
+
+/// The workspace's instructions at its root and in `src/`.
+const ROOT_INSTRUCTIONS: &str = "# Rules\nROOT-RULES: run the tests before you finish.\n";
+const SRC_INSTRUCTIONS: &str = "SRC-RULES: keep functions short.\n";
 
 /// A request body without Anthropic's cache marks.
 pub(super) fn unmarked(body: &str) -> String {
@@ -192,11 +202,26 @@ async fn requests_stay_cacheable(wire: Wire) {
         last_in.insert(frame, i);
     }
     let mean = shares.iter().sum::<f64>() / shares.len() as f64;
+
+    // The project instructions open every request, before the document; the child's carry the
+    // root's, then src/'s.
+    let parent = &frames[0];
+    for (i, body) in plain.iter().enumerate() {
+        let document = body.find("<stack-context id=").unwrap();
+        let root = body.find("ROOT-RULES").unwrap_or_else(|| panic!("request {i}: {body}"));
+        assert!(root < document, "request {i}: the instructions come first");
+        match body.find("SRC-RULES") {
+            Some(src) => {
+                assert_ne!(&frames[i], parent, "request {i}: the parent's opening had no src/");
+                assert!(root < src && src < document, "request {i}: the root's, then src/'s");
+            }
+            None => assert_eq!(&frames[i], parent, "request {i}: the child carries src/'s"),
+        }
+    }
     let _ = writeln!(std::io::stderr().lock(), "{wire:?}: shares {shares:.3?}, mean {mean:.3}");
     assert!(mean >= 0.90, "{wire:?}: consecutive requests share {mean:.3} on average: {shares:?}");
 
     // The parent before the push (request 10, whose reply pushes) and after the pop (13).
-    let parent = &frames[0];
     assert_eq!(&frames[10], parent);
     assert_ne!(&frames[11], parent, "the child's requests");
     assert_eq!(&frames[13], parent);

@@ -518,7 +518,7 @@ async fn an_opening_made_again_keeps_the_newest_k_results_whole() {
     settings.turn_budget.tool_calls = Some(25);
     // Not the default (1), so the test shows the setting reaches the context.
     settings.keep_tool_results = 5;
-    s.flame.reconfigure(settings.facade_config());
+    s.flame.reconfigure(settings.facade_config(None));
     let base = s.server.base_url.clone();
     s.agent = Agent::new(
         s.flame.clone(),

@@ -11,6 +11,7 @@ mod follow;
 mod frame_view;
 mod frames;
 mod import;
+mod instructions;
 mod live_reply;
 mod open;
 mod properties;

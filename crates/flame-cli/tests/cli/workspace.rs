@@ -163,3 +163,48 @@ fn the_settings_folder_and_a_folder_holding_it_are_refused_as_workspaces() {
         assert!(err.contains("Flame's own folder"), "{err}");
     }
 }
+
+/// The person's own instructions beside the settings and the workspace's `AGENTS.md` start
+/// `flame chat`'s request, in that order, and `flame context` names them.
+#[tokio::test(flavor = "multi_thread")]
+async fn chat_and_context_start_with_the_persons_and_the_workspaces_instructions() {
+    let home = Home::new();
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("AGENTS.md"), "ROOT-RULES: run the tests.\n").unwrap();
+    let personal = home.path().join("config/flame/AGENTS.md");
+    std::fs::create_dir_all(personal.parent().unwrap()).unwrap();
+    std::fs::write(&personal, "PERSONAL-RULES: answer briefly.\n").unwrap();
+    let made = home.json(&[
+        "tree",
+        "new",
+        "Look around",
+        "--criteria",
+        "Done",
+        "--workspace",
+        folder.path().to_str().unwrap(),
+    ]);
+    let root = made["root"].as_str().unwrap();
+    let answer = flame_models::replay::Reply::stream(super::wire("anthropic-text.sse"));
+    let (out, server) = chat_in(&home, root, [answer], &["Hello"]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let sent = server.requests()[0].json();
+    let opening = sent["messages"][0]["content"][0]["text"].as_str().unwrap().to_owned();
+    let at = |marker: &str| opening.find(marker).unwrap_or_else(|| panic!("{marker}: {opening}"));
+    assert!(at("PERSONAL-RULES") < at("ROOT-RULES") && at("ROOT-RULES") < at("<stack-context id="));
+
+    let context = std::process::Command::new(env!("CARGO_BIN_EXE_flame"))
+        .args(["context", root])
+        .env("FLAME_HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env_remove("FLAME_LOG")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&context.stdout);
+    assert!(
+        text.contains(&format!(
+            "# project instructions (read when the opening was made): {}, AGENTS.md\n",
+            personal.display()
+        )),
+        "{text}"
+    );
+}

@@ -11,8 +11,8 @@ use flame_context::{
     NextCall, next_call,
 };
 use flame_model::{
-    CacheLifetime, ChatMessage, Frame, FrameId, Message, MessageId, OpeningReason, Role, Status,
-    ToolCall, ToolResult,
+    CacheLifetime, ChatMessage, Frame, FrameId, InstructionFile, InstructionScope, Message,
+    MessageId, OpeningReason, Role, SectionKind, Status, ToolCall, ToolResult,
 };
 use flame_tokens::Encoding;
 use serde_json::json;
@@ -40,6 +40,8 @@ struct Frame0 {
     policy: CachePolicy,
     keep: Option<usize>,
     next_id: i64,
+    /// The project instructions the caller would read now, if it looks for them.
+    instructions: Option<Vec<InstructionFile>>,
 }
 
 impl Frame0 {
@@ -57,6 +59,7 @@ impl Frame0 {
             policy,
             keep: Some(1),
             next_id: 1,
+            instructions: None,
         }
     }
 
@@ -115,6 +118,7 @@ impl Frame0 {
             path_trails: &trails,
             keep_tool_results: self.keep,
             allowance: None,
+            instructions: self.instructions.as_deref(),
         };
         let rules = CallRules { now: self.now, policy: self.policy };
         let next = next_call(&input, self.stored.as_ref(), &rules, None).unwrap();
@@ -306,6 +310,7 @@ fn the_system_mark_ends_the_start_every_tree_shares() {
             path_trails: &trails,
             keep_tool_results: None,
             allowance: None,
+            instructions: None,
         };
         let doc = flame_context::assemble(&input).unwrap();
         prompt(&doc, Encoding::O200kBase, CacheLifetime::Short)
@@ -326,4 +331,102 @@ fn the_system_mark_ends_the_start_every_tree_shares() {
     assert_eq!(none.system_shared, none.system.len());
     assert_eq!(none.system_shared_tokens, none.system_tokens);
     assert_eq!(none.system, flame_context::shared_preamble(false));
+}
+
+fn instruction_file(path: &str, text: &str) -> InstructionFile {
+    InstructionFile {
+        path: path.to_owned(),
+        scope: InstructionScope::Workspace,
+        text: text.to_owned(),
+        size: text.len() as u64,
+        problem: None,
+    }
+}
+
+#[test]
+fn project_instructions_open_the_opening_and_change_only_with_a_new_one() {
+    let mut f = Frame0::new(CachePolicy::anthropic(None));
+    f.instructions = Some(vec![
+        instruction_file("AGENTS.md", "ROOT-RULES: run make test."),
+        instruction_file("src/AGENTS.md", "SRC-RULES: no unsafe."),
+    ]);
+    f.push(Role::User, "start", 10);
+    let (first, mut before) = f.call();
+    let ChatMessage::User(opening) = &before.messages[0] else { panic!("the opening") };
+    assert!(opening.starts_with("<project-instructions>\n"), "{opening}");
+    let (root, src, doc) = (
+        opening.find("ROOT-RULES").unwrap(),
+        opening.find("SRC-RULES").unwrap(),
+        opening.find("<stack-context").unwrap(),
+    );
+    assert!(root < src && src < doc, "the root's, then the nearer folder's, then the document");
+    let sent = report(&first).instructions.as_ref().expect("the opening looked for them");
+    assert_eq!(
+        sent.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
+        ["AGENTS.md", "src/AGENTS.md"]
+    );
+    let section = first.doc.report.sections.iter().find(|s| s.kind == SectionKind::Instructions);
+    let section = section.expect("the instructions are a section of the context");
+    assert_eq!(section.label, "AGENTS.md, src/AGENTS.md");
+    assert!(section.tokens > 10);
+    assert_eq!(first.doc.report.sections[1].kind, SectionKind::Instructions, "after the preamble");
+
+    // A file changes, and another is found: the kept opening still sends what it was made with.
+    f.instructions = Some(vec![instruction_file("AGENTS.md", "ROOT-RULES-2: run cargo test.")]);
+    for n in 0..3 {
+        f.tool_turn(n, 300);
+        let (next, now) = f.call();
+        assert!(!report(&next).made_now);
+        assert_eq!(now.messages[0], before.messages[0], "the opening is kept byte for byte");
+        assert_eq!(report(&next).instructions, report(&first).instructions);
+        before = now;
+    }
+    // Its next opening reads them again.
+    f.tool_turn(3, 300);
+    f.stored.as_mut().unwrap().rebuild_asked = true;
+    let (again, now) = f.call();
+    assert!(report(&again).made_now);
+    let ChatMessage::User(opening) = &now.messages[0] else { panic!("the opening") };
+    assert!(opening.contains("ROOT-RULES-2") && !opening.contains("SRC-RULES"), "{opening}");
+    assert_eq!(report(&again).instructions.as_ref().unwrap().len(), 1);
+
+    // Turned off: an opening made then says it did not look, and sends none.
+    f.instructions = None;
+    f.tool_turn(4, 300);
+    f.stored.as_mut().unwrap().rebuild_asked = true;
+    let (off, now) = f.call();
+    let ChatMessage::User(opening) = &now.messages[0] else { panic!("the opening") };
+    assert!(opening.trim_start().starts_with("<stack-context"), "{opening}");
+    assert_eq!(report(&off).instructions, None);
+    assert!(off.doc.report.sections.iter().all(|s| s.kind != SectionKind::Instructions));
+}
+
+#[test]
+fn project_instructions_count_against_the_budget_and_never_give_way() {
+    let text = "Follow the house rules. ".repeat(200);
+    let mut with = Frame0::new(CachePolicy::local());
+    with.instructions = Some(vec![instruction_file("AGENTS.md", &text)]);
+    let mut without = Frame0::new(CachePolicy::local());
+    for f in [&mut with, &mut without] {
+        f.push(Role::User, "start", 10);
+    }
+    let (a, _) = with.call();
+    let (b, _) = without.call();
+    let instructions = a.doc.report.sections[1].tokens;
+    assert!(instructions > 1_000);
+    assert_eq!(a.doc.report.total_tokens, b.doc.report.total_tokens + instructions);
+    assert_eq!(a.doc.report.opening.tokens, b.doc.report.opening.tokens + instructions);
+    assert_eq!(a.doc.report.linear_tokens, b.doc.report.linear_tokens + instructions);
+
+    // A budget too small for the rest: the sibling gives way, the instructions stay whole.
+    let mut tight = Frame0::new(CachePolicy::local());
+    tight.instructions = Some(vec![instruction_file("AGENTS.md", &text)]);
+    tight.budget = a.doc.report.total_tokens - 5;
+    tight.push(Role::User, "start", 10);
+    let (fitted, _) = tight.call();
+    assert!(fitted.doc.report.fits);
+    assert!(fitted.doc.xml.contains(&text));
+    assert!(
+        fitted.doc.report.sections.iter().any(|s| s.state != flame_context::SectionState::Full)
+    );
 }

@@ -175,6 +175,7 @@ fn the_frames_above_the_focus_list_what_they_touched_themselves() {
         path_trails: &path_trails,
         keep_tool_results: None,
         allowance: None,
+        instructions: None,
     };
     let xml = flame_context::assemble(&input).unwrap().xml;
     let b = xml.find(&format!("id=\"{}\"", id("b"))).unwrap();

@@ -119,6 +119,7 @@ impl Case {
             path_trails: &self.path_trails,
             keep_tool_results: Some(1),
             allowance: None,
+            instructions: None,
         };
         let kept = opening(&input, Some((&mut self.kept, self.settled)));
         assert_eq!(kept, opening(&input, None), "{what}");
@@ -269,6 +270,7 @@ fn forgetting_messages_lets_an_id_name_another_message() {
             path_trails: &trails,
             keep_tool_results: Some(1),
             allowance: None,
+            instructions: None,
         };
         if forget {
             kept.forget_messages();

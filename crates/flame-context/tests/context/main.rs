@@ -96,6 +96,7 @@ pub fn context_with_files(
         path_trails: &HashMap::new(),
         keep_tool_results: None,
         allowance: None,
+        instructions: None,
     };
     assemble(&input).unwrap()
 }

@@ -137,12 +137,20 @@ fn a_frames_context_is_kept_with_its_note_and_an_unreadable_one_is_none() {
         rebuild_asked: false,
         rewritten_per_mille: 0,
         budget_told: None,
+        instructions: Some(vec![flame_model::InstructionFileReport {
+            path: "AGENTS.md".into(),
+            scope: flame_model::InstructionScope::Workspace,
+            size: 40,
+            sent: 40,
+            problem: None,
+        }]),
     };
     let note = NewMessage::text(Role::Note, "[Flame] a frame changed");
     let stored = store.save_frame_context(change(2), &root, &context, Some((&note, 6))).unwrap();
     let stored = stored.unwrap();
     let kept = store.frame_context(&root).unwrap().unwrap();
     assert_eq!(kept.notes, [stored.id], "the note's id is kept with the context");
+    assert_eq!(kept.instructions, context.instructions, "and what its opening's instructions were");
     assert_eq!(store.messages(&root).unwrap().last().unwrap().content, note.content);
     assert!(store.ask_context_rebuild(change(3), &root).unwrap());
     let asked = store.frame_context(&root).unwrap().unwrap();

@@ -4,6 +4,7 @@
 mod change;
 mod command;
 mod confine;
+mod instructions;
 mod list;
 mod read;
 mod search;
