@@ -27,7 +27,7 @@ use bytes::Bytes;
 use flame_api::Rewrite;
 use flame_import::replayer::{CallSite, FrameIds, ReplayedCall, frame_message_of};
 use flame_import::wire::{WireFormat, WireThread};
-use flame_model::{FrameId, Message, OpeningReason, Timestamp};
+use flame_model::{CacheLifetime, FrameId, Message, OpeningReason, Timestamp};
 use serde_json::{Value, json};
 
 use crate::request::Request;
@@ -211,7 +211,7 @@ fn render(
             emitted.push(Emit::Edited(note(text)));
         }
     }
-    Some(write(request, &call.doc, &emitted, previous_end))
+    Some(write(request, call, &emitted, previous_end))
 }
 
 /// What one item's edit knows.
@@ -444,11 +444,17 @@ fn mark_last_block(message: &mut Value, long: bool) {
 /// Writes the request: the client's fields in their order, the conversation replaced.
 fn write(
     request: &Request<'_>,
-    doc: &flame_context::ContextDoc,
+    call: &ReplayedCall,
     emitted: &[Emit],
     previous_end: Option<usize>,
 ) -> Bytes {
-    let wire = request.wire;
+    let (wire, doc) = (request.wire, &call.doc);
+    // The lifetimes `flame_context::request` gives the marks: the shared start's, the opening's
+    // and the conversation's.
+    let long = |lifetime: CacheLifetime| lifetime == CacheLifetime::Long;
+    let system_long = long(call.prompt.system_lifetime);
+    let opening_long = call.prompt.marks.first().is_some_and(|m| long(m.lifetime));
+    let conversation_long = call.prompt.marks.last().is_some_and(|m| long(m.lifetime));
     let conversation = request.conversation();
     let preamble = flame_context::AGENT_PREAMBLE;
     let mut opening: Vec<Value> = Vec::new();
@@ -459,7 +465,7 @@ fn write(
                 blocks.push(json!({"type": "text", "text": omission}));
             }
             let mut message = json!({"role": "user", "content": blocks});
-            mark_last_block(&mut message, true);
+            mark_last_block(&mut message, opening_long);
             opening.push(message);
         }
         WireFormat::Responses => {
@@ -496,12 +502,12 @@ fn write(
             Emit::Raw(p) => {
                 let mut value: Value =
                     serde_json::from_str(conversation[*p].raw.get()).unwrap_or(Value::Null);
-                mark_last_block(&mut value, false);
+                mark_last_block(&mut value, conversation_long);
                 value.to_string()
             }
             Emit::Edited(value) if marked => {
                 let mut value = value.clone();
-                mark_last_block(&mut value, false);
+                mark_last_block(&mut value, conversation_long);
                 value.to_string()
             }
             Emit::Edited(value) => value.to_string(),
@@ -526,7 +532,7 @@ fn write(
             }
             (WireFormat::Anthropic, "system") => {
                 wrote_system = true;
-                anthropic_system(value.get(), preamble)
+                anthropic_system(value.get(), preamble, system_long)
             }
             (WireFormat::Anthropic, "tools") if value.get().contains("\"cache_control\"") => {
                 let mut tools: Value = serde_json::from_str(value.get()).unwrap_or(Value::Null);
@@ -544,7 +550,7 @@ fn write(
         out.push_str(&text);
     }
     if wire == WireFormat::Anthropic && !wrote_system {
-        out.push_str(&format!(",\"system\":{}", anthropic_system("[]", preamble)));
+        out.push_str(&format!(",\"system\":{}", anthropic_system("[]", preamble, system_long)));
     }
     if !wrote_items {
         out.push_str(&format!(",\"{items_key}\":{conversation_json}"));
@@ -554,8 +560,9 @@ fn write(
 }
 
 /// An Anthropic `system` (a text or blocks) with its cache marks taken off and Flame's preamble
-/// after it, marked for an hour: the end of the part every frame of the session shares.
-fn anthropic_system(raw: &str, preamble: &str) -> String {
+/// after it, marked (for an hour when `long`): the end of the part every frame of the session
+/// shares.
+fn anthropic_system(raw: &str, preamble: &str, long: bool) -> String {
     let mut blocks = match serde_json::from_str::<Value>(raw) {
         Ok(Value::String(text)) => vec![json!({"type": "text", "text": text})],
         Ok(Value::Array(blocks)) => blocks,
@@ -564,6 +571,6 @@ fn anthropic_system(raw: &str, preamble: &str) -> String {
     for block in &mut blocks {
         strip_cache_marks(block);
     }
-    blocks.push(json!({"type": "text", "text": preamble, "cache_control": mark(true)}));
+    blocks.push(json!({"type": "text", "text": preamble, "cache_control": mark(long)}));
     Value::Array(blocks).to_string()
 }

@@ -52,18 +52,16 @@
 //! fixed prompt, which both sides are taken to read from the cache at every call.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 
-use flame_context::{Budget, CachePolicy, CallRules, ContextInput, FrameContext};
+use flame_context::CachePolicy;
 use flame_model::cost::{Price, PriceTable, cost_picodollars, round_to_micro_usd};
 use flame_model::prompt_cache::{self, Block, CacheRules, CacheUse, PromptCache};
-use flame_model::{
-    CacheLifetime, FileTrail, FrameId, IdSource, Message, MessageId, Role, Status, Usage,
-};
+use flame_model::{CacheLifetime, Usage};
 use flame_tokens::Encoding;
 use serde::Serialize;
 
 use crate::draft::{Draft, DraftFile, FrameKind, ModelCall};
+use crate::replayer::{CallSite, Replayer};
 
 /// Whose prompt cache and list prices a replay prices both sides under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -232,43 +230,26 @@ pub struct Replay {
 
 /// Compares every recorded call of `draft`, priced as `options` says.
 pub fn replay(draft: &Draft, options: &ReplayOptions) -> Result<Replay, String> {
-    let tree = draft.materialise(&mut IdSource::seeded(0))?;
-    let frames = &tree.frames;
+    let frames = Replayer::frames(draft, None)?;
     let encoding = draft
         .messages
         .iter()
         .find_map(|m| m.message.model.as_deref().filter(|m| !m.starts_with('<')))
         .map_or(Encoding::ClaudeEstimate, Encoding::for_model);
-    let log_paths: HashMap<FrameId, String> =
-        frames.iter().map(|f| (f.id.clone(), f.log_relative_path())).collect();
-    // The messages of each frame as store rows, ids in draft order (`message_id`), with the
-    // notes Flame appends as the calls go.
-    let mut by_frame: Vec<Vec<Arc<Message>>> = vec![Vec::new(); frames.len()];
-    for (i, m) in draft.messages.iter().enumerate() {
-        by_frame[m.frame].push(Arc::new(Message {
-            id: message_id(i),
-            frame: frames[m.frame].id.clone(),
-            role: m.message.role,
-            content: m.message.content.clone(),
-            tool_calls: m.message.tool_calls.clone(),
-            tool_result: m.message.tool_result.clone(),
-            tokens: m.tokens,
-            model: m.message.model.clone(),
-            usage: m.message.usage,
-            created_at: m.at,
-            interrupted: m.message.interrupted,
-        }));
-    }
-    let mut contexts: Vec<Option<FrameContext>> = vec![None; frames.len()];
-    let children: Vec<Vec<usize>> = {
-        let mut c = vec![Vec::new(); frames.len()];
-        for (i, d) in draft.frames.iter().enumerate() {
-            if let Some(p) = d.parent {
-                c[p].push(i);
-            }
+    // Where each message stands among its frame's, and what the frame's messages before it
+    // weigh: what a call's request holds of its frame.
+    let mut ordinals: Vec<usize> = Vec::with_capacity(draft.messages.len());
+    let mut weights: Vec<u64> = Vec::with_capacity(draft.messages.len());
+    {
+        let mut counts = vec![(0usize, 0u64); draft.frames.len()];
+        for m in &draft.messages {
+            let (n, weight) = &mut counts[m.frame];
+            ordinals.push(*n);
+            weights.push(*weight);
+            *n += 1;
+            *weight = weight.saturating_add(m.tokens);
         }
-        c
-    };
+    }
     // The main thread's segments share one overhead; each other frame is its own thread.
     let thread_of = |frame: usize| match draft.frames[frame].kind {
         FrameKind::Segment | FrameKind::Session => 0,
@@ -302,9 +283,7 @@ pub fn replay(draft: &Draft, options: &ReplayOptions) -> Result<Replay, String> 
     let mut cache = PromptCache::new(options.provider.rules());
     let mut floor = PromptCache::new(CacheRules::Floor);
     let mut overhead: HashMap<usize, FixedPrompt> = HashMap::new();
-    let budget =
-        |fixed: u64| Budget { context_window: u64::MAX / 4, reply_reserve: 0, tool_schemas: fixed };
-    let linear_message_tokens = sum(draft.messages.iter().map(|m| m.tokens));
+    let mut replayer = Replayer::new(encoding, policy, keep);
     let mut rows = Vec::new();
     let (mut compaction_calls, mut compaction_linear) = (0, 0);
     let (mut linear_pico, mut flame_pico, mut floor_pico, mut fixed_pico) =
@@ -320,10 +299,7 @@ pub fn replay(draft: &Draft, options: &ReplayOptions) -> Result<Replay, String> 
             compaction_linear = call.input_tokens.saturating_add(compaction_linear);
             continue;
         }
-        let upto = message_id(call.message);
-        let before: Vec<Arc<Message>> =
-            by_frame[call.frame].iter().filter(|m| m.id < upto).cloned().collect();
-        let counted = sum(before.iter().filter(|m| m.id.0 % 2 == 0).map(|m| m.tokens));
+        let (before, counted) = (ordinals[call.message], weights[call.message]);
         let thread = thread_of(call.frame);
         let recorded = draft.messages[call.message]
             .message
@@ -335,99 +311,18 @@ pub fn replay(draft: &Draft, options: &ReplayOptions) -> Result<Replay, String> 
             FixedPrompt { thread, tokens, shared: recorded.cache_read_tokens.min(tokens) }
         });
         let fixed = fixed_prompt.tokens;
-        // The path to the focus and every child of each frame on it, as they stood at the call.
-        let mut path = vec![call.frame];
-        while let Some(p) = draft.frames[*path.last().expect("non-empty")].parent {
-            path.push(p);
-        }
-        let mut visible: Vec<usize> = path.clone();
-        for &p in &path {
-            visible.extend(children[p].iter().copied().filter(|c| !path.contains(c)));
-        }
-        let snapshot: Vec<_> = visible
-            .into_iter()
-            .filter(|&i| draft.frames[i].created_at <= call.at || path.contains(&i))
-            .map(|i| {
-                let mut f = frames[i].clone();
-                let ended = draft.frames[i].ended_at.is_some_and(|e| e <= call.at);
-                if path.contains(&i) || (!ended && f.status != Status::Planned) {
-                    f.status = Status::InProgress;
-                    f.results = None;
-                    f.results_compacted = None;
-                    f.status_reason = None;
-                    f.ended_at = None;
-                }
-                f
-            })
-            .collect();
         let came_before = |f: &DraftFile| {
             if f.frame == call.frame { f.message < call.message } else { f.at <= call.at }
         };
-        let trails: HashMap<FrameId, FileTrail> = draft
-            .subtree_trails(came_before)
-            .into_iter()
-            .map(|(frame, trail)| (frames[frame].id.clone(), trail))
-            .collect();
-        // What the frames on the path above the call's touched themselves before it: a
-        // subagent's parent segment, before the subagent started.
-        let path_trails: HashMap<FrameId, FileTrail> = draft
-            .trails(came_before)
-            .into_iter()
-            .filter(|(frame, _)| path[1..].contains(frame))
-            .map(|(frame, trail)| (frames[frame].id.clone(), trail))
-            .collect();
-        let input = ContextInput {
-            focus: &frames[call.frame].id,
-            frames: &snapshot,
-            messages: &before,
-            encoding,
-            // The thread's fixed prompt stands where Flame's tool schemas would.
-            budget: budget(fixed),
-            log_paths: &log_paths,
-            linear_message_tokens,
-            workspace: None,
-            trails: &trails,
-            path_trails: &path_trails,
-            keep_tool_results: Some(keep),
-            allowance: None,
-            instructions: None,
-        };
-        let rules = CallRules { now: call.at, policy };
-        let next = flame_context::next_call(&input, contexts[call.frame].as_ref(), &rules, None)
-            .map_err(|e| e.to_string())?;
-        let doc = next.doc;
+        let site = CallSite { frame: call.frame, before, at: call.at, fixed };
+        let sent = replayer.call_in(draft, &frames, None, site)?;
+        let (doc, prompt) = (sent.doc, sent.prompt);
         if doc.report.opening.made_now {
             openings += 1;
-            if contexts[call.frame].is_some() {
+            if sent.made_again {
                 rebuilt += 1;
             }
         }
-        if let Some(update) = next.update {
-            let mut context = update.context;
-            if let Some(text) = update.note {
-                // Stored, as the live agent stores it, between the messages before the call
-                // and the call's own.
-                let note = Arc::new(Message {
-                    id: MessageId(upto.0 - 1),
-                    frame: frames[call.frame].id.clone(),
-                    role: Role::Note,
-                    tokens: flame_tokens::count(encoding, &text),
-                    content: text,
-                    tool_calls: None,
-                    tool_result: None,
-                    model: None,
-                    usage: None,
-                    created_at: call.at,
-                    interrupted: false,
-                });
-                context.notes.push(note.id);
-                let list = &mut by_frame[call.frame];
-                let at = list.partition_point(|m| m.id < note.id);
-                list.insert(at, note);
-            }
-            contexts[call.frame] = Some(context);
-        }
-        let prompt = flame_context::request::prompt(&doc, encoding, policy.conversation);
         let blocks = request_blocks(&fixed_prompt, &prompt);
         if let Some(previous) = last_blocks.get(&call.frame) {
             let common: u64 = previous
@@ -499,7 +394,7 @@ pub fn replay(draft: &Draft, options: &ReplayOptions) -> Result<Replay, String> 
     let subagents = draft.frames.iter().enumerate().filter(|(_, f)| f.kind == FrameKind::Subagent);
     let (mut transcript, mut results) = (0, 0);
     for (i, f) in subagents {
-        transcript = sum(by_frame[i].iter().filter(|m| m.id.0 % 2 == 0).map(|m| m.tokens))
+        transcript = sum(draft.messages.iter().filter(|m| m.frame == i).map(|m| m.tokens))
             .saturating_add(transcript);
         results = f
             .results
@@ -598,12 +493,6 @@ fn request_blocks(fixed: &FixedPrompt, prompt: &flame_context::request::Prompt) 
         mark: prompt.marks.iter().find(|mark| mark.message == i).map(|mark| mark.lifetime),
     }));
     blocks
-}
-
-/// The id a draft message has in a replay: even, so that a note Flame appends before the
-/// message `i` of a call takes the odd id just below it.
-fn message_id(i: usize) -> MessageId {
-    MessageId(2 * (i as i64 + 1))
 }
 
 /// The recorded and the counted growth of every thread's input between its consecutive calls

@@ -58,9 +58,11 @@ pub struct FrameIds<'a> {
 pub struct ReplayedCall {
     pub doc: ContextDoc,
     pub prompt: Prompt,
-    /// The frame's ids and the messages of the call's frame as numbered here: what `doc`'s
-    /// message ids mean (an even id `2 × (n + 1)` is the frame's `n`-th message).
+    /// The call's frame's id. `doc`'s message ids number the frame's messages: an even id
+    /// `2 × (n + 1)` is its `n`-th ([`frame_message_of`]), an odd one a note.
     pub focus: FrameId,
+    /// The call made its frame's opening again (the frame had one).
+    pub made_again: bool,
 }
 
 /// The id of a frame's `n`-th message in a replay.
@@ -90,6 +92,37 @@ impl Replayer {
         Replayer { encoding, policy, keep, contexts: HashMap::new(), notes: HashMap::new() }
     }
 
+    /// The draft's frames with the ids `ids` gives them, or ids made from their keys (which stay
+    /// the same as the draft grows): what [`Replayer::call_in`] takes.
+    pub fn frames(draft: &Draft, ids: Option<FrameIds<'_>>) -> Result<Vec<Frame>, String> {
+        let mut frames = draft.materialise(&mut IdSource::seeded(0))?.frames;
+        let (tree, given): (TreeId, Vec<FrameId>) = match ids {
+            Some(ids) if ids.frames.len() == frames.len() => {
+                (ids.tree.clone(), ids.frames.to_vec())
+            }
+            Some(_) => return Err("the draft's frames and their ids do not match".to_owned()),
+            None => (
+                IdSource::seeded(0).tree_id(),
+                draft
+                    .frames
+                    .iter()
+                    .map(|d| {
+                        let seed = flame_model::prompt_cache::text_hash("frame", &d.key);
+                        IdSource::seeded(seed).frame_id()
+                    })
+                    .collect(),
+            ),
+        };
+        let by_old: HashMap<FrameId, FrameId> =
+            frames.iter().map(|f| f.id.clone()).zip(given).collect();
+        for f in &mut frames {
+            f.tree = tree.clone();
+            f.parent = f.parent.as_ref().and_then(|p| by_old.get(p)).cloned();
+            f.id = by_old[&f.id].clone();
+        }
+        Ok(frames)
+    }
+
     /// What the call at `site` sends (see the module's comment), with the frame's context and
     /// any note it appends kept for the next calls.
     pub fn call(
@@ -98,44 +131,23 @@ impl Replayer {
         ids: Option<FrameIds<'_>>,
         site: CallSite,
     ) -> Result<ReplayedCall, String> {
+        let frames = Replayer::frames(draft, ids)?;
+        self.call_in(draft, &frames, ids.and_then(|i| i.log_root), site)
+    }
+
+    /// [`Replayer::call`] with the draft's frames made already ([`Replayer::frames`]), their
+    /// logs shown under `log_root`.
+    pub fn call_in(
+        &mut self,
+        draft: &Draft,
+        frames: &[Frame],
+        log_root: Option<&str>,
+        site: CallSite,
+    ) -> Result<ReplayedCall, String> {
         let CallSite { frame, before, at, fixed } = site;
         let key =
             draft.frames.get(frame).ok_or("the call's frame is not in the draft")?.key.clone();
-        let mut frames = draft.materialise(&mut IdSource::seeded(0))?.frames;
-        match ids {
-            Some(ids) if ids.frames.len() == frames.len() => {
-                for f in &mut frames {
-                    f.tree = ids.tree.clone();
-                }
-                let by_old: HashMap<FrameId, FrameId> =
-                    frames.iter().map(|f| f.id.clone()).zip(ids.frames.iter().cloned()).collect();
-                for f in &mut frames {
-                    f.parent = f.parent.as_ref().and_then(|p| by_old.get(p)).cloned();
-                    f.id = by_old[&f.id].clone();
-                }
-            }
-            Some(_) => return Err("the draft's frames and their ids do not match".to_owned()),
-            None => {
-                // Ids made from the frames' keys stay the same as the draft grows.
-                let tree = IdSource::seeded(0).tree_id();
-                let keyed: Vec<FrameId> = draft
-                    .frames
-                    .iter()
-                    .map(|d| {
-                        IdSource::seeded(flame_model::prompt_cache::text_hash("frame", &d.key))
-                            .frame_id()
-                    })
-                    .collect();
-                let by_old: HashMap<FrameId, FrameId> =
-                    frames.iter().map(|f| f.id.clone()).zip(keyed.iter().cloned()).collect();
-                for f in &mut frames {
-                    f.tree = tree.clone();
-                    f.parent = f.parent.as_ref().and_then(|p| by_old.get(p)).cloned();
-                    f.id = by_old[&f.id].clone();
-                }
-            }
-        }
-        let root = ids.and_then(|i| i.log_root);
+        let root = log_root;
         let log_paths: HashMap<FrameId, String> = frames
             .iter()
             .map(|f| {
@@ -216,6 +228,14 @@ impl Replayer {
             .into_iter()
             .map(|(f, trail)| (frames[f].id.clone(), trail))
             .collect();
+        // What the frames on the path above the call's touched themselves before it: a
+        // subagent's parent segment, before the subagent started.
+        let path_trails: HashMap<FrameId, FileTrail> = draft
+            .trails(came_before)
+            .into_iter()
+            .filter(|(f, _)| path[1..].contains(f))
+            .map(|(f, trail)| (frames[f].id.clone(), trail))
+            .collect();
         let linear_message_tokens =
             draft.messages.iter().map(|m| m.tokens).fold(0, u64::saturating_add);
         let input = ContextInput {
@@ -229,12 +249,17 @@ impl Replayer {
             linear_message_tokens,
             workspace: None,
             trails: &trails,
+            path_trails: &path_trails,
             keep_tool_results: Some(self.keep),
             allowance: None,
+            // The agent reads its own project instructions.
+            instructions: None,
         };
         let rules = CallRules { now: at, policy: self.policy };
-        let next = flame_context::next_call(&input, self.contexts.get(&key), &rules, None)
-            .map_err(|e| e.to_string())?;
+        let stored = self.contexts.get(&key);
+        let had_context = stored.is_some();
+        let next =
+            flame_context::next_call(&input, stored, &rules, None).map_err(|e| e.to_string())?;
         let mut doc = next.doc;
         if let Some(update) = next.update {
             let mut context = update.context;
@@ -263,11 +288,12 @@ impl Replayer {
             }
             self.contexts.insert(key, context);
         }
-        // The agent works with its own tools: its preamble says so (`AGENT_PREAMBLE`).
+        // The agent works with its own tools: its preamble says so (`AGENT_PREAMBLE`), the same
+        // in every session.
         doc.system = flame_context::AGENT_PREAMBLE.to_owned();
-        let mut prompt =
-            flame_context::request::prompt(&doc, self.encoding, self.policy.conversation);
-        prompt.system_tokens = flame_tokens::count(self.encoding, &doc.system);
-        Ok(ReplayedCall { doc, prompt, focus })
+        doc.system_shared = doc.system.len();
+        let prompt = flame_context::request::prompt(&doc, self.encoding, self.policy.conversation);
+        let made_again = doc.report.opening.made_now && had_context;
+        Ok(ReplayedCall { doc, prompt, focus, made_again })
     }
 }

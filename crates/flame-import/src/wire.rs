@@ -768,7 +768,7 @@ mod tests {
             {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "/w/src/a.rs"}}
         ]});
         let usage = Usage { input_tokens: 12, output_tokens: 5, ..Usage::default() };
-        thread.reply(&[reply.clone()], Some("claude-sonnet-4-5"), usage, 11);
+        thread.reply(std::slice::from_ref(&reply), Some("claude-sonnet-4-5"), usage, 11);
         assert_eq!(thread.calls().len(), 1, "the reply's usage is a recorded call");
         // The client sends the reply back as it kept it (here without its text) and the result.
         let echoed = json!({"role": "assistant", "content": [

@@ -178,13 +178,6 @@ async fn context_mode_sends_the_frames_context_as_a_request_the_provider_accepts
     // The second request of the session is a new segment: its opening tells of the first, whose
     // messages are not sent.
     let fourth = &sent[3];
-    let tree = gateway.sessions()[0].1.clone().unwrap();
-    for (f, m) in gateway.tree(&tree) {
-        eprintln!("FRAME {} {:?} {}", f.id, f.title, m.len());
-        for x in m {
-            eprintln!("   {:?} {:?}", x.role, x.content.chars().take(40).collect::<String>());
-        }
-    }
     let opening = fourth["messages"][0]["content"][0]["text"].as_str().unwrap();
     assert!(opening.contains("Fix the bug in src/a.rs"), "{opening}");
     assert!(opening.contains("Fixed the bug in a.rs."), "the first segment's results: {opening}");

@@ -32,6 +32,8 @@ struct Call {
     reply: Vec<Value>,
     /// The recorded input: fresh, read from the cache and written to it.
     input: u64,
+    /// What of it the recorded call read from the cache.
+    read: u64,
 }
 
 fn fixtures() -> PathBuf {
@@ -134,7 +136,8 @@ fn calls_of(path: &Path, thread: usize) -> Vec<Call> {
         }
         let at = record["timestamp"].as_str().and_then(flame_import::parse_rfc3339).unwrap_or(0);
         seen.insert(id, calls.len());
-        calls.push(Call { thread, at, messages, reply: content_of(record), input });
+        let read = field("cache_read_input_tokens");
+        calls.push(Call { thread, at, messages, reply: content_of(record), input, read });
     }
     calls
 }
@@ -174,14 +177,30 @@ async fn through_gateway(session: &str) -> Figures {
         calls.extend(calls_of(file, thread));
     }
     calls.sort_by_key(|c| c.at);
-    // Each thread's fixed prompt: its first call's recorded input beyond its messages.
-    let mut systems: HashMap<usize, String> = HashMap::new();
+    // Each thread's fixed prompt: its first call's recorded input beyond its messages. A call
+    // that read at least that much from the cache found it there, written by other sessions of
+    // the agent, which start with the same bytes: the upstream holds it for that call, as
+    // `flame replay` grants it.
+    // Its part that the first call read is what other sessions had written (the agent's own
+    // prompt); the rest is this session's. Both are blocks of the system prompt.
+    let mut systems: HashMap<usize, (Value, u64)> = HashMap::new();
     for call in &calls {
         systems.entry(call.thread).or_insert_with(|| {
             let counted = tokens_of_messages(&json!(call.messages));
-            system_of(call.thread, call.input.saturating_sub(counted))
+            let tokens = call.input.saturating_sub(counted);
+            let shared = call.read.min(tokens);
+            let mut blocks = vec![json!({"type": "text", "text": system_of(call.thread, shared)})];
+            if tokens > shared {
+                blocks.push(
+                    json!({"type": "text", "text": system_of(call.thread + 1000, tokens - shared)}),
+                );
+            }
+            blocks.last_mut().unwrap()["cache_control"] = json!({"type": "ephemeral"});
+            (Value::Array(blocks), shared)
         });
     }
+    let held: Vec<bool> =
+        calls.iter().map(|c| c.read >= systems[&c.thread].1 && systems[&c.thread].1 > 0).collect();
     let now = Arc::new(AtomicI64::new(0));
     let clock = now.clone();
     let dir = tempfile::tempdir().unwrap();
@@ -192,8 +211,10 @@ async fn through_gateway(session: &str) -> Figures {
     let (replies, at): (Vec<Vec<Value>>, Vec<i64>) =
         calls.iter().map(|c| (c.reply.clone(), c.at)).unzip();
     let answering = strict.clone();
-    let upstream =
-        Upstream::start(move |got, n| answering.answer(got, at[n], replies[n].clone())).await;
+    let upstream = Upstream::start(move |got, n| {
+        answering.answer_holding(got, at[n], replies[n].clone(), held[n])
+    })
+    .await;
     let config = GatewayConfig {
         port: 0,
         mode: Mode::Context,
@@ -209,7 +230,7 @@ async fn through_gateway(session: &str) -> Figures {
             "model": "claude-sonnet-4-5",
             "max_tokens": 32000,
             "stream": true,
-            "system": [{"type": "text", "text": systems[&call.thread], "cache_control": {"type": "ephemeral"}}],
+            "system": systems[&call.thread].0,
             "tools": [{"name": "Read", "input_schema": {"type": "object"}}],
             "messages": call.messages,
         });
@@ -284,6 +305,10 @@ async fn check(session: &str) {
         replayed.flame_micro_usd as f64 / 1e6,
         replayed.linear_micro_usd as f64 / 1e6,
         figures.prefix_share,
+    );
+    assert!(
+        (0.9..=1.1).contains(&versus_replay),
+        "billed ×{versus_replay:.3} what flame replay prices the same calls at"
     );
     assert!(linear <= 0.60, "billed ×{linear:.3} the linear session");
     assert!(floor <= 1.15, "billed ×{floor:.3} the floor");

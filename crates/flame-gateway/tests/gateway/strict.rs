@@ -88,18 +88,26 @@ pub fn check_anthropic(body: &Value) -> Result<Vec<Block>, String> {
             marks.push(l);
         }
     }
-    let prefix = json!({"tools": body["tools"], "system": system});
-    let system_mark = system.iter().filter_map(|b| lifetime(&b["cache_control"])).last();
-    for b in &system {
-        if let Some(l) = lifetime(&b["cache_control"]) {
-            marks.push(l);
-        }
+    // The tools with the system prompt's first block, then each other block of it.
+    for (i, b) in system.iter().enumerate() {
+        let mark = lifetime(&b["cache_control"]);
+        marks.extend(mark);
+        let bare = strip(std::slice::from_ref(b));
+        let part = if i == 0 { json!({"tools": body["tools"], "system": bare}) } else { bare };
+        blocks.push(Block {
+            hash: text_hash("prefix", &part.to_string()),
+            tokens: tokens_of(&part) - 4,
+            mark,
+        });
     }
-    blocks.push(Block {
-        hash: text_hash("prefix", &prefix.to_string()),
-        tokens: tokens_of(&prefix),
-        mark: system_mark,
-    });
+    if system.is_empty() {
+        let part = json!({"tools": body["tools"]});
+        blocks.push(Block {
+            hash: text_hash("prefix", &part.to_string()),
+            tokens: tokens_of(&part),
+            mark: None,
+        });
+    }
     let mut pending_calls: Vec<String> = Vec::new();
     for (i, m) in messages.iter().enumerate() {
         let content: Vec<Value> = match &m["content"] {
@@ -215,6 +223,19 @@ impl StrictAnthropic {
     /// Answers `got` at `at`: refused with the reason, or `content` streamed with the usage
     /// the cache gives.
     pub fn answer(&self, got: &Received, at: i64, content: Vec<Value>) -> Answer {
+        self.answer_holding(got, at, content, false)
+    }
+
+    /// [`StrictAnthropic::answer`], with the request's tools and system prompt held in the
+    /// cache first when `held`: other sessions of the agent, which start with the same bytes,
+    /// wrote them (`PromptCache::hold`, as a replay grants it where the recorded call read them).
+    pub fn answer_holding(
+        &self,
+        got: &Received,
+        at: i64,
+        content: Vec<Value>,
+        held: bool,
+    ) -> Answer {
         let body = got.json();
         let blocks = match check_anthropic(&body) {
             Ok(blocks) => blocks,
@@ -226,7 +247,12 @@ impl StrictAnthropic {
                 );
             }
         };
-        let used = self.cache.lock().unwrap().send(at, &blocks).usage();
+        let mut cache = self.cache.lock().unwrap();
+        if held {
+            cache.hold(at, &blocks[..1]);
+        }
+        let used = cache.send(at, &blocks).usage();
+        drop(cache);
         let usage = Usage { output_tokens: 10, ..used };
         self.billed.lock().unwrap().push(usage);
         stream_anthropic(content, usage)
