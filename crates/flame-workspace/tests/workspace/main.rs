@@ -6,6 +6,7 @@ mod command;
 mod confine;
 mod list;
 mod read;
+mod sandbox;
 mod search;
 
 use std::path::Path;
