@@ -131,7 +131,7 @@ impl Sandbox {
         rules: &SandboxRules,
     ) -> Result<Command, &SandboxUnavailable> {
         self.check()?;
-        let program = self.program.as_ref().map_err(|unavailable| unavailable)?;
+        let program = self.program.as_ref()?;
         let mut command = Command::new(program);
         command.args(self.arguments(root, rules));
         Ok(command)
