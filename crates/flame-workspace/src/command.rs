@@ -49,6 +49,10 @@ const DRAIN_GRACE: Duration = Duration::from_secs(1);
 /// How often a running command checks for Stop and its deadline.
 const POLL_INTERVAL: Duration = Duration::from_millis(50);
 
+/// The first wait for the shell's exit once its output has closed, doubled at each look up to
+/// [`POLL_INTERVAL`]: a shell that closed its output has nearly always just exited.
+const FIRST_IDLE_POLL: Duration = Duration::from_millis(1);
+
 /// The size of one read from the output pipe; with [`PIPE_CHUNKS_IN_FLIGHT`] it bounds the
 /// output held between the reading thread and the caller.
 const PIPE_CHUNK_BYTES: usize = 64 * 1024;
@@ -320,12 +324,16 @@ impl Workspace {
         let mut status: Option<ExitStatus> = None;
         let mut drain_until: Option<Instant> = None;
         let mut output_ended = false;
+        let mut idle = FIRST_IDLE_POLL;
         let output_abandoned;
         loop {
             // Once the pipe has closed there is nothing to read, but the deadline and Stop still
             // hold: a command may close its output and run on (`exec >/dev/null; sleep 25`).
+            // The shell has usually just exited, and is waited for in a millisecond or two; one
+            // that runs on is looked at less often, down to every `POLL_INTERVAL`.
             if output_ended {
-                std::thread::sleep(POLL_INTERVAL);
+                std::thread::sleep(idle);
+                idle = (idle * 2).min(POLL_INTERVAL);
             } else {
                 match chunks.recv_timeout(POLL_INTERVAL) {
                     Ok(Chunk::Data(data)) => {
