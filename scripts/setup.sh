@@ -15,10 +15,11 @@ as_root() {
 }
 
 # Debian packages: the toolchain for the C parts of crates, WebKitGTK and GTK for the window,
-# Xvfb to run it without a desktop, WebKitWebDriver for the end-to-end tests, and git, which
-# keeps the workspace checkpoints (flame-checkpoint runs the git program).
+# Xvfb to run it without a desktop, WebKitWebDriver for the end-to-end tests, git, which
+# keeps the workspace checkpoints (flame-checkpoint runs the git program), and bubblewrap, the
+# sandbox the agent's commands run in (flame-workspace runs bwrap).
 PACKAGES=(
-  build-essential pkg-config libssl-dev libdbus-1-dev git
+  build-essential pkg-config libssl-dev libdbus-1-dev git bubblewrap
   libwebkit2gtk-4.1-dev libgtk-3-dev libsoup-3.0-dev libjavascriptcoregtk-4.1-dev librsvg2-dev
   xvfb xauth webkit2gtk-driver
 )

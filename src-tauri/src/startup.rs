@@ -9,7 +9,7 @@ use flame_agent::Agent;
 use flame_api::{ApiError, DataDir, Flame};
 use flame_models::{CancellationToken, RetryPolicy};
 use flame_settings::Settings;
-use flame_workspace::Environment;
+use flame_workspace::{Environment, Sandbox};
 
 /// Either an open [`Flame`] or the reason it could not be opened, with where the model settings
 /// live and the chat that is answering now (so it can be cancelled).
@@ -70,16 +70,18 @@ impl Startup {
         let config = Settings::at_or_default(settings_path.as_deref())
             .facade_config(settings_path.as_deref());
         let flame = data_dir.and_then(|data_dir| Flame::open(data_dir, config)).map(Arc::new);
+        let environment = Environment::inherited();
         if let Ok(flame) = &flame {
             // The settings' folder may hold keys and the approval policy: never a workspace.
             flame.add_own_folders(
                 settings_path.as_deref().and_then(Path::parent).map(Path::to_path_buf),
             );
+            flame.use_sandbox(Sandbox::from_environment(&environment));
         }
         Startup {
             flame,
             settings_path,
-            environment: Arc::new(Environment::inherited()),
+            environment: Arc::new(environment),
             answering: Mutex::default(),
             answers: AtomicU64::new(0),
             kept_agent: Mutex::default(),
@@ -89,6 +91,10 @@ impl Startup {
     /// Reads keys and base URLs from `environment` (the app's, taken out of the process at
     /// start) rather than from the process's environment as it is now.
     pub fn with_environment(self, environment: Environment) -> Startup {
+        // Commands start from this environment, so their sandbox is made from it too.
+        if let Ok(flame) = &self.flame {
+            flame.use_sandbox(Sandbox::from_environment(&environment));
+        }
         Startup { environment: Arc::new(environment), kept_agent: Mutex::default(), ..self }
     }
 

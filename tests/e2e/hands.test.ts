@@ -1,8 +1,9 @@
 // The agent's hands in the real window: in a tree with a workspace folder the scripted model
 // reads a file, proposes an edit (the approval shows its diff; accepted), runs a command (the
-// approval shows it and says commands are not sandboxed; accepted) and pops. The file changed on
+// approval shows it and says it runs in the sandbox; accepted) and pops. The file changed on
 // disk, the frame's artifacts name it, the parent's next context names it, and the finished
-// frame's tool cards show the read, the diff and the command's exit code.
+// frame's tool cards show the read, the diff, the command's exit code and that it ran in the
+// sandbox.
 
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -97,7 +98,8 @@ describe("the agent's hands", () => {
           expect(await textOf(app, "[data-testid=approval-command]")).toContain(
             "grep -c hello greet.py",
           );
-          expect(await textOf(app, "[data-testid=not-sandboxed]")).toContain("not sandboxed");
+          expect(await textOf(app, "[data-testid=command-place]")).toContain("Runs in the sandbox");
+          await keepScreenshot(app, "hands-run-approval");
           await (await run.findElement(By.css("[data-testid=approval-allow]"))).click();
 
           // The pop moves the conversation back to the root, which answers last.
@@ -138,6 +140,13 @@ describe("the agent's hands", () => {
           );
           const exit = await app.find("[data-testid=tool-exit]");
           expect(await exit.getAttribute("data-exit-code")).toBe("0");
+          const command = await app.find("[data-testid=tool-card][data-kind=command]");
+          expect(await textOf(app, "[data-testid=tool-card][data-kind=command]")).toContain(
+            "Ran a command in the sandbox",
+          );
+          const place = await command.findElement(By.css("[data-testid=tool-place]"));
+          expect(await place.getAttribute("data-place")).toBe("sandbox");
+          await app.driver.executeScript("arguments[0].scrollIntoView()", command);
           await keepScreenshot(app, "hands-tool-cards");
         },
         {

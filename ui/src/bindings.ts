@@ -231,6 +231,11 @@ export type Answer_Deserialize =
  *  for [`Answer::Accept`].
  */
 { kind: "accept_kind"; shown?: string | null } | 
+/**
+ *  Run this command, which asked for the network, with it, and let the rest of the tree's
+ *  sandboxed commands have the network too, without asking.
+ */
+{ kind: "allow_network" } | 
 /**  Do not run it; the model gets a tool error with the person's words, if any. */
 { kind: "refuse"; reason?: string | null };
 
@@ -247,6 +252,11 @@ export type Answer_Serialize =
  *  for [`Answer::Accept`].
  */
 { kind: "accept_kind"; shown?: string | null } | 
+/**
+ *  Run this command, which asked for the network, with it, and let the rest of the tree's
+ *  sandboxed commands have the network too, without asking.
+ */
+{ kind: "allow_network" } | 
 /**  Do not run it; the model gets a tool error with the person's words, if any. */
 { kind: "refuse"; reason: string | null };
 
@@ -275,13 +285,15 @@ export type Approval = "auto" | "ask";
 
 /**
  *  The approval policy for the workspace tools, per kind: reading runs at once, changing and
- *  running ask, unless the settings say otherwise.
+ *  running ask, unless the settings say otherwise. Commands have a third level, automatic in the
+ *  sandbox ([`RunApproval`]).
  */
 export type ApprovalPolicy = ApprovalPolicy_Serialize | ApprovalPolicy_Deserialize;
 
 /**
  *  The approval policy for the workspace tools, per kind: reading runs at once, changing and
- *  running ask, unless the settings say otherwise.
+ *  running ask, unless the settings say otherwise. Commands have a third level, automatic in the
+ *  sandbox ([`RunApproval`]).
  */
 export type ApprovalPolicy_Deserialize = {
 	/**  `read_file`, `list_files`, `search`. */
@@ -289,12 +301,13 @@ export type ApprovalPolicy_Deserialize = {
 	/**  `write_file`, `edit_file`. */
 	change?: Approval,
 	/**  `run_command`. */
-	run?: Approval,
+	run?: RunApproval,
 };
 
 /**
  *  The approval policy for the workspace tools, per kind: reading runs at once, changing and
- *  running ask, unless the settings say otherwise.
+ *  running ask, unless the settings say otherwise. Commands have a third level, automatic in the
+ *  sandbox ([`RunApproval`]).
  */
 export type ApprovalPolicy_Serialize = {
 	/**  `read_file`, `list_files`, `search`. */
@@ -302,7 +315,7 @@ export type ApprovalPolicy_Serialize = {
 	/**  `write_file`, `edit_file`. */
 	change: Approval,
 	/**  `run_command`. */
-	run: Approval,
+	run: RunApproval,
 };
 
 /**  What kind of question a waiting call puts. */
@@ -488,6 +501,16 @@ export type CheckpointStorage = {
 	bytes: number,
 	checkpoints: number,
 };
+
+/**  Where a command ran, or would run. */
+export type CommandPlace = 
+/**
+ *  In the sandbox: the workspace writable, the rest of the file system read-only, Flame's
+ *  folders and the keyring hidden; with the network or without.
+ */
+{ kind: "sandbox"; network: boolean } | 
+/**  Outside the sandbox, with the person's full rights. */
+{ kind: "outside" };
 
 /**  Whether a cost covers all the usage it adds up. */
 export type Completeness = 
@@ -1388,6 +1411,13 @@ export type KeyLocation =
 /**  An environment variable, which is used before a saved key. */
 { kind: "environment"; variable: string };
 
+/**  What a command asks to leave of the sandbox (`run_command`'s `leave_sandbox`). */
+export type LeaveSandbox = 
+/**  The network: the command runs in the sandbox with the network on. */
+"network" | 
+/**  All of it: the command runs outside the sandbox. */
+"all";
+
 /**  A model to pick. */
 export type ListedModel = ListedModel_Serialize | ListedModel_Deserialize;
 
@@ -1828,6 +1858,18 @@ export type OutlineColumns_Serialize = {
 	budgets: BudgetView_Serialize[],
 };
 
+/**  Where a waiting command would run, for the person deciding on it. */
+export type PlacePreview = 
+/**  In the sandbox, with the network (the tree allows it) or without. */
+{ kind: "sandbox"; network: boolean } | 
+/**
+ *  It asks to leave the sandbox: for the network (then it runs in the sandbox with the
+ *  network on) or all of it, for `reason`, in the model's words.
+ */
+{ kind: "leave_sandbox"; leave: LeaveSandbox; reason: string } | 
+/**  There is no sandbox on this computer (`why`): with the person's full rights. */
+{ kind: "no_sandbox"; why: string };
+
 /**  A planned frame to create, with its planned children. */
 export type PlanSpec = PlanSpec_Serialize | PlanSpec_Deserialize;
 
@@ -1884,10 +1926,10 @@ export type Preview =
  */
 { kind: "change"; path: string; created: boolean; diff: string; base: string } | 
 /**
- *  A command, exactly as it would run, in `folder`, with its timeout. Commands are not
- *  sandboxed: the window says so beside this.
+ *  A command, exactly as it would run, in `folder`, with its timeout, and where it would
+ *  run.
  */
-{ kind: "command"; command: string; folder: string; timeout_seconds: number } | 
+{ kind: "command"; command: string; folder: string; timeout_seconds: number; place: PlacePreview } | 
 /**  A read, list or search, in words. */
 { kind: "reading"; summary: string } | 
 /**
@@ -2018,6 +2060,18 @@ export type RollbackOutcome_Serialize = {
 	/**  Files that could not be put back: they were not snapshotted when the frame started. */
 	not_restored: string[],
 };
+
+/**  Whether commands run at once or wait for the person, by where they would run. */
+export type RunApproval = 
+/**  Every command runs at once: in the sandbox, or outside it when it asks to leave. */
+"auto" | 
+/**
+ *  Commands run at once in the sandbox; one that asks to leave it (or, where the sandbox
+ *  cannot start, every one) waits for the person.
+ */
+"auto_in_sandbox" | 
+/**  Every command waits for the person. */
+"ask";
 
 /**  One place a search found its words, and where that is. */
 export type SearchHit = {
@@ -2391,9 +2445,10 @@ export type ToolDetail_Deserialize =
 { kind: "change"; path: string; created: boolean; diff: string } | 
 /**
  *  `command` ran; `exit_code` is absent when a signal, the timeout or Stop ended it, which
- *  `ending` says in words. `output_file` holds the whole output when it was kept.
+ *  `ending` says in words. `output_file` holds the whole output when it was kept. `place`
+ *  says where it ran; results stored before there was a sandbox have none (they ran outside).
  */
-{ kind: "command"; command: string; exit_code?: number | null; ending: string; duration_ms: number; output_bytes: number; output_file?: string | null };
+{ kind: "command"; command: string; exit_code?: number | null; ending: string; duration_ms: number; output_bytes: number; output_file?: string | null; place?: CommandPlace | null };
 
 /**
  *  What a workspace tool's result was, beyond the text the model reads: the window draws its
@@ -2410,9 +2465,10 @@ export type ToolDetail_Serialize =
 { kind: "change"; path: string; created: boolean; diff: string } | 
 /**
  *  `command` ran; `exit_code` is absent when a signal, the timeout or Stop ended it, which
- *  `ending` says in words. `output_file` holds the whole output when it was kept.
+ *  `ending` says in words. `output_file` holds the whole output when it was kept. `place`
+ *  says where it ran; results stored before there was a sandbox have none (they ran outside).
  */
-{ kind: "command"; command: string; exit_code: number | null; ending: string; duration_ms: number; output_bytes: number; output_file: string | null };
+{ kind: "command"; command: string; exit_code: number | null; ending: string; duration_ms: number; output_bytes: number; output_file: string | null; place: CommandPlace | null };
 
 /**  What a workspace tool does; approval is asked (or not) per kind. */
 export type ToolKind = 

@@ -333,6 +333,29 @@ describe("the approval policy in the settings", () => {
     await submit();
     expect(sent.at(-1)?.approval).toEqual({ read: "ask", change: "auto", run: "ask" });
   });
+
+  it("offers commands a third level, automatic in the sandbox, and saves it", async () => {
+    const sent: Settings_Deserialize[] = [];
+    const { root, submit, type } = await openDialog({
+      getSettings: () => answer(SAVED),
+      saveSettings: (settings) => {
+        sent.push(settings);
+        return answer(SAVED);
+      },
+    });
+    const run = root.querySelector("select[name=approval_run]");
+    expect([...(run?.querySelectorAll("option") ?? [])].map((option) => option.value)).toEqual([
+      "auto",
+      "auto_in_sandbox",
+      "ask",
+    ]);
+    expect(run?.querySelector("option[value=auto_in_sandbox]")?.textContent).toBe(
+      "Automatic in the sandbox",
+    );
+    await type("select[name=approval_run]", "auto_in_sandbox");
+    await submit();
+    expect(sent.at(-1)?.approval).toEqual({ read: "auto", change: "ask", run: "auto_in_sandbox" });
+  });
 });
 
 describe("observation masking in the settings", () => {

@@ -1,11 +1,13 @@
 // The settings dialog's first sections: the default model, autonomy, the per-message budget, how
 // many tool results are sent in full, whether project instructions are read, and the approval of
-// workspace tools (per kind: automatic, or asked each time).
+// workspace tools (per kind: automatic, or asked each time; commands also automatic in the
+// sandbox, asking only to leave it).
 
 import type {
   Approval,
   ApprovalPolicy_Serialize as ApprovalPolicy,
   Autonomy,
+  RunApproval,
   Settings_Serialize as Settings,
 } from "./bindings";
 import { dollarLimitOf, limitOf } from "./budget-text";
@@ -112,13 +114,33 @@ export const APPROVAL_ROWS: { kind: keyof ApprovalPolicy; label: string; tools: 
   { kind: "change", label: "Changing files", tools: "write and edit files" },
   { kind: "run", label: "Running commands", tools: "run shell commands" },
 ];
+
+/** The levels a row offers: commands have one more, automatic in the sandbox. */
+const LEVELS: Record<keyof ApprovalPolicy, { value: Approval | RunApproval; label: string }[]> = {
+  read: [
+    { value: "auto", label: "Automatic" },
+    { value: "ask", label: "Ask" },
+  ],
+  change: [
+    { value: "auto", label: "Automatic" },
+    { value: "ask", label: "Ask" },
+  ],
+  run: [
+    { value: "auto", label: "Automatic" },
+    { value: "auto_in_sandbox", label: "Automatic in the sandbox" },
+    { value: "ask", label: "Ask" },
+  ],
+};
+
 export function ApprovalSection({ settings, onChange }: SectionProps) {
   return (
     <fieldset class="approval-policy" data-testid="settings-approval">
       <legend>Workspace tools</legend>
       <p class="muted">
         Whether the agent's calls of each kind run at once or wait for you. A prompt can also allow
-        the rest of a tree's calls of its kind.
+        the rest of a tree's calls of its kind. Commands run in a sandbox where one can start (only
+        the workspace writable, no network); "Automatic in the sandbox" asks only for a command that
+        asks to leave it.
       </p>
       {APPROVAL_ROWS.map((row) => (
         <label key={row.kind} class="approval-row" data-testid="approval-row">
@@ -131,12 +153,15 @@ export function ApprovalSection({ settings, onChange }: SectionProps) {
             onChange={(e) =>
               onChange({
                 ...settings,
-                approval: { ...settings.approval, [row.kind]: e.currentTarget.value as Approval },
+                approval: { ...settings.approval, [row.kind]: e.currentTarget.value },
               })
             }
           >
-            <option value="auto">Automatic</option>
-            <option value="ask">Ask</option>
+            {LEVELS[row.kind].map((level) => (
+              <option key={level.value} value={level.value}>
+                {level.label}
+              </option>
+            ))}
           </select>
         </label>
       ))}

@@ -1,7 +1,8 @@
 //! The workspace tools as the agent offers and runs them: their specs for the model, and the
 //! runner the facade's `Flame::run_workspace_call` runs commands through. The runner holds what
 //! the facade does not know: the environment a command starts from, the handle Stop kills its
-//! process group with, and the clock that times it.
+//! process group with, and the clock that times it. Where a command runs (in the sandbox or not)
+//! is the facade's decision, passed in.
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -9,7 +10,8 @@ use std::time::{Duration, Instant};
 use flame_api::CommandRunner;
 use flame_model::ToolSpec;
 use flame_workspace::{
-    CancelHandle, CommandOutcome, CommandRequest, Environment, Workspace, WorkspaceError,
+    CancelHandle, CommandOutcome, CommandRequest, Confinement, Environment, Workspace,
+    WorkspaceError,
 };
 
 /// The workspace tools as offered to a model.
@@ -35,10 +37,12 @@ impl CommandRunner for Hands {
         &self,
         workspace: &Workspace,
         request: &CommandRequest,
+        confinement: Confinement<'_>,
         log: &mut dyn Write,
     ) -> (Result<CommandOutcome, WorkspaceError>, Duration) {
         let started = Instant::now();
-        let outcome = workspace.run_command(request, &self.environment, &self.stop, log);
+        let outcome =
+            workspace.run_command(request, confinement, &self.environment, &self.stop, log);
         (outcome, started.elapsed())
     }
 }

@@ -73,7 +73,7 @@ use serde::Serialize;
 
 pub use approval::{Ask, WaitingRequest};
 pub use compaction::GeneratedResults;
-pub use flame_api::{Answer, Approval, ApprovalPolicy, Preview};
+pub use flame_api::{Answer, Approval, ApprovalPolicy, Preview, RunApproval};
 
 /// How often a streaming reply's text is written to the store.
 const SAVE_EVERY: Duration = Duration::from_millis(250);
@@ -594,7 +594,9 @@ impl Agent {
                     Some(Answer::Refuse { reason }) => {
                         Some(flame_api::refusal_text(call, reason.as_deref()))
                     }
-                    Some(Answer::Accept { .. } | Answer::AcceptKind { .. }) => None,
+                    Some(
+                        Answer::Accept { .. } | Answer::AcceptKind { .. } | Answer::AllowNetwork,
+                    ) => None,
                     None if asks => match &moved_to {
                         Some(to) => Some(flame_api::refusal_after_move(to)),
                         None => {

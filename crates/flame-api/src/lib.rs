@@ -25,6 +25,7 @@ mod budget;
 mod calls;
 mod checkpoints;
 mod clock;
+mod command_place;
 mod config;
 mod cost;
 mod data_dir;
@@ -59,6 +60,7 @@ pub use checkpoints::{
     FrameChanges, RollbackOffer, RollbackOutcome,
 };
 pub use clock::Env;
+pub use command_place::RunApproval;
 pub use config::FlameConfig;
 pub use data_dir::{DataDir, DataDirSource, agent_homes_from_env};
 pub use error::{ApiError, ErrorCode};
@@ -93,7 +95,7 @@ pub use search::{
 pub use workspace::{MAX_OUTPUT_NAME_CHARS, check_workspace};
 pub use workspace_call::{
     Answer, Approval, ApprovalPolicy, CallInFrame, CallOutcome, CallResult, CommandRunner,
-    MAX_REFUSAL_BYTES, Preview, ToolOutcome, refusal_after_move, refusal_text,
+    MAX_REFUSAL_BYTES, PlacePreview, Preview, ToolOutcome, refusal_after_move, refusal_text,
 };
 
 /// How many events since a kept read (usage, subtree trails, the frames a context shows) was made
@@ -140,6 +142,8 @@ pub struct Flame {
     /// Flame's folders besides the data directory that the front ends named (`add_own_folders`):
     /// no workspace may lie in one or hold one.
     own_folders: Mutex<Vec<std::path::PathBuf>>,
+    /// The sandbox workspace commands run in (`use_sandbox`), and whether its absence was said.
+    sandbox_slot: command_place::SandboxSlot,
 }
 
 /// What the front ends show about the running Flame.
@@ -203,6 +207,7 @@ impl Flame {
             last_policy: calls::LastPolicy::default(),
             following: follow::Following::default(),
             own_folders: Mutex::default(),
+            sandbox_slot: command_place::SandboxSlot::default(),
         })
     }
 

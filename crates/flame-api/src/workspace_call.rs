@@ -12,25 +12,31 @@
 //! is not put to the person: it fails at once and the model reads why. A call that would ask after
 //! a push or pop earlier in the same turn is refused, since the window shows the other frame.
 //!
-//! Commands run through the [`CommandRunner`] the caller passes in, which holds what the facade
-//! does not know: the environment the command starts from, how to stop it, and the clock that
-//! times it. Their whole output goes to `Flame::command_output_path`. A checkpoint that cannot be
-//! taken does not stop the call; it comes back as a notice.
+//! A command runs in the sandbox or outside it, and asks or not, by the rules of
+//! `command_place.rs` ([`RunApproval`]); the preview says where it would run and, when it asks to
+//! leave the sandbox, in the model's words why, and [`Answer::AllowNetwork`] lets it and the rest
+//! of the tree's sandboxed commands have the network. Commands run through the [`CommandRunner`]
+//! the caller passes in, which holds what the facade does not know: the environment the command
+//! starts from, how to stop it, and the clock that times it; the facade says where it runs
+//! (`Confinement`). Their whole output goes to `Flame::command_output_path`. A checkpoint that
+//! cannot be taken does not stop the call; it comes back as a notice, as does, once, a sandbox
+//! that cannot start.
 
 use std::io::Write;
 use std::time::Duration;
 
 use flame_model::lifecycle::{self, Operation};
 use flame_model::{
-    Actor, CheckpointReason, FileTrail, FrameId, MessageId, NewMessage, Role, ToolCall, ToolDetail,
-    ToolKind, ToolResult, TreeId,
+    Actor, CheckpointReason, CommandPlace, FileTrail, FrameId, LeaveSandbox, MessageId, NewMessage,
+    Role, ToolCall, ToolDetail, ToolKind, ToolResult, TreeId,
 };
 use flame_workspace::{
-    CommandOutcome, CommandRequest, Ending, Exit, ListFilesArgs, PreparedChange, ReadFileArgs,
-    SearchArgs, Touched, Workspace, WorkspaceCall, WorkspaceError,
+    CommandOutcome, CommandRequest, Confinement, Ending, Exit, ListFilesArgs, PreparedChange,
+    ReadFileArgs, RunCommandArgs, SearchArgs, Touched, Workspace, WorkspaceCall, WorkspaceError,
 };
 use serde::{Deserialize, Serialize};
 
+use crate::command_place::{CommandFacts, RunApproval};
 use crate::{ApiError, ErrorCode, Flame};
 
 /// Whether calls of one kind run at once or wait for the person.
@@ -42,7 +48,8 @@ pub enum Approval {
 }
 
 /// The approval policy for the workspace tools, per kind: reading runs at once, changing and
-/// running ask, unless the settings say otherwise.
+/// running ask, unless the settings say otherwise. Commands have a third level, automatic in the
+/// sandbox ([`RunApproval`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(default)]
 pub struct ApprovalPolicy {
@@ -51,21 +58,23 @@ pub struct ApprovalPolicy {
     /// `write_file`, `edit_file`.
     pub change: Approval,
     /// `run_command`.
-    pub run: Approval,
+    pub run: RunApproval,
 }
 
 impl Default for ApprovalPolicy {
     fn default() -> ApprovalPolicy {
-        ApprovalPolicy { read: Approval::Auto, change: Approval::Ask, run: Approval::Ask }
+        ApprovalPolicy { read: Approval::Auto, change: Approval::Ask, run: RunApproval::Ask }
     }
 }
 
 impl ApprovalPolicy {
-    pub fn for_kind(&self, kind: ToolKind) -> Approval {
+    /// Whether a call of `kind` may ask the person: for reads and changes, whether it does; a
+    /// command's question also depends on where it would run (see `command_place.rs`).
+    pub fn may_ask(&self, kind: ToolKind) -> bool {
         match kind {
-            ToolKind::Reading => self.read,
-            ToolKind::Changing => self.change,
-            ToolKind::Running => self.run,
+            ToolKind::Reading => self.read == Approval::Ask,
+            ToolKind::Changing => self.change == Approval::Ask,
+            ToolKind::Running => self.run != RunApproval::Auto,
         }
     }
 
@@ -75,7 +84,7 @@ impl ApprovalPolicy {
             match kind {
                 ToolKind::Reading => self.read = Approval::Auto,
                 ToolKind::Changing => self.change = Approval::Auto,
-                ToolKind::Running => self.run = Approval::Auto,
+                ToolKind::Running => self.run = RunApproval::Auto,
             }
         }
         self
@@ -90,9 +99,9 @@ pub enum Preview {
     /// and the file it was made from (`flame_workspace::PreparedChange::base`), which the answer
     /// hands back so that only this change, on this file, is applied.
     Change { path: String, created: bool, diff: String, base: String },
-    /// A command, exactly as it would run, in `folder`, with its timeout. Commands are not
-    /// sandboxed: the window says so beside this.
-    Command { command: String, folder: String, timeout_seconds: u64 },
+    /// A command, exactly as it would run, in `folder`, with its timeout, and where it would
+    /// run.
+    Command { command: String, folder: String, timeout_seconds: u64, place: PlacePreview },
     /// A read, list or search, in words.
     Reading { summary: String },
     /// The call cannot run as it is (arguments that do not fit, a path outside the workspace,
@@ -100,6 +109,19 @@ pub enum Preview {
     /// it at once and the model reads the error. Only a question stored by an older version
     /// carries it; accepting that one sends the model this error.
     Invalid { message: String },
+}
+
+/// Where a waiting command would run, for the person deciding on it.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PlacePreview {
+    /// In the sandbox, with the network (the tree allows it) or without.
+    Sandbox { network: bool },
+    /// It asks to leave the sandbox: for the network (then it runs in the sandbox with the
+    /// network on) or all of it, for `reason`, in the model's words.
+    LeaveSandbox { leave: LeaveSandbox, reason: String },
+    /// There is no sandbox on this computer (`why`): with the person's full rights.
+    NoSandbox { why: String },
 }
 
 /// The person's answer to a waiting call.
@@ -121,6 +143,9 @@ pub enum Answer {
         #[specta(optional)]
         shown: Option<String>,
     },
+    /// Run this command, which asked for the network, with it, and let the rest of the tree's
+    /// sandboxed commands have the network too, without asking.
+    AllowNetwork,
     /// Do not run it; the model gets a tool error with the person's words, if any.
     Refuse { reason: Option<String> },
 }
@@ -131,12 +156,13 @@ pub const MAX_REFUSAL_BYTES: usize = 4 * 1024;
 /// Runs a workspace command for the facade. The caller holds what the facade does not know: the
 /// environment the command starts from, how to stop it, and the clock that times it.
 pub trait CommandRunner {
-    /// Runs `request` in `workspace`, writing its whole output to `log`; returns how it ended
-    /// and how long it took.
+    /// Runs `request` in `workspace`, confined as the facade decided, writing its whole output
+    /// to `log`; returns how it ended and how long it took.
     fn run(
         &self,
         workspace: &Workspace,
         request: &CommandRequest,
+        confinement: Confinement<'_>,
         log: &mut dyn Write,
     ) -> (Result<CommandOutcome, WorkspaceError>, Duration);
 }
@@ -236,7 +262,7 @@ struct Prepared {
 
 enum Action {
     Change(PreparedChange),
-    Command(CommandRequest),
+    Command(RunCommandArgs),
     ReadFile(ReadFileArgs),
     ListFiles(ListFilesArgs),
     Search(SearchArgs),
@@ -279,7 +305,7 @@ impl Prepared {
                     .prepare_edit(&args.path, &args.old_string, &args.new_string, args.replace_all)
                     .map_err(|e| e.to_string())?,
             ),
-            WorkspaceCall::RunCommand(args) => Action::Command(args.request()),
+            WorkspaceCall::RunCommand(args) => Action::Command(args),
             WorkspaceCall::ReadFile(args) => Action::ReadFile(args),
             WorkspaceCall::ListFiles(args) => Action::ListFiles(args),
             WorkspaceCall::Search(args) => Action::Search(args),
@@ -287,8 +313,9 @@ impl Prepared {
         Ok(Prepared { workspace, action })
     }
 
-    /// What the call would do, for the person deciding on it.
-    fn preview(&self) -> Preview {
+    /// What the call would do, for the person deciding on it; a command's place is decided from
+    /// `facts`.
+    fn preview(&self, facts: Option<&CommandFacts>) -> Preview {
         match &self.action {
             Action::Change(change) => Preview::Change {
                 base: change.base(),
@@ -296,13 +323,29 @@ impl Prepared {
                 created: change.creates,
                 diff: change.diff.clone(),
             },
-            Action::Command(request) => Preview::Command {
-                command: request.command.clone(),
+            Action::Command(args) => Preview::Command {
+                command: args.command.clone(),
                 folder: self.workspace.root().display().to_string(),
-                timeout_seconds: request
+                timeout_seconds: args
+                    .request()
                     .timeout
                     .unwrap_or(flame_workspace::DEFAULT_COMMAND_TIMEOUT)
                     .as_secs(),
+                place: match (facts.map(|f| &f.sandbox), args.leave_sandbox) {
+                    (None, _) => PlacePreview::NoSandbox {
+                        why: "whether the sandbox starts here was not checked".to_owned(),
+                    },
+                    (Some(Err(unavailable)), _) => {
+                        PlacePreview::NoSandbox { why: unavailable.reason.clone() }
+                    }
+                    (Some(Ok(_)), Some(leave)) => PlacePreview::LeaveSandbox {
+                        leave,
+                        reason: args.reason.clone().unwrap_or_default(),
+                    },
+                    (Some(Ok(_)), None) => {
+                        PlacePreview::Sandbox { network: facts.is_some_and(|f| f.network_allowed) }
+                    }
+                },
             },
             Action::ReadFile(args) => {
                 let range = match (args.start_line, args.end_line) {
@@ -328,6 +371,14 @@ impl Prepared {
         }
     }
 
+    /// What a command asks to leave of the sandbox; `None` for any other call.
+    fn leave(&self) -> Option<LeaveSandbox> {
+        match &self.action {
+            Action::Command(args) => args.leave_sandbox,
+            _ => None,
+        }
+    }
+
     /// The base of the change the call would make now, for a write or edit.
     fn base(&self) -> Option<String> {
         match &self.action {
@@ -337,12 +388,14 @@ impl Prepared {
     }
 
     /// Runs the call. `shown` is the base of the change the person allowed, which a write or
-    /// edit must still apply to; `output_file` keeps a command's whole output.
+    /// edit must still apply to; `output_file` keeps a command's whole output, which runs where
+    /// `place` says.
     fn run(
         self,
         shown: Option<&str>,
         output_file: Option<std::path::PathBuf>,
         runner: &dyn CommandRunner,
+        place: Option<Placed<'_>>,
     ) -> ToolOutcome {
         let done = match self.action {
             Action::Change(change) => self.workspace.apply_shown(change, shown).map(|applied| {
@@ -353,8 +406,11 @@ impl Prepared {
                 };
                 ToolOutcome::done(applied.render(), detail, applied.touched())
             }),
-            Action::Command(request) => {
-                return run_command(&self.workspace, &request, output_file, runner);
+            Action::Command(args) => {
+                let Some(place) = place else {
+                    return ToolOutcome::error("the command's place was not decided".to_owned());
+                };
+                return run_command(&self.workspace, &args.request(), output_file, runner, place);
             }
             Action::ReadFile(args) => read_file(&self.workspace, &args),
             Action::ListFiles(args) => {
@@ -379,6 +435,13 @@ impl Prepared {
     }
 }
 
+/// Where a command runs, with what the sandbox needs when it is there.
+struct Placed<'a> {
+    place: CommandPlace,
+    facts: &'a CommandFacts,
+    rules: flame_workspace::SandboxRules,
+}
+
 fn read_file(workspace: &Workspace, args: &ReadFileArgs) -> Result<ToolOutcome, WorkspaceError> {
     let read = workspace.read_file(&args.path, args.range())?;
     let (first_line, last_line) = read.lines.unwrap_or((0, 0));
@@ -395,7 +458,15 @@ fn run_command(
     request: &CommandRequest,
     output_file: Option<std::path::PathBuf>,
     runner: &dyn CommandRunner,
+    placed: Placed<'_>,
 ) -> ToolOutcome {
+    let confinement = match (placed.place, &placed.facts.sandbox) {
+        (CommandPlace::Sandbox { .. }, Ok(sandbox)) => Confinement::Sandbox(sandbox, &placed.rules),
+        (CommandPlace::Sandbox { .. }, Err(unavailable)) => {
+            return ToolOutcome::error(format!("the command did not run: {unavailable}"));
+        }
+        (CommandPlace::Outside, _) => Confinement::None,
+    };
     let mut log: Box<dyn Write> = match output_file.as_ref().map(std::fs::File::create) {
         Some(Ok(file)) => Box::new(std::io::BufWriter::new(file)),
         Some(Err(err)) => {
@@ -404,11 +475,11 @@ fn run_command(
         }
         None => Box::new(std::io::sink()),
     };
-    let (outcome, took) = runner.run(workspace, request, &mut log);
+    let (outcome, took) = runner.run(workspace, request, confinement, &mut log);
     let kept = output_file.filter(|_| log.flush().is_ok());
     match outcome {
         Ok(outcome) => {
-            let detail = command_detail(&outcome, took, kept);
+            let detail = command_detail(&outcome, took, kept, placed.place);
             let mut done = ToolOutcome::done(outcome.render(), detail, outcome.touched());
             // A failing command is still a result the model reads; it is marked an error so the
             // window and the model see at once that it did not succeed.
@@ -424,6 +495,7 @@ fn command_detail(
     outcome: &CommandOutcome,
     took: Duration,
     output_file: Option<std::path::PathBuf>,
+    place: CommandPlace,
 ) -> ToolDetail {
     let (exit_code, ending) = match (outcome.ending, outcome.exit) {
         (Ending::TimedOut, _) => (None, format!("timed out after {} s", outcome.timeout.as_secs())),
@@ -438,6 +510,7 @@ fn command_detail(
         duration_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
         output_bytes: outcome.output_bytes,
         output_file: output_file.map(|p| p.display().to_string()),
+        place: Some(place),
     }
 }
 
@@ -462,10 +535,15 @@ impl Flame {
         };
         let tree = self.frame(&frame)?.frame.tree;
         let prepared = Prepared::new(self.open_workspace(&tree), &call);
+        // Only a command needs the sandbox, which the first one starts to check.
+        let facts = match (kind, &prepared) {
+            (ToolKind::Running, Ok(_)) => Some(self.command_facts(&tree)?),
+            _ => None,
+        };
         let waiting = |prepared: &Result<Prepared, String>| CallOutcome::Waiting {
             tool_kind: kind,
             preview: match prepared {
-                Ok(prepared) => prepared.preview(),
+                Ok(prepared) => prepared.preview(facts.as_ref()),
                 Err(message) => Preview::Invalid { message: message.clone() },
             },
         };
@@ -483,13 +561,31 @@ impl Flame {
             return Ok(waiting(&prepared));
         }
         let allowed = self.allowed_kinds(&tree)?.contains(&kind);
-        let asks = policy.for_kind(kind) == Approval::Ask && !allowed;
+        let leave = prepared.as_ref().ok().and_then(Prepared::leave);
+        let asks = !allowed
+            && match &facts {
+                Some(facts) => facts.asks(policy.run, leave),
+                None => policy.may_ask(kind),
+            };
         let refusal = match answer {
             Some(Answer::Refuse { reason }) => Some(refusal_text(&call, reason.as_deref())),
             Some(Answer::AcceptKind { .. }) => {
                 if !allowed {
                     self.allow_kind(Actor::Person, &tree, kind)?;
                 }
+                None
+            }
+            Some(Answer::AllowNetwork) => {
+                if leave != Some(LeaveSandbox::Network) {
+                    return Err(ApiError::new(
+                        ErrorCode::Invalid,
+                        format!(
+                            "only a command that asks for the network can be answered by allowing the network; answer this {} call by allowing or refusing it",
+                            call.name
+                        ),
+                    ));
+                }
+                self.allow_network(Actor::Person, &tree)?;
                 None
             }
             Some(Answer::Accept { .. }) => None,
@@ -519,7 +615,15 @@ impl Flame {
                 let output_file = matches!(prepared.action, Action::Command(_))
                     .then(|| self.command_output_path(&frame, &call.id).ok())
                     .flatten();
-                let mut outcome = prepared.run(shown.as_deref(), output_file, runner);
+                let placed = facts.as_ref().map(|facts| {
+                    let place = facts.place(leave);
+                    let network = matches!(place, CommandPlace::Sandbox { network: true });
+                    Placed { place, facts, rules: self.sandbox_rules(network) }
+                });
+                if let Some(unavailable) = facts.as_ref().and_then(CommandFacts::unavailable) {
+                    notices.extend(self.sandbox_notice_once(unavailable, policy.run));
+                }
+                let mut outcome = prepared.run(shown.as_deref(), output_file, runner, placed);
                 if changes {
                     // What the snapshot after the call finds changed is what the call changed:
                     // for a command, the only way to know.
@@ -544,7 +648,14 @@ impl Flame {
     /// What `call`, waiting in `tree`, would do, for the person deciding on it.
     pub fn preview_workspace_call(&self, tree: &TreeId, call: &ToolCall) -> Preview {
         match Prepared::new(self.open_workspace(tree), call) {
-            Ok(prepared) => prepared.preview(),
+            Ok(prepared) => {
+                // A tree whose permission cannot be read is shown as without the network.
+                let facts = matches!(prepared.action, Action::Command(_)).then(|| CommandFacts {
+                    sandbox: self.sandbox(),
+                    network_allowed: self.network_allowed(tree).unwrap_or(false),
+                });
+                prepared.preview(facts.as_ref())
+            }
             Err(message) => Preview::Invalid { message },
         }
     }

@@ -42,7 +42,7 @@ use flame_model::budget::FrameBudget;
 use flame_model::lifecycle::PopStatus;
 use flame_model::{Actor, FrameId, Role, TreeId};
 use flame_settings::{Settings, SettingsFile};
-use flame_workspace::Environment;
+use flame_workspace::{Environment, Sandbox};
 use serde::Serialize;
 use serde_json::json;
 
@@ -129,6 +129,8 @@ fn run(flame: &Arc<Flame>, cli: &Cli, environment: &Arc<Environment>) -> Result<
     let settings = Settings::default_path();
     // The settings' folder may hold keys and the approval policy: never a workspace.
     flame.add_own_folders(settings.as_deref().and_then(Path::parent).map(Path::to_path_buf));
+    // Commands `flame chat` runs start from this environment, and run in its sandbox.
+    flame.use_sandbox(Sandbox::from_environment(environment));
     match &cli.command {
         Command::Tree { command: TreeCommand::New { title, criteria, workspace } } => {
             let tree = flame.create_tree(ACTOR, title, criteria, workspace.as_deref())?;

@@ -52,7 +52,9 @@ pub use ids::{FrameId, IdSource, MessageId, TreeId};
 pub use instructions::{InstructionFile, InstructionFileReport, InstructionScope};
 pub use message::{Message, NewMessage, Role, ToolCall, ToolResult, ToolSpec, Usage};
 pub use tree::FrameTree;
-pub use workspace::{CheckpointReason, FileTrail, ToolDetail, ToolKind};
+pub use workspace::{
+    CheckpointReason, CommandPlace, FileTrail, LeaveSandbox, ToolDetail, ToolKind,
+};
 
 /// Milliseconds since the Unix epoch. Time is always passed in, never read, in the core crates.
 pub type Timestamp = i64;

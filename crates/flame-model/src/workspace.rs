@@ -1,6 +1,7 @@
 //! What the agent's workspace tools leave in the model: the kind of each tool (which the approval
-//! policy keys on), the files a frame's own tool calls read and changed (its file trail), and the
-//! typed detail a tool result carries for the window's tool cards.
+//! policy keys on), the files a frame's own tool calls read and changed (its file trail), the
+//! typed detail a tool result carries for the window's tool cards, and where a command ran (in
+//! the sandbox or outside it) and what of the sandbox it asked to leave.
 
 use serde::{Deserialize, Serialize};
 
@@ -33,6 +34,27 @@ impl ToolKind {
     pub fn parse(text: &str) -> Option<ToolKind> {
         ToolKind::ALL.into_iter().find(|k| k.as_str() == text)
     }
+}
+
+/// Where a command ran, or would run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CommandPlace {
+    /// In the sandbox: the workspace writable, the rest of the file system read-only, Flame's
+    /// folders and the keyring hidden; with the network or without.
+    Sandbox { network: bool },
+    /// Outside the sandbox, with the person's full rights.
+    Outside,
+}
+
+/// What a command asks to leave of the sandbox (`run_command`'s `leave_sandbox`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum LeaveSandbox {
+    /// The network: the command runs in the sandbox with the network on.
+    Network,
+    /// All of it: the command runs outside the sandbox.
+    All,
 }
 
 /// Why a checkpoint (a snapshot of a tree's workspace) was taken for a frame.
@@ -129,7 +151,8 @@ pub enum ToolDetail {
     /// `path` was created or changed; `diff` is the unified diff, itself capped.
     Change { path: String, created: bool, diff: String },
     /// `command` ran; `exit_code` is absent when a signal, the timeout or Stop ended it, which
-    /// `ending` says in words. `output_file` holds the whole output when it was kept.
+    /// `ending` says in words. `output_file` holds the whole output when it was kept. `place`
+    /// says where it ran; results stored before there was a sandbox have none (they ran outside).
     Command {
         command: String,
         exit_code: Option<i32>,
@@ -137,5 +160,30 @@ pub enum ToolDetail {
         duration_ms: u64,
         output_bytes: u64,
         output_file: Option<String>,
+        place: Option<CommandPlace>,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_result_stored_before_the_sandbox_reads_back_without_a_place() {
+        let stored = r#"{"kind":"command","command":"ls","exit_code":0,"ending":"exit code 0","duration_ms":3,"output_bytes":0,"output_file":null}"#;
+        let detail: ToolDetail = serde_json::from_str(stored).expect("an old detail");
+        assert!(matches!(detail, ToolDetail::Command { place: None, .. }), "{detail:?}");
+        let now = ToolDetail::Command {
+            command: "ls".into(),
+            exit_code: Some(0),
+            ending: "exit code 0".into(),
+            duration_ms: 3,
+            output_bytes: 0,
+            output_file: None,
+            place: Some(CommandPlace::Sandbox { network: false }),
+        };
+        let text = serde_json::to_string(&now).expect("json");
+        assert!(text.contains(r#""place":{"kind":"sandbox","network":false}"#), "{text}");
+        assert_eq!(serde_json::from_str::<ToolDetail>(&text).expect("back"), now);
+    }
 }

@@ -25,7 +25,8 @@
 //! The tables: `trees` (the focused frame, the running token total of its messages, its absolute
 //! workspace folder or none), `frames`, `messages` (token count stored at insert),
 //! `tree_allowed_kinds` (the kinds of workspace call the person allowed for the rest of a tree,
-//! cleared when its workspace changes), `frame_files` (the file trail, a path changed listed only
+//! cleared when its workspace changes), `tree_network_allowed` (the trees whose sandboxed commands
+//! may use the network, cleared likewise), `frame_files` (the file trail, a path changed listed only
 //! as changed), `events` (every operation with its kind, frame, actor, time and an `EventDetail` as
 //! JSON; `seq` orders them across processes, which is how other processes' changes are followed)
 //! and `log_pending` (frames whose log file is behind). `StoreError` is `Frame` (refused or

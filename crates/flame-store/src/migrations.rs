@@ -41,7 +41,8 @@ const MIGRATIONS: &[Migration] = &[
     Migration { version: 15, sql: include_str!("migrations/0015_cache_true_context.sql") },
     Migration { version: 16, sql: include_str!("migrations/0016_follow.sql") },
     Migration { version: 17, sql: include_str!("migrations/0017_budgets.sql") },
-    Migration { version: 18, sql: include_str!("migrations/0018_gateway.sql") },
+    Migration { version: 18, sql: include_str!("migrations/0018_tree_network.sql") },
+    Migration { version: 19, sql: include_str!("migrations/0019_gateway.sql") },
 ];
 
 /// The version a freshly opened database is at.

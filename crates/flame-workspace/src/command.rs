@@ -2,7 +2,8 @@
 //! group can be killed — on timeout, on Stop, when the command's shell exits (background jobs
 //! do not outlive it), and when the run is abandoned. Output (stdout and stderr through one pipe,
 //! interleaved as a terminal shows them) streams whole to the caller's log; the reply keeps only
-//! a head and a tail. Commands are not sandboxed: they can do whatever the person's account can.
+//! a head and a tail. A command runs in the sandbox ([`crate::Sandbox`]) or, where the caller
+//! decides so ([`Confinement::None`]), with the person's full rights.
 
 use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -16,7 +17,7 @@ use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
-use crate::{Environment, Touched, Workspace, WorkspaceError};
+use crate::{Environment, Sandbox, SandboxRules, Touched, Workspace, WorkspaceError};
 
 /// How long a command may run when no timeout is asked for.
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
@@ -48,6 +49,10 @@ const DRAIN_GRACE: Duration = Duration::from_secs(1);
 /// How often a running command checks for Stop and its deadline.
 const POLL_INTERVAL: Duration = Duration::from_millis(50);
 
+/// The first wait for the shell's exit once its output has closed, doubled at each look up to
+/// [`POLL_INTERVAL`]: a shell that closed its output has nearly always just exited.
+const FIRST_IDLE_POLL: Duration = Duration::from_millis(1);
+
 /// The size of one read from the output pipe; with [`PIPE_CHUNKS_IN_FLIGHT`] it bounds the
 /// output held between the reading thread and the caller.
 const PIPE_CHUNK_BYTES: usize = 64 * 1024;
@@ -60,6 +65,16 @@ pub struct CommandRequest {
     pub command: String,
     /// `None` for [`DEFAULT_COMMAND_TIMEOUT`]; at most [`MAX_COMMAND_TIMEOUT`].
     pub timeout: Option<Duration>,
+}
+
+/// Where a command runs: the caller's decision, never a default.
+#[derive(Debug, Clone, Copy)]
+pub enum Confinement<'a> {
+    /// With the person's full rights: everything their account can do.
+    None,
+    /// In `sandbox`, under these rules; a sandbox that cannot start is an error, never a run
+    /// without it.
+    Sandbox(&'a Sandbox, &'a SandboxRules),
 }
 
 /// Stops a running command from another thread (the person's Stop). Cloning shares it.
@@ -245,13 +260,15 @@ enum Chunk {
 }
 
 impl Workspace {
-    /// Runs `request.command` with `bash -c` in the workspace folder with `environment`
-    /// scrubbed (see [`crate::is_scrubbed_variable`]), until it exits, its timeout passes or `cancel`
-    /// is cancelled; then its process group is killed. The whole output is written to `log`
-    /// as it arrives.
+    /// Runs `request.command` with `bash -c` in the workspace folder, confined as `confinement`
+    /// says, with `environment` scrubbed (see [`crate::is_scrubbed_variable`]), until it exits,
+    /// its timeout passes or `cancel` is cancelled; then its process group is killed (in the
+    /// sandbox, the group is `bwrap`'s, and the sandbox's processes die with it). The whole
+    /// output is written to `log` as it arrives.
     pub fn run_command(
         &self,
         request: &CommandRequest,
+        confinement: Confinement<'_>,
         environment: &Environment,
         cancel: &CancelHandle,
         log: &mut dyn Write,
@@ -271,8 +288,17 @@ impl Workspace {
         }
         let io = |action: &'static str| move |e| WorkspaceError::io(action, "the command", e);
 
+        let mut command = match confinement {
+            Confinement::None => Command::new("bash"),
+            Confinement::Sandbox(sandbox, rules) => {
+                let mut bwrap = sandbox.command(self.root(), rules).map_err(|unavailable| {
+                    WorkspaceError::SandboxUnavailable { reason: unavailable.reason.clone() }
+                })?;
+                bwrap.arg("bash");
+                bwrap
+            }
+        };
         let (reader, writer) = std::io::pipe().map_err(io("make a pipe for"))?;
-        let mut command = Command::new("bash");
         command
             .arg("-c")
             .arg(&request.command)
@@ -298,12 +324,16 @@ impl Workspace {
         let mut status: Option<ExitStatus> = None;
         let mut drain_until: Option<Instant> = None;
         let mut output_ended = false;
+        let mut idle = FIRST_IDLE_POLL;
         let output_abandoned;
         loop {
             // Once the pipe has closed there is nothing to read, but the deadline and Stop still
             // hold: a command may close its output and run on (`exec >/dev/null; sleep 25`).
+            // The shell has usually just exited, and is waited for in a millisecond or two; one
+            // that runs on is looked at less often, down to every `POLL_INTERVAL`.
             if output_ended {
-                std::thread::sleep(POLL_INTERVAL);
+                std::thread::sleep(idle);
+                idle = (idle * 2).min(POLL_INTERVAL);
             } else {
                 match chunks.recv_timeout(POLL_INTERVAL) {
                     Ok(Chunk::Data(data)) => {

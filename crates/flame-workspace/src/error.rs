@@ -113,6 +113,9 @@ pub enum WorkspaceError {
     #[error("the timeout must be at least one second")]
     TimeoutZero,
 
+    #[error("the command did not run: {reason}")]
+    SandboxUnavailable { reason: String },
+
     #[error("cannot {action} {path}: {source}")]
     Io { action: &'static str, path: String, source: std::io::Error },
 }

@@ -20,7 +20,11 @@
 //! cheap tells where; a name that became a link is `WorkspaceError::Replaced`. A command's run ends
 //! at most about 1.6 s after its timeout or Stop whatever it does with its output
 //! (`TERMINATE_GRACE`, `DRAIN_GRACE`), its log takes at most `MAX_COMMAND_LOG_BYTES` with the rest
-//! counted, and Flame's own variables and the usual key names are removed from its environment;
+//! counted, and Flame's own variables and the usual key names are removed from its environment.
+//! It runs where the caller says (`Confinement`): with the person's full rights, or in the
+//! bubblewrap sandbox (`sandbox.rs`: the workspace but its `.git` writable, the rest read-only,
+//! Flame's folders and the keyring hidden, the network off unless the rules allow it), which
+//! `Sandbox::check` finds out once whether this computer can start;
 //! `Environment::withdraw_secrets` takes the keys out of the front end's own environment block,
 //! which `/proc/<pid>/environ` shows to every process of the account. The tests are one binary
 //! (`tests/workspace/`) and `tests/kill_write.rs`, which runs without the test harness because it
@@ -38,6 +42,7 @@ mod error;
 mod instructions;
 mod list;
 mod read;
+mod sandbox;
 mod search;
 mod tools;
 
@@ -45,8 +50,8 @@ pub use change::{
     AppliedChange, MAX_DIFF_BYTES, MAX_DIFF_INPUT_BYTES, MAX_EDIT_FILE_BYTES, PreparedChange,
 };
 pub use command::{
-    CancelHandle, CommandOutcome, CommandRequest, DEFAULT_COMMAND_TIMEOUT, Ending, Exit,
-    MAX_COMMAND_LOG_BYTES, MAX_COMMAND_TIMEOUT, OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES,
+    CancelHandle, CommandOutcome, CommandRequest, Confinement, DEFAULT_COMMAND_TIMEOUT, Ending,
+    Exit, MAX_COMMAND_LOG_BYTES, MAX_COMMAND_TIMEOUT, OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES,
 };
 pub use confine::{ResolvedPath, Workspace};
 pub use environment::{Environment, is_scrubbed_variable, is_secret_variable};
@@ -57,11 +62,16 @@ pub use read::{
     BINARY_SNIFF_BYTES, FileRead, LineRange, MAX_LINE_BYTES, MAX_LINE_COUNT_SCAN_BYTES,
     MAX_READ_BYTES, Remaining,
 };
+pub use sandbox::{
+    MAX_SANDBOX_COMPLAINT_BYTES, SANDBOX_CHECK_TIMEOUT, SANDBOX_PROGRAM, Sandbox, SandboxRules,
+    SandboxUnavailable,
+};
 pub use search::{
     ContextLine, MAX_CONTEXT_LINES, MAX_HIT_LINE_BYTES, MAX_SEARCH_HITS,
     MAX_SEARCH_LINE_BUFFER_BYTES, MAX_SEARCH_OUTPUT_BYTES, SearchHit, SearchQuery, SearchResult,
 };
 pub use tools::{
-    ArgumentsError, EditFileArgs, ListFilesArgs, ReadFileArgs, RunCommandArgs, SearchArgs,
-    ToolKind, Touched, WorkspaceCall, WorkspaceToolSpec, WriteFileArgs, tool_kind, tool_specs,
+    ArgumentsError, EditFileArgs, LeaveSandbox, ListFilesArgs, MAX_LEAVE_REASON_BYTES,
+    ReadFileArgs, RunCommandArgs, SearchArgs, ToolKind, Touched, WorkspaceCall, WorkspaceToolSpec,
+    WriteFileArgs, tool_kind, tool_specs,
 };

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-pub use flame_model::ToolKind;
+pub use flame_model::{LeaveSandbox, ToolKind};
 
 use crate::{CommandRequest, LineRange, MAX_COMMAND_TIMEOUT, MAX_CONTEXT_LINES, SearchQuery};
 
@@ -103,10 +103,12 @@ pub fn tool_specs() -> Vec<WorkspaceToolSpec> {
         spec(
             "run_command",
             ToolKind::Running,
-            "Run a bash command in the workspace root. Output is cut to its start and end. Not sandboxed.",
+            "Run a bash command in the workspace root, sandboxed where possible: only the workspace (not .git) and a private /tmp writable, no network. Output is cut to its start and end.",
             json!({"type": "object", "properties": {
                 "command": {"type": "string"},
-                "timeout_seconds": {"type": "integer", "minimum": 1, "maximum": MAX_COMMAND_TIMEOUT.as_secs(), "description": "Default 120"}
+                "timeout_seconds": {"type": "integer", "minimum": 1, "maximum": MAX_COMMAND_TIMEOUT.as_secs(), "description": "Default 120"},
+                "leave_sandbox": {"type": "string", "enum": ["network", "all"], "description": "Ask the person to allow the network, or running outside the sandbox; give a reason"},
+                "reason": {"type": "string"}
             }, "required": ["command"], "additionalProperties": false}),
         ),
     ]
@@ -172,14 +174,41 @@ pub struct EditFileArgs {
     pub replace_all: bool,
 }
 
+/// The longest reason a command may give for leaving the sandbox, in bytes: a sentence or two
+/// for the approval prompt.
+pub const MAX_LEAVE_REASON_BYTES: usize = 1024;
+
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunCommandArgs {
     pub command: String,
     pub timeout_seconds: Option<u64>,
+    /// What of the sandbox the command asks to leave; the person is asked, with `reason`.
+    pub leave_sandbox: Option<LeaveSandbox>,
+    /// Why, in the model's words: required with `leave_sandbox`, at most
+    /// [`MAX_LEAVE_REASON_BYTES`].
+    pub reason: Option<String>,
 }
 
 impl RunCommandArgs {
+    /// A request to leave the sandbox comes with a reason the person can read.
+    fn check_leave(&self) -> Result<(), ArgumentsError> {
+        let error = |message: String| ArgumentsError { tool: "run_command", message };
+        let reason = self.reason.as_deref().map(str::trim).unwrap_or_default();
+        if self.leave_sandbox.is_some() && reason.is_empty() {
+            return Err(error(
+                "leave_sandbox needs a reason: say in a sentence why the command needs it".into(),
+            ));
+        }
+        if reason.len() > MAX_LEAVE_REASON_BYTES {
+            return Err(error(format!(
+                "the reason is {} bytes; give one of at most {MAX_LEAVE_REASON_BYTES}",
+                reason.len()
+            )));
+        }
+        Ok(())
+    }
+
     pub fn request(&self) -> CommandRequest {
         CommandRequest {
             command: self.command.clone(),
@@ -220,12 +249,19 @@ impl WorkspaceCall {
                 .map_err(|e| ArgumentsError { tool, message: e.to_string() })
         }
         Some(match name {
+            "run_command" => {
+                parse("run_command", arguments, WorkspaceCall::RunCommand).and_then(|call| {
+                    match &call {
+                        WorkspaceCall::RunCommand(args) => args.check_leave().map(|()| call),
+                        _ => Ok(call),
+                    }
+                })
+            }
             "read_file" => parse("read_file", arguments, WorkspaceCall::ReadFile),
             "list_files" => parse("list_files", arguments, WorkspaceCall::ListFiles),
             "search" => parse("search", arguments, WorkspaceCall::Search),
             "write_file" => parse("write_file", arguments, WorkspaceCall::WriteFile),
             "edit_file" => parse("edit_file", arguments, WorkspaceCall::EditFile),
-            "run_command" => parse("run_command", arguments, WorkspaceCall::RunCommand),
             _ => return None,
         })
     }
@@ -264,6 +300,8 @@ mod tests {
             "run_command" => vec![
                 json!({"command": "cargo test"}),
                 json!({"command": "make", "timeout_seconds": 600}),
+                json!({"command": "cargo fetch", "leave_sandbox": "network", "reason": "fetch crates"}),
+                json!({"command": "git commit -am x", "leave_sandbox": "all", "reason": "commit"}),
             ],
             other => panic!("no samples for {other}"),
         }
@@ -287,6 +325,7 @@ mod tests {
                 json!({}),
                 json!({"command": "x", "timeout_seconds": 601}),
                 json!({"command": "x", "timeout_seconds": 0}),
+                json!({"command": "x", "leave_sandbox": "everything", "reason": "r"}),
             ],
             other => panic!("no samples for {other}"),
         }
@@ -352,6 +391,32 @@ mod tests {
         assert!(error.to_string().contains("replaceAll"), "{error}");
         assert!(WorkspaceCall::parse("push_frame", &json!({})).is_none());
         assert_eq!(tool_kind("push_frame"), None);
+    }
+
+    #[test]
+    fn leaving_the_sandbox_needs_a_short_reason() {
+        let parse = |arguments: Value| {
+            WorkspaceCall::parse("run_command", &arguments).expect("a workspace tool")
+        };
+        let Ok(WorkspaceCall::RunCommand(args)) =
+            parse(json!({"command": "curl x", "leave_sandbox": "network", "reason": "fetch x"}))
+        else {
+            panic!("a request to leave with a reason is a call")
+        };
+        assert_eq!(args.leave_sandbox, Some(LeaveSandbox::Network));
+        for missing in [
+            json!({"command": "curl x", "leave_sandbox": "all"}),
+            json!({"command": "curl x", "leave_sandbox": "all", "reason": "  "}),
+        ] {
+            let error = parse(missing).expect_err("no reason");
+            assert!(error.to_string().contains("leave_sandbox needs a reason"), "{error}");
+        }
+        let long = "x".repeat(MAX_LEAVE_REASON_BYTES + 1);
+        let error = parse(json!({"command": "c", "leave_sandbox": "all", "reason": long}))
+            .expect_err("too long");
+        assert!(error.to_string().contains("at most 1024"), "{error}");
+        let fits = "x".repeat(MAX_LEAVE_REASON_BYTES);
+        assert!(parse(json!({"command": "c", "leave_sandbox": "all", "reason": fits})).is_ok());
     }
 
     /// The issue's aim is 3,000 tokens for the preamble and every tool schema together; these

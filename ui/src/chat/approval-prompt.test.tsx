@@ -4,12 +4,18 @@ import { afterEach, describe, expect, it } from "vitest";
 
 import type {
   Answer_Deserialize as RequestAnswer,
+  PlacePreview,
   Preview,
   ToolKind,
   WaitingRequest,
 } from "../bindings";
 import { frameChange } from "../test-backend";
-import { ApprovalPrompt, NOT_SANDBOXED } from "./approval-prompt";
+import {
+  ApprovalPrompt,
+  IN_SANDBOX,
+  IN_SANDBOX_WITH_NETWORK,
+  OUTSIDE_SANDBOX,
+} from "./approval-prompt";
 
 afterEach(() => {
   document.body.replaceChildren();
@@ -36,7 +42,19 @@ const COMMAND = workspaceCall("run_command", "running", {
   command: "rm -rf target && cargo test",
   folder: "/home/ada/proj",
   timeout_seconds: 120,
+  place: { kind: "sandbox", network: false },
 });
+
+/** `COMMAND` waiting with `place`. */
+function commandIn(place: PlacePreview): WaitingRequest {
+  return workspaceCall("run_command", "running", {
+    kind: "command",
+    command: "cargo fetch",
+    folder: "/home/ada/proj",
+    timeout_seconds: 120,
+    place,
+  });
+}
 
 /** The prompt for `request`, with every answer it sends. */
 async function prompt(
@@ -50,6 +68,8 @@ async function prompt(
   );
   return { root, answers };
 }
+
+const text = (root: ParentNode, selector: string) => root.querySelector(selector)?.textContent;
 
 async function click(root: HTMLElement, testId: string) {
   const button = root.querySelector<HTMLButtonElement>(`[data-testid=${testId}]`);
@@ -66,19 +86,50 @@ describe("the approval prompt", () => {
     expect(block?.getAttribute("data-highlighted")).toBe("diff");
     expect(block?.querySelector(".hljs-addition")?.textContent).toBe("+fn new() {}");
     expect(block?.querySelector(".hljs-deletion")?.textContent).toBe("-fn old() {}");
-    expect(root.querySelector("[data-testid=not-sandboxed]")).toBeNull();
+    expect(root.querySelector("[data-testid=command-place]")).toBeNull();
   });
 
-  it("shows the exact command, its folder and timeout, and that it is not sandboxed", async () => {
+  it("shows the exact command, its folder and timeout, and that it runs in the sandbox", async () => {
     const { root } = await prompt(COMMAND);
     expect(root.querySelector("[data-testid=approval-command] code")?.textContent).toBe(
       "rm -rf target && cargo test",
     );
     expect(root.textContent).toContain("/home/ada/proj");
     expect(root.textContent).toContain("120 s");
-    expect(root.querySelector("[data-testid=not-sandboxed]")?.textContent).toBe(NOT_SANDBOXED);
-    expect(NOT_SANDBOXED).toBe(
-      "Commands are not sandboxed: they run with your account's permissions in the workspace folder.",
+    const place = root.querySelector("[data-testid=command-place]");
+    expect(place?.getAttribute("data-place")).toBe("sandbox");
+    expect(place?.textContent).toBe(IN_SANDBOX);
+    expect(root.querySelector("[data-testid=approval-allow-network]")).toBeNull();
+    document.body.replaceChildren();
+    const networked = await prompt(commandIn({ kind: "sandbox", network: true }));
+    expect(text(networked.root, "[data-testid=command-place]")).toBe(IN_SANDBOX_WITH_NETWORK);
+  });
+
+  it("shows a request to leave the sandbox with the model's reason, and offers the network for the tree", async () => {
+    const network = await prompt(
+      commandIn({ kind: "leave_sandbox", leave: "network", reason: "download the crates" }),
+    );
+    const place = network.root.querySelector("[data-testid=command-place]");
+    expect(place?.getAttribute("data-place")).toBe("leave");
+    expect(place?.textContent).toBe(
+      "The agent asks for the network: “download the crates”. It would run in the sandbox with the network on.",
+    );
+    await click(network.root, "approval-allow-network");
+    expect(network.answers).toEqual([{ kind: "allow_network" }]);
+    document.body.replaceChildren();
+
+    const all = await prompt(commandIn({ kind: "leave_sandbox", leave: "all", reason: "commit" }));
+    expect(text(all.root, "[data-testid=command-place]")).toBe(
+      `The agent asks to leave the sandbox: “commit”. ${OUTSIDE_SANDBOX}`,
+    );
+    expect(all.root.querySelector("[data-testid=approval-allow-network]")).toBeNull();
+    document.body.replaceChildren();
+
+    const none = await prompt(commandIn({ kind: "no_sandbox", why: "bwrap is not installed" }));
+    const warning = none.root.querySelector("[data-testid=command-place]");
+    expect(warning?.getAttribute("data-place")).toBe("none");
+    expect(warning?.textContent).toBe(
+      `Commands cannot run in a sandbox here (bwrap is not installed). ${OUTSIDE_SANDBOX}`,
     );
   });
 

@@ -1,13 +1,17 @@
 // The question the agent waits on in the chat pane: a push or pop it wants to make, or a
 // workspace tool call with what it would do (the diff of a change, the exact command with its
-// folder and timeout, a read in words, or why it cannot run). The person allows it, allows every
-// call of its kind for the rest of the tree, or refuses it with an optional reason the model is
-// given. The request comes from the store, so the prompt is the same after a restart.
+// folder, timeout and where it would run — in the sandbox, or outside it because it asks to leave,
+// with its reason, or because there is no sandbox here — a read in words, or why it cannot run).
+// The person allows it, allows every call of its kind for the rest of the tree (or, for a command
+// asking for the network, the network for the tree's commands), or refuses it with an optional
+// reason the model is given. The request comes from the store, so the prompt is the same after a
+// restart.
 
 import { useState } from "preact/hooks";
 
 import type {
   Answer_Deserialize as RequestAnswer,
+  PlacePreview,
   Preview,
   ToolKind,
   WaitingRequest,
@@ -21,9 +25,45 @@ export const KIND_PLURAL: Record<ToolKind, string> = {
   running: "commands",
 };
 
-/** Said beside every command the person is asked to allow. */
-export const NOT_SANDBOXED =
-  "Commands are not sandboxed: they run with your account's permissions in the workspace folder.";
+/** Said beside a command that would run in the sandbox. */
+export const IN_SANDBOX =
+  "Runs in the sandbox: only the workspace (not .git) and a private /tmp can be written, Flame's data and your keyring are hidden, and there is no network.";
+
+/** Said beside a command that would run in the sandbox of a tree allowed the network. */
+export const IN_SANDBOX_WITH_NETWORK =
+  "Runs in the sandbox with the network, which you allowed for this tree: only the workspace (not .git) and a private /tmp can be written, and Flame's data and your keyring are hidden.";
+
+/** Said beside a command that would run outside the sandbox. */
+export const OUTSIDE_SANDBOX =
+  "It would run outside the sandbox, with your account's permissions in the workspace folder.";
+
+/** Where a waiting command would run, in words. */
+function PlaceView({ place }: { place: PlacePreview }) {
+  switch (place.kind) {
+    case "sandbox":
+      return (
+        <p class="approval-sandboxed" role="note" data-testid="command-place" data-place="sandbox">
+          {place.network ? IN_SANDBOX_WITH_NETWORK : IN_SANDBOX}
+        </p>
+      );
+    case "leave_sandbox":
+      return (
+        <p class="approval-warning" role="note" data-testid="command-place" data-place="leave">
+          The agent asks {place.leave === "network" ? "for the network" : "to leave the sandbox"}: “
+          <span data-testid="leave-reason">{place.reason}</span>”.{" "}
+          {place.leave === "network"
+            ? "It would run in the sandbox with the network on."
+            : OUTSIDE_SANDBOX}
+        </p>
+      );
+    case "no_sandbox":
+      return (
+        <p class="approval-warning" role="note" data-testid="command-place" data-place="none">
+          Commands cannot run in a sandbox here ({place.why}). {OUTSIDE_SANDBOX}
+        </p>
+      );
+  }
+}
 
 /** What a waiting workspace call would do. */
 function PreviewView({ preview }: { preview: Preview }) {
@@ -48,9 +88,7 @@ function PreviewView({ preview }: { preview: Preview }) {
           <p class="muted">
             In <code>{preview.folder}</code>, stopped after {preview.timeout_seconds} s.
           </p>
-          <p class="approval-warning" role="note" data-testid="not-sandboxed">
-            {NOT_SANDBOXED}
-          </p>
+          <PlaceView place={preview.place} />
         </>
       );
     case "reading":
@@ -83,6 +121,11 @@ export function ApprovalPrompt({
   // from, and asks again when the file changed since.
   const shown =
     ask.kind === "workspace" && ask.preview.kind === "change" ? { shown: ask.preview.base } : {};
+  const asksForNetwork =
+    ask.kind === "workspace" &&
+    ask.preview.kind === "command" &&
+    ask.preview.place.kind === "leave_sandbox" &&
+    ask.preview.place.leave === "network";
   return (
     <div
       class="approval"
@@ -127,6 +170,15 @@ export function ApprovalPrompt({
             onClick={() => onAnswer({ kind: "accept_kind", ...shown })}
           >
             Allow all {KIND_PLURAL[ask.tool_kind]} in this tree
+          </button>
+        )}
+        {asksForNetwork && (
+          <button
+            type="button"
+            data-testid="approval-allow-network"
+            onClick={() => onAnswer({ kind: "allow_network" })}
+          >
+            Allow the network in this tree
           </button>
         )}
         <button

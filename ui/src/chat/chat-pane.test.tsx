@@ -758,6 +758,7 @@ describe("the chat pane", () => {
           duration_ms: 900,
           output_bytes: 19,
           output_file: null,
+          place: { kind: "sandbox", network: false },
         },
       });
       await settle();

@@ -64,6 +64,7 @@ const COMMAND: ToolDetail = {
   duration_ms: 12_400,
   output_bytes: 2048,
   output_file: null,
+  place: { kind: "sandbox", network: false },
 };
 
 describe("a workspace tool's result in the conversation", () => {
@@ -151,6 +152,25 @@ describe("a workspace tool's result in the conversation", () => {
     expect(root.querySelector("[data-testid=tool-output]")?.hasAttribute("open")).toBe(false);
     expect(text(root, "[data-testid=tool-output] pre")).toBe("running 3 tests\nok");
     expect(root.querySelector("[data-testid=tool-output-file]")).toBeNull();
+  });
+
+  it("says where a command ran: in the sandbox, with the network, or outside it", async () => {
+    const root = await show(result("run_command", "ok", COMMAND));
+    expect(text(root, "[data-testid=tool-summary]")).toBe("Ran a command in the sandbox");
+    const place = root.querySelector("[data-testid=tool-place]");
+    expect(place?.getAttribute("data-place")).toBe("sandbox");
+    expect(place?.textContent).toBe("in the sandbox");
+    expect(toolSummary({ ...COMMAND, place: { kind: "sandbox", network: true } })).toBe(
+      "Ran a command in the sandbox, with the network",
+    );
+    expect(toolSummary({ ...COMMAND, place: { kind: "outside" } })).toBe(
+      "Ran a command outside the sandbox",
+    );
+    // A result stored before there was a sandbox says nothing of it.
+    document.body.replaceChildren();
+    const old = await show(result("run_command", "ok", { ...COMMAND, place: null }));
+    expect(text(old, "[data-testid=tool-summary]")).toBe("Ran a command");
+    expect(old.querySelector("[data-testid=tool-place]")).toBeNull();
   });
 
   it("shows a failed command in red, a command ended without a code by its ending, and where the whole output is", async () => {

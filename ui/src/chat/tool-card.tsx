@@ -1,9 +1,9 @@
 // A workspace tool's result as a card: what it did, in one line (the range read, the hits found,
-// the file changed, the command's exit), and what came of it below (the diff highlighted; the
-// hit lines and a command's output collapsed). The card is drawn from the result's `detail`; its
+// the file changed, the command's exit and where it ran: in the sandbox or outside it), and what
+// came of it below (the diff highlighted; the hit lines and a command's output collapsed). The card is drawn from the result's `detail`; its
 // text (what the model read) is untrusted and goes into text nodes or the highlighter only.
 
-import type { ToolDetail } from "../bindings";
+import type { CommandPlace, ToolDetail } from "../bindings";
 import { CodeBlock } from "./code-block";
 
 /** `count` with the noun, singular or plural: "1 file", "3 files". */
@@ -26,6 +26,16 @@ export function formatBytes(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
+/**
+ * Where a command ran, in words: in the sandbox (with the network or without) or outside it.
+ * Results stored before there was a sandbox say nothing (they ran outside it).
+ */
+export function placeText(place: CommandPlace | null | undefined): string | null {
+  if (place === null || place === undefined) return null;
+  if (place.kind === "outside") return "outside the sandbox";
+  return place.network ? "in the sandbox, with the network" : "in the sandbox";
+}
+
 /** The card's one line: what the tool did, from its detail. */
 export function toolSummary(detail: ToolDetail): string {
   switch (detail.kind) {
@@ -44,8 +54,10 @@ export function toolSummary(detail: ToolDetail): string {
       }`;
     case "change":
       return `${detail.created ? "Created" : "Edited"} ${detail.path}`;
-    case "command":
-      return "Ran a command";
+    case "command": {
+      const place = placeText(detail.place);
+      return place === null ? "Ran a command" : `Ran a command ${place}`;
+    }
   }
 }
 
@@ -119,6 +131,18 @@ function ToolBody({
           <p class="tool-facts muted">
             <CommandExit detail={detail} /> · {formatDuration(detail.duration_ms)} ·{" "}
             {formatBytes(detail.output_bytes)} of output
+            {(detail.place ?? null) !== null && (
+              <>
+                {" · "}
+                <span
+                  class={`tool-place tool-place-${detail.place?.kind ?? ""}`}
+                  data-testid="tool-place"
+                  data-place={detail.place?.kind}
+                >
+                  {placeText(detail.place)}
+                </span>
+              </>
+            )}
           </p>
           {isError ? (
             <ToolError content={content} />

@@ -6,7 +6,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use flame_agent::{Answer, Approval, ApprovalPolicy, Ask, Preview, waiting_request};
+use flame_agent::{Answer, ApprovalPolicy, Ask, Preview, RunApproval, waiting_request};
 use flame_model::{FileTrail, ToolDetail, ToolKind};
 use flame_workspace::Environment;
 
@@ -354,7 +354,7 @@ async fn a_tree_without_a_workspace_offers_no_workspace_tools_and_says_so() {
 #[tokio::test]
 async fn a_command_gets_no_keys_and_automatic_kinds_do_not_ask() {
     let policy = ApprovalPolicy::default().allowing(&[ToolKind::Running]);
-    assert_eq!(policy.run, Approval::Auto);
+    assert_eq!(policy.run, RunApproval::Auto);
     let (s, _workspace) = workspace_setup(
         policy,
         vec![

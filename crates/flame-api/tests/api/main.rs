@@ -16,6 +16,7 @@ mod live_reply;
 mod open;
 mod properties;
 mod sample;
+mod sandbox;
 mod search;
 mod workspace;
 mod workspace_call;

@@ -13,7 +13,8 @@ use flame_api::{
 };
 use flame_model::{Actor, FrameId, Role, ToolCall, ToolDetail, ToolKind};
 use flame_workspace::{
-    CancelHandle, CommandOutcome, CommandRequest, Environment, Workspace, WorkspaceError,
+    CancelHandle, CommandOutcome, CommandRequest, Confinement, Environment, Workspace,
+    WorkspaceError,
 };
 use serde_json::json;
 
@@ -22,8 +23,8 @@ use crate::Scratch;
 /// Runs commands from a fixed environment, counts the runs, and says every run took 1.5 s, so
 /// the tool card's duration is shown to come from the runner.
 #[derive(Default)]
-struct CountingRunner {
-    runs: AtomicUsize,
+pub(crate) struct CountingRunner {
+    pub(crate) runs: AtomicUsize,
 }
 
 impl CommandRunner for CountingRunner {
@@ -31,6 +32,7 @@ impl CommandRunner for CountingRunner {
         &self,
         workspace: &Workspace,
         request: &CommandRequest,
+        confinement: Confinement<'_>,
         log: &mut dyn Write,
     ) -> (Result<CommandOutcome, WorkspaceError>, Duration) {
         self.runs.fetch_add(1, Ordering::SeqCst);
@@ -38,7 +40,8 @@ impl CommandRunner for CountingRunner {
             OsString::from("PATH"),
             std::env::var_os("PATH").unwrap_or_default(),
         )]);
-        let outcome = workspace.run_command(request, &environment, &CancelHandle::new(), log);
+        let outcome =
+            workspace.run_command(request, confinement, &environment, &CancelHandle::new(), log);
         (outcome, Duration::from_millis(1_500))
     }
 }

@@ -1,6 +1,7 @@
 //! A tree's workspace from the command line: set when the tree is made or later, shown by
 //! `status`, refused when it is not a folder; and `flame chat`, which has no one to ask, refusing
-//! the calls that would ask unless `--approve` lets their kind run.
+//! the calls that would ask unless `--approve` lets their kind run, and running commands in the
+//! sandbox unless they ask to leave it.
 
 use serde_json::json;
 
@@ -126,9 +127,12 @@ async fn a_command_cannot_read_the_key_from_the_flame_process_that_runs_it() {
     ]);
     let root = made["root"].as_str().unwrap();
     // The environment `flame` itself started with, as the kernel shows it to any process of the
-    // same account, and what its memory-backed variables hold now.
+    // same account, and what its memory-backed variables hold now: outside the sandbox, where
+    // `flame` is the command's parent (inside, no process of Flame's is there to read).
     let command = "tr '\\0' '\\n' < /proc/$PPID/environ; echo read-the-parent";
-    let replies = call_then_answer("run_command", &json!({ "command": command }));
+    let arguments =
+        json!({ "command": command, "leave_sandbox": "all", "reason": "read the parent" });
+    let replies = call_then_answer("run_command", &arguments);
     let (out, server) = chat_in(&home, root, replies, &["Look", "--approve", "run"]).await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let requests = server.requests();
@@ -139,6 +143,34 @@ async fn a_command_cannot_read_the_key_from_the_flame_process_that_runs_it() {
     assert!(result.contains("read-the-parent") && result.contains("FLAME_HOME="), "{result}");
     assert!(!result.contains(super::SENTINEL), "the key reached the command: {result}");
     assert!(!result.contains("ANTHROPIC_API_KEY"), "{result}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_flame_chat_runs_is_sandboxed_and_writes_nothing_outside_the_workspace() {
+    let home = Home::new();
+    // Beside the build, not under /tmp, which the sandbox replaces with its own.
+    let outer = tempfile::Builder::new().tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let folder = outer.path().join("ws");
+    std::fs::create_dir(&folder).unwrap();
+    let made = home.json(&[
+        "tree",
+        "new",
+        "Look around",
+        "--criteria",
+        "Done",
+        "--workspace",
+        folder.to_str().unwrap(),
+    ]);
+    let root = made["root"].as_str().unwrap();
+    let command = "echo x > ../beside.txt; echo made > made.txt; echo finished";
+    let replies = call_then_answer("run_command", &json!({ "command": command }));
+    let (out, server) = chat_in(&home, root, replies, &["Look", "--approve", "run"]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let requests = server.requests();
+    let result = requests[1].json()["messages"].as_array().unwrap().last().unwrap().to_string();
+    assert!(result.contains("finished") && result.contains("Read-only file system"), "{result}");
+    assert!(!outer.path().join("beside.txt").exists(), "written outside the workspace");
+    assert!(folder.join("made.txt").exists());
 }
 
 #[test]

@@ -182,3 +182,20 @@ fn the_providers_list_is_cached_and_used_offline() {
     let shown = offline.block_on(list(&settings, &cache, 10_000_000, true));
     assert!(!ids(&shown).contains(&"gpt-5-mini"));
 }
+
+#[test]
+fn commands_can_be_set_to_run_at_once_in_the_sandbox_and_an_unknown_level_is_refused() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("settings.json");
+    std::fs::write(&path, r#"{"approval": {"run": "auto_in_sandbox"}}"#).unwrap();
+    let settings = Settings::without_keys(Some(&path)).unwrap();
+    assert_eq!(settings.approval.run, flame_api::RunApproval::AutoInSandbox);
+    // The other kinds keep their defaults, and the file written says the level by its name.
+    assert_eq!(settings.approval.change, flame_api::Approval::Ask);
+    let written = serde_json::to_value(&settings).unwrap();
+    assert_eq!(written["approval"]["run"], "auto_in_sandbox");
+
+    std::fs::write(&path, r#"{"approval": {"run": "sandboxed"}}"#).unwrap();
+    let error = Settings::without_keys(Some(&path)).unwrap_err();
+    assert!(error.message.contains("sandboxed"), "{}", error.message);
+}

@@ -1,4 +1,4 @@
-//! The gateway's calls (migration 18: `gateway_calls`): each model call the gateway forwarded or
+//! The gateway's calls (migration 19: `gateway_calls`): each model call the gateway forwarded or
 //! refused, on the frame it was made in, with what the upstream billed for what was sent and what
 //! the client's own request would have cost under the same prompt-cache model. A gateway session's
 //! tree, frames and messages are stored as a followed session's are (`follow.rs`, its row's

@@ -59,8 +59,9 @@ impl Store {
     }
 
     /// Sets (or, with `None`, clears) a tree's workspace folder, recorded as a `workspace_set`
-    /// event on its root frame. The kinds of tool call allowed for the rest of the tree are
-    /// cleared with it: the person allowed them for the folder they were working in then.
+    /// event on its root frame. The kinds of tool call allowed for the rest of the tree, and the
+    /// network for its sandboxed commands, are cleared with it: the person allowed them for the
+    /// folder they were working in then.
     pub fn set_workspace(
         &mut self,
         change: Change,
@@ -74,6 +75,7 @@ impl Store {
                 params![id.as_str(), workspace],
             )?;
             w.tx.execute("DELETE FROM tree_allowed_kinds WHERE tree_id = ?1", [id.as_str()])?;
+            w.tx.execute("DELETE FROM tree_network_allowed WHERE tree_id = ?1", [id.as_str()])?;
             w.event(
                 id,
                 &tree.root,
@@ -117,6 +119,28 @@ impl Store {
                 "INSERT INTO tree_allowed_kinds (tree_id, kind) VALUES (?1, ?2)
                  ON CONFLICT (tree_id, kind) DO NOTHING",
                 params![id.as_str(), kind.as_str()],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Whether the person allowed tree `id`'s sandboxed commands the network.
+    pub fn network_allowed(&self, id: &TreeId) -> Result<bool, StoreError> {
+        self.tree(id)?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM tree_network_allowed WHERE tree_id = ?1)",
+        )?;
+        Ok(stmt.query_row([id.as_str()], |row| row.get(0))?)
+    }
+
+    /// Lets every later sandboxed command in tree `id` use the network, until its workspace
+    /// changes. Allowing it again changes nothing.
+    pub fn allow_network(&mut self, change: Change, id: &TreeId) -> Result<(), StoreError> {
+        self.write(change, |w| {
+            w.tree(id)?;
+            w.tx.execute(
+                "INSERT INTO tree_network_allowed (tree_id) VALUES (?1) ON CONFLICT DO NOTHING",
+                [id.as_str()],
             )?;
             Ok(())
         })
@@ -168,6 +192,7 @@ impl Store {
             }
             w.tx.execute("DELETE FROM frame_budgets WHERE tree_id = ?1", [id.as_str()])?;
             w.tx.execute("DELETE FROM tree_allowed_kinds WHERE tree_id = ?1", [id.as_str()])?;
+            w.tx.execute("DELETE FROM tree_network_allowed WHERE tree_id = ?1", [id.as_str()])?;
             // The snapshots themselves are pruned by the facade, which read them first.
             w.tx.execute(
                 "DELETE FROM checkpoint_files WHERE checkpoint_id IN (SELECT id FROM checkpoints WHERE tree_id = ?1)",

@@ -820,6 +820,8 @@ fn deleting_a_tree_removes_all_of_it_and_nothing_else() {
     let ch = f.change();
     f.store.focus(ch, &root).unwrap();
     assert_eq!(f.store.current_tree().unwrap(), Some(f.tree.clone()));
+    let ch = f.change();
+    f.store.allow_network(ch, &f.tree.clone()).unwrap();
     let before = f.store.latest_event_seq().unwrap();
 
     let ch = f.change();

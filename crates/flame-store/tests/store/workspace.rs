@@ -95,11 +95,16 @@ fn a_tree_keeps_its_workspace_and_a_change_is_an_event_that_clears_the_allowed_k
     f.store.allow_kind(c, &tree, ToolKind::Reading).unwrap();
     f.store.allow_kind(c, &tree, ToolKind::Running).unwrap();
     assert_eq!(f.store.allowed_kinds(&tree).unwrap(), vec![ToolKind::Reading, ToolKind::Running]);
+    assert!(!f.store.network_allowed(&tree).unwrap());
+    f.store.allow_network(c, &tree).unwrap();
+    f.store.allow_network(c, &tree).unwrap();
+    assert!(f.store.network_allowed(&tree).unwrap());
 
     let c = f.change();
     let changed = f.store.set_workspace(c, &tree, Some("/home/me/other")).unwrap();
     assert_eq!(changed.workspace.as_deref(), Some("/home/me/other"));
     assert_eq!(f.store.allowed_kinds(&tree).unwrap(), vec![]);
+    assert!(!f.store.network_allowed(&tree).unwrap(), "the network outlived the workspace");
     let event = f.store.events_since(0, u32::MAX).unwrap().pop().unwrap();
     assert_eq!((event.kind, &event.frame), (EventKind::WorkspaceSet, &f.root));
     assert_eq!(
@@ -120,6 +125,8 @@ fn a_tree_keeps_its_workspace_and_a_change_is_an_event_that_clears_the_allowed_k
         f.store.set_workspace(c, &nowhere, None).map(drop),
         f.store.allow_kind(c, &nowhere, ToolKind::Changing),
         f.store.allowed_kinds(&nowhere).map(drop),
+        f.store.allow_network(c, &nowhere),
+        f.store.network_allowed(&nowhere).map(drop),
     ] {
         assert!(matches!(result, Err(StoreError::Frame(FrameError::NoSuchTree(_)))), "{result:?}");
     }

@@ -4,9 +4,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use flame_workspace::{
-    CancelHandle, CommandOutcome, CommandRequest, Ending, Environment, Exit, MAX_COMMAND_LOG_BYTES,
-    MAX_COMMAND_TIMEOUT, OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES, Touched, WorkspaceError,
-    is_scrubbed_variable,
+    CancelHandle, CommandOutcome, CommandRequest, Confinement, Ending, Environment, Exit,
+    MAX_COMMAND_LOG_BYTES, MAX_COMMAND_TIMEOUT, OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES, Touched,
+    WorkspaceError, is_scrubbed_variable,
 };
 
 use crate::Fixture;
@@ -21,6 +21,7 @@ fn run(f: &Fixture, command: &str, timeout_secs: Option<u64>) -> (CommandOutcome
         .workspace
         .run_command(
             &request(command, timeout_secs),
+            Confinement::None,
             &Environment::inherited(),
             &CancelHandle::new(),
             &mut log,
@@ -89,7 +90,13 @@ fn provider_keys_and_flame_variables_are_absent_from_the_environment() {
     let mut log = Vec::new();
     let outcome = f
         .workspace
-        .run_command(&request("env", None), &environment, &CancelHandle::new(), &mut log)
+        .run_command(
+            &request("env", None),
+            Confinement::None,
+            &environment,
+            &CancelHandle::new(),
+            &mut log,
+        )
         .expect("run");
     let text = String::from_utf8_lossy(&outcome.head).into_owned();
     for (name, value) in &pairs[1..9] {
@@ -139,6 +146,7 @@ fn stop_holds_after_a_command_closes_its_output() {
         .workspace
         .run_command(
             &request("echo $$; exec >/dev/null 2>&1; touch closed; sleep 300", Some(600)),
+            Confinement::None,
             &Environment::inherited(),
             &cancel,
             &mut Vec::new(),
@@ -172,6 +180,7 @@ fn stop_kills_the_whole_group() {
         .workspace
         .run_command(
             &request("echo $$; (sleep 300; echo x) & sleep 300 & wait", None),
+            Confinement::None,
             &Environment::inherited(),
             &cancel,
             &mut log,
@@ -211,6 +220,7 @@ fn an_abandoned_run_kills_its_group() {
     let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         workspace.run_command(
             &request("echo $$; sleep 300", None),
+            Confinement::None,
             &Environment::inherited(),
             &CancelHandle::new(),
             &mut log,
@@ -254,6 +264,7 @@ fn a_command_writing_100_mb_keeps_a_head_and_a_tail_and_streams_what_the_log_kee
         .workspace
         .run_command(
             &request("head -c 100000000 /dev/zero | tr '\\0' x; echo; echo the-end", None),
+            Confinement::None,
             &Environment::inherited(),
             &CancelHandle::new(),
             &mut log,
@@ -282,6 +293,7 @@ fn past_the_log_cap_output_is_counted_but_no_longer_written() {
         .workspace
         .run_command(
             &request(&format!("head -c {over} /dev/zero; echo the-end"), None),
+            Confinement::None,
             &Environment::inherited(),
             &CancelHandle::new(),
             &mut file,
@@ -323,6 +335,7 @@ fn a_failing_log_does_not_stop_the_command() {
         .workspace
         .run_command(
             &request("echo a; echo b", None),
+            Confinement::None,
             &Environment::inherited(),
             &CancelHandle::new(),
             &mut Failing,
@@ -338,7 +351,13 @@ fn bad_timeouts_and_empty_commands_are_refused() {
     let f = Fixture::new();
     let mut log = Vec::new();
     let run = |request: CommandRequest, log: &mut Vec<u8>| {
-        f.workspace.run_command(&request, &Environment::inherited(), &CancelHandle::new(), log)
+        f.workspace.run_command(
+            &request,
+            Confinement::None,
+            &Environment::inherited(),
+            &CancelHandle::new(),
+            log,
+        )
     };
     let too_long = CommandRequest {
         command: "true".into(),

@@ -7,6 +7,7 @@ mod confine;
 mod instructions;
 mod list;
 mod read;
+mod sandbox;
 mod search;
 
 use std::path::Path;

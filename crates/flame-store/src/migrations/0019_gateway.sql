@@ -1,4 +1,4 @@
--- Issue 37, the gateway. A session the gateway records is kept as a followed session is (its row
+-- Issue 37, the gateway (migration 19). A session the gateway records is kept as a followed session is (its row
 -- in followed_sessions with source 'gateway', its frames in follow_frames by draft key), so the
 -- same code stores both and a session is one tree whichever way it reached Flame. A client the
 -- gateway cannot name is the agent 'other', which migration 16's CHECK refused: the three tables
