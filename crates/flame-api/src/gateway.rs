@@ -84,6 +84,23 @@ pub struct GatewayReport {
     pub frames: Vec<(FrameId, GatewaySavings)>,
 }
 
+/// A session the gateway records, as the window's Sessions view and `flame sessions` show it.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct GatewaySessionView {
+    /// `<agent>:<the client's id of the session>`.
+    pub id: String,
+    /// `claude-code`, `codex`, `opencode` or `other`.
+    pub agent: String,
+    pub tree: Option<TreeId>,
+    /// The tree's title: the session's first request.
+    pub title: Option<String>,
+    /// Whether the gateway writes the tree (`false`: the agent's files are followed, and the
+    /// follower writes it).
+    pub writes_tree: bool,
+    /// What its calls cost and would have cost; `None` before its first call is recorded.
+    pub savings: Option<GatewaySavings>,
+}
+
 /// The sum of calls, priced when it is asked for.
 #[derive(Debug, Default)]
 struct Tally {
@@ -243,6 +260,34 @@ impl Flame {
             total: total.savings(self),
             frames: frames.into_iter().map(|(f, t)| (f, t.savings(self))).collect(),
         }))
+    }
+
+    /// Every session the gateway recorded a call of, newest first, with what its calls cost.
+    pub fn gateway_overview(&self) -> Result<Vec<GatewaySessionView>, ApiError> {
+        let rows: Vec<FollowedSession> = self.store().followed_sessions()?;
+        let mut views = Vec::new();
+        for row in rows.into_iter().rev() {
+            let report = match &row.tree {
+                Some(tree) => self.gateway_report(tree)?,
+                None => None,
+            };
+            if row.source != GATEWAY_SOURCE && report.is_none() {
+                continue;
+            }
+            let title = match &row.tree {
+                Some(tree) => Some(self.store().tree(tree)?.title),
+                None => None,
+            };
+            views.push(GatewaySessionView {
+                writes_tree: row.source == GATEWAY_SOURCE,
+                id: row.id,
+                agent: row.agent,
+                tree: row.tree,
+                title,
+                savings: report.map(|r| r.total),
+            });
+        }
+        Ok(views)
     }
 
     /// The sessions the gateway records, with their trees.

@@ -150,7 +150,7 @@ pub struct Gateway {
 }
 
 /// A line to paste so that an agent talks to the gateway.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, specta::Type)]
 pub struct ClientSetting {
     pub agent: &'static str,
     pub line: String,
