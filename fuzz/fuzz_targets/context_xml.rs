@@ -76,6 +76,7 @@ fuzz_target!(|input: TreeInput| {
             keep_tool_results: None,
             allowance: None,
             instructions: None,
+            read_back: flame_context::ReadBack::FrameLog,
         };
         let doc = assemble(&context).expect("the frames make a whole tree");
         assert!(doc.system.ends_with(&doc.xml), "the system prompt ends with the document");

@@ -170,6 +170,7 @@ impl Flame {
                                 keep_tool_results,
                                 allowance: Some(&allowance),
                                 instructions: instructions.as_deref(),
+                                read_back: flame_context::ReadBack::FrameLog,
                             };
                             let mut kept =
                                 self.kept_parts.lock().unwrap_or_else(PoisonError::into_inner);

@@ -82,6 +82,7 @@ pub use budget::Budget;
 pub use flame_model::{FrameContext, Section, SectionKind, SectionState};
 pub use mask::{
     DEFAULT_KEEP_TOOL_RESULTS, MAX_STUB_ARGUMENTS, MAX_STUB_PATH_BYTES, MAX_STUB_VALUE_BYTES,
+    ReadBack,
 };
 pub use opening::{
     CacheEconomics, CachePolicy, CallRules, ContextUpdate, MASKING_HORIZON,
@@ -192,6 +193,9 @@ pub struct ContextInput<'a> {
     /// or the call keeps its opening: see [`opening_due`]). A kept opening sends what it was
     /// made with, whatever this says.
     pub instructions: Option<&'a [flame_model::InstructionFile]>,
+    /// How a masked result's stub says to get it again: from the frame's log (Flame's own
+    /// agent) or by making the call again (an agent with its own tools).
+    pub read_back: ReadBack,
 }
 
 /// The assembled context.
@@ -305,7 +309,13 @@ pub enum ContextError {
 /// frame sends (see [`next_call`] for the calls after it).
 pub fn assemble(input: &ContextInput<'_>) -> Result<ContextDoc, ContextError> {
     let plan = render::Plan::new(input, None)?;
-    let masked = mask::mask(input.messages, input.keep_tool_results, input.focus, input.encoding);
+    let masked = mask::mask(
+        input.messages,
+        input.keep_tool_results,
+        input.focus,
+        input.read_back,
+        input.encoding,
+    );
     Ok(budget::fit(input, &plan, masked))
 }
 

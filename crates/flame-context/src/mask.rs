@@ -81,15 +81,28 @@ impl Masked {
     }
 }
 
+/// How a masked result's stub says to get the result again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ReadBack {
+    /// From the frame's log with `read_frame_log`: Flame's own agent, which has the frame tools.
+    #[default]
+    FrameLog,
+    /// By making the call again: an agent with its own tools and not Flame's (a client of the
+    /// gateway, a session `flame replay` prices), which can read the file or run the command
+    /// again.
+    CallAgain,
+}
+
 /// Masks `messages` (the focus's own, oldest first) keeping the newest `keep` tool results in
 /// full; `None` masks nothing.
 pub(crate) fn mask(
     messages: &[Arc<Message>],
     keep: Option<usize>,
     focus: &FrameId,
+    read_back: ReadBack,
     encoding: Encoding,
 ) -> Masked {
-    mask_kept(messages, boundary(messages, keep), focus, encoding, None)
+    mask_kept(messages, boundary(messages, keep), focus, read_back, encoding, None)
 }
 
 /// The newest tool result that masking keeping the newest `keep` results in full would mask:
@@ -171,6 +184,7 @@ pub(crate) fn mask_kept(
     messages: &[Arc<Message>],
     through: Option<MessageId>,
     focus: &FrameId,
+    read_back: ReadBack,
     encoding: Encoding,
     kept: Option<(&mut KeptMasks, usize)>,
 ) -> Masked {
@@ -216,7 +230,7 @@ pub(crate) fn mask_kept(
         let made = || {
             let call =
                 call.and_then(|(m, c)| messages[m].tool_calls.as_ref().map(|calls| &calls[c]));
-            let stub = stub(message, call, focus);
+            let stub = stub(message, call, focus, read_back);
             let tokens = memo::count(encoding, &stub);
             Arc::new(stubbed(message, stub, tokens))
         };
@@ -530,17 +544,23 @@ fn is_tool_result(m: &Message) -> bool {
 }
 
 /// The line a masked result is sent as; `call` is the call it answers, if found.
-fn stub(result: &Message, call: Option<&ToolCall>, focus: &FrameId) -> String {
+fn stub(result: &Message, call: Option<&ToolCall>, focus: &FrameId, read_back: ReadBack) -> String {
     let tool_result = result.tool_result.as_ref().expect("only tool results are masked");
     let name =
         tool_result.name.as_deref().or(call.map(|c| c.name.as_str())).unwrap_or("a tool call");
     let arguments = call.map(|c| format!(" {}", arguments(&c.arguments))).unwrap_or_default();
-    let read_back = serde_json::json!({
-        "id": focus.to_string(),
-        "tool_call_id": tool_result.tool_call_id,
-    });
+    let how = match read_back {
+        ReadBack::FrameLog => {
+            let read_back = serde_json::json!({
+                "id": focus.to_string(),
+                "tool_call_id": tool_result.tool_call_id,
+            });
+            format!("read it back with read_frame_log {read_back}")
+        }
+        ReadBack::CallAgain => format!("to see it again, call {name} again"),
+    };
     format!(
-        "[Flame] Result of {name}{arguments} masked ({} bytes, {} tokens); read it back with read_frame_log {read_back}",
+        "[Flame] Result of {name}{arguments} masked ({} bytes, {} tokens); {how}",
         grouped(result.content.len() as u64),
         grouped(result.tokens),
     )
@@ -608,7 +628,7 @@ mod tests {
         focus: &FrameId,
         encoding: Encoding,
     ) -> Masked {
-        super::mask(&shared(messages), keep, focus, encoding)
+        super::mask(&shared(messages), keep, focus, ReadBack::FrameLog, encoding)
     }
 
     fn focus() -> FrameId {
@@ -754,7 +774,7 @@ mod tests {
             }
             let message = &messages[i];
             let call = found.map(|(m, c)| &messages[m].tool_calls.as_ref().unwrap()[c]);
-            let stub = stub(message, call, &focus());
+            let stub = stub(message, call, &focus(), ReadBack::FrameLog);
             let tokens = memo::count(ENCODING, &stub);
             if tokens >= message.tokens {
                 continue;
@@ -834,7 +854,7 @@ mod tests {
                 let grown = &messages[..end];
                 let settled = end.saturating_sub(1);
                 let grown_shared = shared(grown);
-                let with_kept = mask_kept(&grown_shared, boundary(&grown_shared, keep), &focus(), ENCODING, Some((&mut kept, settled)));
+                let with_kept = mask_kept(&grown_shared, boundary(&grown_shared, keep), &focus(), ReadBack::FrameLog, ENCODING, Some((&mut kept, settled)));
                 let fresh = mask(grown, keep, &focus(), ENCODING);
                 proptest::prop_assert_eq!(with_kept.messages, fresh.messages, "{} messages", end);
                 proptest::prop_assert_eq!(with_kept.saved, fresh.saved);
@@ -966,6 +986,25 @@ mod tests {
             masked.messages[2].content,
             format!(
                 "[Flame] Result of read_file {{\"limit\":200,\"path\":\"src/a.rs\"}} masked ({} bytes, {} tokens); read it back with read_frame_log {{\"id\":\"f0000000001\",\"tool_call_id\":\"call_0\"}}",
+                grouped(size as u64),
+                grouped(messages[2].tokens),
+            )
+        );
+    }
+
+    /// An agent with its own tools (a client of the gateway) is told to make the call again,
+    /// not to read a frame log it has no tool for.
+    #[test]
+    fn an_agents_stub_says_to_make_the_call_again() {
+        let mut messages = history(2);
+        messages[1] = call(1, "call_0", json!({"file_path": "src/a.rs"}));
+        let masked =
+            super::mask(&shared(&messages), Some(1), &focus(), ReadBack::CallAgain, ENCODING);
+        let size = messages[2].content.len();
+        assert_eq!(
+            masked.messages[2].content,
+            format!(
+                "[Flame] Result of read_file {{\"file_path\":\"src/a.rs\"}} masked ({} bytes, {} tokens); to see it again, call read_file again",
                 grouped(size as u64),
                 grouped(messages[2].tokens),
             )
@@ -1116,6 +1155,7 @@ mod tests {
             keep_tool_results: keep,
             allowance: None,
             instructions: None,
+            read_back: ReadBack::FrameLog,
         };
         let full = crate::assemble(&input(None)).unwrap();
         let masked = crate::assemble(&input(Some(2))).unwrap();

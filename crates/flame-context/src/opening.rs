@@ -581,7 +581,14 @@ fn mask_with(
     masks: Option<&mut KeptMasks>,
     settled: usize,
 ) -> Masked {
-    mask::mask_kept(messages, through, input.focus, input.encoding, masks.map(|m| (m, settled)))
+    mask::mask_kept(
+        messages,
+        through,
+        input.focus,
+        input.read_back,
+        input.encoding,
+        masks.map(|m| (m, settled)),
+    )
 }
 
 /// How many tool results of `live` `sent` sends as stubs that masking through `before` sent

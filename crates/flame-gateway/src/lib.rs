@@ -263,6 +263,40 @@ pub(crate) fn error_response(
     response
 }
 
+/// How much of a body past [`MAX_REQUEST_BYTES`] is read and dropped before the gateway answers
+/// 413: a client still sending when the answer comes often reports a broken connection instead
+/// of the answer, so a body a little too large is taken to its end; past this the connection is
+/// closed on it.
+pub const MAX_DISCARDED_BYTES: usize = 256 * 1024 * 1024;
+
+/// Why a request's body was not read.
+#[derive(Debug)]
+enum BodyError {
+    TooLarge,
+    BrokeOff(String),
+}
+
+/// Reads a request's body up to [`MAX_REQUEST_BYTES`]; past it, reads and drops the rest (up to
+/// [`MAX_DISCARDED_BYTES`]) and says it was too large. Nothing past the limit is kept.
+async fn read_body(mut body: Incoming) -> Result<Bytes, BodyError> {
+    let mut kept: Vec<u8> = Vec::new();
+    let mut dropped = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| BodyError::BrokeOff(e.to_string()))?;
+        let Ok(data) = frame.into_data() else { continue };
+        if dropped == 0 && kept.len() + data.len() <= MAX_REQUEST_BYTES {
+            kept.extend_from_slice(&data);
+            continue;
+        }
+        kept = Vec::new();
+        dropped = dropped.saturating_add(data.len());
+        if dropped > MAX_DISCARDED_BYTES {
+            break;
+        }
+    }
+    if dropped > 0 { Err(BodyError::TooLarge) } else { Ok(Bytes::from(kept)) }
+}
+
 /// The routes the gateway answers, each with its wire format.
 fn route(method: &Method, path: &str) -> Option<WireFormat> {
     if method != Method::POST {
@@ -286,25 +320,17 @@ async fn handle(state: Arc<State>, request: hyper::Request<Incoming>) -> hyper::
         ));
         return error_response(None, &error);
     };
-    let declared = parts
-        .headers
-        .get(http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    let too_large = ClientError::too_large(format!(
-        "the request is larger than the {} MiB Flame's gateway takes",
-        MAX_REQUEST_BYTES / (1024 * 1024)
-    ));
-    if declared.is_some_and(|n| n > MAX_REQUEST_BYTES as u64) {
-        return error_response(Some(wire), &too_large);
-    }
-    let body = match http_body_util::Limited::new(body, MAX_REQUEST_BYTES).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(err) if err.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
-            return error_response(Some(wire), &too_large);
+    let body = match read_body(body).await {
+        Ok(body) => body,
+        Err(BodyError::TooLarge) => {
+            let error = ClientError::too_large(format!(
+                "the request is larger than the {} MiB Flame's gateway takes",
+                MAX_REQUEST_BYTES / (1024 * 1024)
+            ));
+            return error_response(Some(wire), &error);
         }
-        Err(err) => {
-            let error = ClientError::refused(format!("the request broke off: {err}"));
+        Err(BodyError::BrokeOff(why)) => {
+            let error = ClientError::refused(format!("the request broke off: {why}"));
             return error_response(Some(wire), &error);
         }
     };

@@ -254,6 +254,7 @@ impl Replayer {
             allowance: None,
             // The agent reads its own project instructions.
             instructions: None,
+            read_back: flame_context::ReadBack::CallAgain,
         };
         let rules = CallRules { now: at, policy: self.policy };
         let stored = self.contexts.get(&key);

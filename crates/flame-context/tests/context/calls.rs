@@ -119,6 +119,7 @@ impl Frame0 {
             keep_tool_results: self.keep,
             allowance: None,
             instructions: self.instructions.as_deref(),
+            read_back: flame_context::ReadBack::FrameLog,
         };
         let rules = CallRules { now: self.now, policy: self.policy };
         let next = next_call(&input, self.stored.as_ref(), &rules, None).unwrap();
@@ -311,6 +312,7 @@ fn the_system_mark_ends_the_start_every_tree_shares() {
             keep_tool_results: None,
             allowance: None,
             instructions: None,
+            read_back: flame_context::ReadBack::FrameLog,
         };
         let doc = flame_context::assemble(&input).unwrap();
         prompt(&doc, Encoding::O200kBase, CacheLifetime::Short)

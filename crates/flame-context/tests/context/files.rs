@@ -176,6 +176,7 @@ fn the_frames_above_the_focus_list_what_they_touched_themselves() {
         keep_tool_results: None,
         allowance: None,
         instructions: None,
+        read_back: flame_context::ReadBack::FrameLog,
     };
     let xml = flame_context::assemble(&input).unwrap().xml;
     let b = xml.find(&format!("id=\"{}\"", id("b"))).unwrap();

@@ -120,6 +120,7 @@ impl Case {
             keep_tool_results: Some(1),
             allowance: None,
             instructions: None,
+            read_back: flame_context::ReadBack::FrameLog,
         };
         let kept = opening(&input, Some((&mut self.kept, self.settled)));
         assert_eq!(kept, opening(&input, None), "{what}");
@@ -271,6 +272,7 @@ fn forgetting_messages_lets_an_id_name_another_message() {
             keep_tool_results: Some(1),
             allowance: None,
             instructions: None,
+            read_back: flame_context::ReadBack::FrameLog,
         };
         if forget {
             kept.forget_messages();

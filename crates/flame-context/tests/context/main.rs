@@ -97,6 +97,7 @@ pub fn context_with_files(
         keep_tool_results: None,
         allowance: None,
         instructions: None,
+        read_back: flame_context::ReadBack::FrameLog,
     };
     assemble(&input).unwrap()
 }

@@ -47,7 +47,7 @@ async fn a_request_that_is_not_json_is_refused_and_not_sent() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_body_past_the_limit_is_refused_without_being_read_whole() {
+async fn a_body_past_the_limit_is_refused_and_not_kept() {
     let gateway = Harness::start(
         Mode::Observe,
         Upstream::start(|_, _| anthropic_reply("x", &[], ok_usage())).await,
