@@ -5,6 +5,7 @@
 #![allow(clippy::print_stderr)]
 
 mod bad_input;
+mod clients;
 mod context;
 mod observe;
 mod shared;

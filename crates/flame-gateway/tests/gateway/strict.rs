@@ -357,3 +357,105 @@ fn the_strict_upstream_refuses_what_anthropic_refuses() {
     order["messages"][0]["content"][1]["cache_control"] = json!({"type": "ephemeral"});
     assert!(check_anthropic(&order).is_ok());
 }
+
+/// Checks a Responses request as OpenAI does: each call's output after its call, each call
+/// answered before the next message (but the last), and reasoning carried whole.
+pub fn check_responses(body: &Value) -> Result<(), String> {
+    let input = match &body["input"] {
+        Value::Array(items) => items.clone(),
+        Value::String(_) => return Ok(()),
+        _ => return Err("input: not a list".into()),
+    };
+    let mut called: Vec<String> = Vec::new();
+    let mut open: Vec<String> = Vec::new();
+    for (i, item) in input.iter().enumerate() {
+        match item["type"].as_str().unwrap_or("message") {
+            "function_call" | "custom_tool_call" | "local_shell_call" => {
+                let id = item["call_id"].as_str().unwrap_or_default().to_owned();
+                called.push(id.clone());
+                open.push(id);
+            }
+            "function_call_output" | "custom_tool_call_output" => {
+                let id = item["call_id"].as_str().unwrap_or_default();
+                if !called.iter().any(|c| c == id) {
+                    return Err(format!(
+                        "input[{i}]: No tool call found for function call output with call_id {id}."
+                    ));
+                }
+                open.retain(|c| c != id);
+            }
+            "reasoning" => {
+                if item["encrypted_content"].as_str().is_some_and(|e| !e.starts_with("enc-")) {
+                    return Err(format!(
+                        "input[{i}]: the encrypted content of a reasoning item was changed"
+                    ));
+                }
+            }
+            _ => {
+                if !open.is_empty() {
+                    return Err(format!(
+                        "input[{i}]: No tool output found for function call {}.",
+                        open.join(", ")
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks a Chat Completions request as OpenAI does: tool messages right after the assistant
+/// message whose calls they answer, every call answered.
+pub fn check_chat(body: &Value) -> Result<(), String> {
+    let messages = body["messages"].as_array().ok_or("messages: not a list")?;
+    let mut open: Vec<String> = Vec::new();
+    for (i, m) in messages.iter().enumerate() {
+        match m["role"].as_str() {
+            Some("tool") => {
+                let id = m["tool_call_id"].as_str().unwrap_or_default();
+                if !open.iter().any(|c| c == id) {
+                    return Err(format!(
+                        "messages.[{i}].role: messages with role 'tool' must be a response to a preceeding message with 'tool_calls' ({id})"
+                    ));
+                }
+                open.retain(|c| c != id);
+            }
+            _ => {
+                if !open.is_empty() {
+                    return Err(format!(
+                        "messages.[{i}]: an assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id': {}",
+                        open.join(", ")
+                    ));
+                }
+                open = m["tool_calls"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|c| c["id"].as_str().unwrap_or_default().to_owned())
+                    .collect();
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn the_strict_openai_checks_refuse_unpaired_calls() {
+    let ok = json!({"input": [
+        {"type": "message", "role": "user", "content": "go"},
+        {"type": "function_call", "call_id": "a", "name": "ls", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "a", "output": "x"}]});
+    assert!(check_responses(&ok).is_ok());
+    let mut orphan = ok.clone();
+    orphan["input"][2]["call_id"] = json!("b");
+    assert!(check_responses(&orphan).unwrap_err().contains("No tool call found"));
+    let chat = json!({"messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "tool_calls": [{"id": "a", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "a", "content": "x"}]});
+    assert!(check_chat(&chat).is_ok());
+    let mut unanswered = chat.clone();
+    unanswered["messages"].as_array_mut().unwrap().remove(2);
+    unanswered["messages"].as_array_mut().unwrap().push(json!({"role": "user", "content": "?"}));
+    assert!(check_chat(&unanswered).unwrap_err().contains("must be followed by tool messages"));
+}
