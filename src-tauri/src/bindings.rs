@@ -14,7 +14,7 @@ use specta_typescript::Typescript;
 use tauri::Runtime;
 use tauri_specta::{Builder, collect_commands, collect_events};
 
-use crate::{change_watch, commands, follower};
+use crate::{change_watch, commands, follower, gateway};
 
 const HEADER: &str = "// Generated from the Rust types by src-tauri/src/bindings.rs. Do not edit by hand:\n\
 // run `make bindings` (FLAME_BLESS=1 cargo test -p flame-desktop bindings) after changing them.";
@@ -76,8 +76,16 @@ pub fn builder<R: Runtime>() -> Builder<R> {
             commands::follow_agent,
             commands::frame_budget,
             commands::set_frame_budget,
+            commands::gateway_status,
+            commands::set_gateway,
+            commands::gateway_sessions,
+            commands::gateway_frame,
         ])
-        .events(collect_events![change_watch::TreeChanged, follower::FollowRead])
+        .events(collect_events![
+            change_watch::TreeChanged,
+            follower::FollowRead,
+            gateway::GatewayCalled
+        ])
         // The outline the window works with, which it makes from the `outline` command's columns.
         .typ::<flame_api::TreeOutline>()
 }

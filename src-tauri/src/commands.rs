@@ -9,7 +9,9 @@
 //! `choose_folder` open the system's dialogs from Rust (`dialogs.rs`) and return the path.
 //! `create_tree` and `set_tree_workspace` check a workspace against every folder of Flame's own
 //! (`Startup::own_folders`) before the facade stores it. The `sessions`, `follow_session`,
-//! `unfollow_session` and `follow_agent` commands are the Sessions view's. Every command is
+//! `unfollow_session` and `follow_agent` commands are the Sessions view's, and so are
+//! `gateway_status`, `set_gateway` and `gateway_sessions` (`gateway.rs` runs the gateway);
+//! `gateway_frame` is the chat pane header's. Every command is
 //! declared to Tauri in `build.rs`, which reads the one list in `bindings.rs`, and
 //! `capabilities/default.json` grants the main window only those it uses (not `update_results`,
 //! `frame_messages`, `waiting_request` or `frame_budget`, which only the command tests call).
@@ -18,13 +20,13 @@ use flame_agent::{Answer, ChatEvent, ChatOutcome, GeneratedResults, WaitingReque
 use flame_api::{
     ApiError, AppInfo, Budget, BudgetView, CheckpointStorage, ContextDoc, DeletedTree,
     EarlierMessages, ExportFormat, ExportProgress, ExportScope, ExportSummary, FrameChanges,
-    FrameDetail, FrameView, OutlineColumns, PlanSpec, PopRequest, RollbackOutcome, TreeListEntry,
-    window_paths,
+    FrameDetail, FrameView, GatewaySavings, GatewaySessionView, OutlineColumns, PlanSpec,
+    PopRequest, RollbackOutcome, TreeListEntry, window_paths,
 };
 use flame_model::budget::FrameBudget;
 use flame_model::cost::FrameCost;
 use flame_model::{Actor, Frame, FrameId, Message, MessageId, Tree, TreeId};
-use flame_settings::{Settings, SettingsFile};
+use flame_settings::{GatewaySettings, Settings, SettingsFile};
 use serde::Serialize;
 use tauri::State;
 use tauri::ipc::Channel;
@@ -32,6 +34,7 @@ use tauri::ipc::Channel;
 use crate::Startup;
 use crate::dialogs::Dialogs;
 use crate::follower::Follower;
+use crate::gateway::{GatewayRunner, GatewayStatus};
 
 /// Flame's version, data directory and database; the startup error if Flame could not open.
 #[tauri::command]
@@ -479,11 +482,13 @@ pub fn get_settings(startup: State<'_, Startup>) -> Result<Settings, ApiError> {
 }
 
 /// Saves the model settings. A key left as the placeholder the UI was shown is kept (unless the
-/// base URL moved to another host); an empty key removes it.
+/// base URL moved to another host); an empty key removes it. The gateway starts again when its
+/// port, mode or upstreams changed.
 #[tauri::command]
 #[specta::specta]
-pub fn save_settings(
+pub async fn save_settings(
     startup: State<'_, Startup>,
+    gateway: State<'_, GatewayRunner>,
     settings: Settings,
 ) -> Result<Settings, ApiError> {
     let file = settings_file(&startup)?;
@@ -495,7 +500,52 @@ pub fn save_settings(
     if let Ok(flame) = startup.flame() {
         flame.reconfigure(merged.facade_config(Some(file.path())));
     }
+    gateway.apply(startup.flame().cloned(), &merged).await;
     Ok(file.load()?.redacted(&startup.env_reader()))
+}
+
+/// The gateway as it runs now: its settings, where it listens, the line to paste for each
+/// agent, and why it does not listen when it should.
+#[tauri::command]
+#[specta::specta]
+pub async fn gateway_status(gateway: State<'_, GatewayRunner>) -> Result<GatewayStatus, ApiError> {
+    Ok(gateway.status().await)
+}
+
+/// Saves the gateway's settings (on or off, port, mode) and starts, restarts or stops it to
+/// match. A port that is taken is said in the status, not refused: the settings are saved.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_gateway(
+    startup: State<'_, Startup>,
+    gateway: State<'_, GatewayRunner>,
+    settings: GatewaySettings,
+) -> Result<GatewayStatus, ApiError> {
+    let file = settings_file(&startup)?;
+    let mut saved = file.load()?;
+    saved.gateway = settings;
+    file.save(&saved)?;
+    startup.forget_agent();
+    Ok(gateway.apply(startup.flame().cloned(), &saved).await)
+}
+
+/// Every session the gateway recorded, newest first, with what its calls were billed and what
+/// the client's own requests would have cost.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn gateway_sessions(startup: State<'_, Startup>) -> Result<Vec<GatewaySessionView>, ApiError> {
+    startup.flame()?.gateway_overview()
+}
+
+/// What the gateway's calls in frame `id` were billed and would have cost the client; null when
+/// the gateway made none there (the chat pane's header).
+#[tauri::command(async)]
+#[specta::specta]
+pub fn gateway_frame(
+    startup: State<'_, Startup>,
+    id: FrameId,
+) -> Result<Option<GatewaySavings>, ApiError> {
+    startup.flame()?.gateway_frame_savings(&id)
 }
 
 /// Every model to pick and where it came from: the settings', each provider's list (cached

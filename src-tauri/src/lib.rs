@@ -12,18 +12,21 @@
 //! after an import), and runs the window. A failed start does not end the process: `Startup` keeps
 //! the `ApiError`, every command returns it, and the window shows it. `assemble` puts the commands,
 //! events and state on a `tauri::Builder`, for the app and the command tests alike; its setup hook
-//! starts `change_watch.rs` and applies the webview's one WebKitGTK setting (`webkit.rs`).
+//! starts `change_watch.rs`, the follower, the gateway when the settings say so (`gateway.rs`,
+//! stopped as the app exits), and applies the webview's one WebKitGTK setting (`webkit.rs`).
 
 pub mod bindings;
 mod change_watch;
 mod commands;
 mod dialogs;
 mod follower;
+mod gateway;
 mod startup;
 mod webkit;
 
 pub use change_watch::TreeChanged;
 pub use follower::FollowRead;
+pub use gateway::{GatewayCalled, GatewayStatus};
 pub use startup::Startup;
 
 use tauri::{Manager, Runtime};
@@ -37,6 +40,8 @@ pub fn assemble<R: Runtime>(builder: tauri::Builder<R>, startup: Startup) -> tau
         .plugin(tauri_plugin_dialog::init())
         .invoke_handler(bindings.invoke_handler())
         .manage(startup)
+        // Managed before the setup hook starts it, so the settings commands always find it.
+        .manage(gateway::GatewayRunner::default())
         .setup(move |app| {
             bindings.mount_events(app);
             app.manage(dialogs::Dialogs::new(app.handle().clone()));
@@ -44,6 +49,7 @@ pub fn assemble<R: Runtime>(builder: tauri::Builder<R>, startup: Startup) -> tau
             // Where the agents keep their sessions, from the environment as they read it.
             let homes = flame_api::agent_homes_from_env();
             app.manage(follower::spawn(app.handle().clone(), homes));
+            start_gateway(app.handle());
             // The web view's data and caches are Flame's too: no workspace may lie in or hold one.
             if let Ok(flame) = app.state::<Startup>().flame() {
                 let paths = app.path();
@@ -108,13 +114,33 @@ pub fn run(withdrawn: (flame_workspace::Environment, std::io::Result<usize>)) {
         });
     }
 
-    let result = assemble(tauri::Builder::default(), startup)
-        .run(tauri::generate_context!("../tauri.conf.json"));
-    if let Err(err) = result {
+    let built = assemble(tauri::Builder::default(), startup)
+        .build(tauri::generate_context!("../tauri.conf.json"));
+    let app = built.unwrap_or_else(|err| {
         // Without a window there is nowhere else to say it.
         tracing::error!("the window could not be opened: {err}");
         std::process::exit(1);
-    }
+    });
+    app.run(|app, event| {
+        // The gateway's port is let go of before the process ends, not with it.
+        if let tauri::RunEvent::Exit = event {
+            tauri::async_runtime::block_on(app.state::<gateway::GatewayRunner>().stop());
+        }
+    });
+}
+
+/// Starts the window's gateway as the settings say (`gateway.rs`), telling the window of each
+/// call it ends.
+fn start_gateway<R: Runtime>(app: &tauri::AppHandle<R>) {
+    let handle = app.clone();
+    let announce = move |called: GatewayCalled| {
+        if let Err(err) = tauri_specta::Event::emit(&called, &handle) {
+            tracing::debug!("could not tell the window about a gateway call: {err}");
+        }
+    };
+    let startup = app.state::<Startup>();
+    let settings = flame_settings::Settings::without_keys(startup.settings_path().as_deref());
+    app.state::<gateway::GatewayRunner>().start(announce, startup.flame().cloned(), settings);
 }
 
 /// Runs `work` on a thread of its own named `name`; a thread that cannot start is logged, as the

@@ -609,3 +609,138 @@ fn search_finds_words_with_the_frame_path_and_refuses_a_long_search() {
         .expect_err("too long");
     assert_eq!(err["code"], "invalid");
 }
+
+/// A POST to the gateway at `address` over plain HTTP/1.1, read to its end: the status and the
+/// body, put together again from its chunks.
+fn post(address: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut head = format!(
+        "POST {path} HTTP/1.1\r\nhost: {address}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    stream.write_all(format!("{head}\r\n{body}").as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (head, mut rest) = answer.split_once("\r\n\r\n").unwrap();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    if !head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        return (status, rest.to_owned());
+    }
+    let mut whole = String::new();
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let size = usize::from_str_radix(size.trim(), 16).unwrap();
+        if size == 0 {
+            break;
+        }
+        whole.push_str(&after[..size]);
+        rest = &after[size + 2..];
+    }
+    (status, whole)
+}
+
+/// The window runs the gateway as its settings say: a port another program holds is said, not
+/// fatal; a port chosen in the window is saved and served; a client's call becomes a tree the
+/// window lists with what it was billed, per session and per frame; a new upstream in the
+/// settings restarts it; off lets the port go.
+#[test]
+fn the_window_runs_the_gateway_as_the_settings_say_and_lists_what_it_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server =
+        tauri::async_runtime::block_on(flame_models::replay::ReplayServer::start()).unwrap();
+    let wire = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../crates/flame-models/tests/models/wire/openai-text.sse");
+    let reply = flame_models::replay::Reply::stream(std::fs::read_to_string(wire).unwrap());
+    server.route("POST", "/v1/chat/completions", reply);
+    let upstream = format!("{}/v1", server.base_url);
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let settings = tmp.path().join("settings.json");
+    let written = json!({"openai": {"base_url": upstream}, "gateway": {"on": true, "port": port}});
+    std::fs::write(&settings, written.to_string()).unwrap();
+    let home = tmp.path().join("home");
+    let (mut app, window) = window_with(Startup::with_settings(
+        DataDir::resolve(Some(home.as_os_str()), None, None),
+        Some(settings.clone()),
+    ));
+    #[allow(deprecated)]
+    app.run_iteration(|_, _| {});
+    let (tx, rx) = mpsc::channel::<String>();
+    app.listen_any("gateway-called", move |event| {
+        let _ = tx.send(event.payload().to_owned());
+    });
+
+    let status = invoke(&window, "gateway_status").unwrap();
+    assert_eq!(status["listening"], Value::Null);
+    let problem = status["problem"].as_str().unwrap();
+    assert!(problem.starts_with(&format!("cannot listen on 127.0.0.1:{port}: ")), "{problem}");
+    assert_eq!(status["openai_upstream"], upstream.as_str());
+
+    // A port chosen in the window (the settings take no port 0): one free a moment ago.
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let on = json!({"settings": {"on": true, "port": free, "mode": "observe"}});
+    let status = invoke_with(&window, "set_gateway", on).unwrap();
+    assert_eq!(status["problem"], Value::Null);
+    let address = status["listening"].as_str().unwrap().to_owned();
+    assert_eq!(address, format!("127.0.0.1:{free}"));
+    let lines = status["clients"].as_array().unwrap();
+    assert_eq!(lines[0]["line"], format!("export ANTHROPIC_BASE_URL=http://{address}"));
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(saved["gateway"], json!({"on": true, "port": free, "mode": "observe"}));
+    assert_eq!(saved["openai"]["base_url"], upstream.as_str(), "the rest is kept");
+
+    let request = json!({"model": "gpt-4o-mini", "stream": true,
+        "tools": [{"type": "function", "function": {"name": "read", "parameters": {"type": "object"}}}],
+        "messages": [{"role": "system", "content": "You are a test."},
+                     {"role": "user", "content": "Read notes.txt"}]});
+    let headers = [
+        ("user-agent", "opencode/1.18.33"),
+        ("x-session-id", "ses_window"),
+        ("authorization", "Bearer sk-test-key"),
+    ];
+    let (code, body) = post(&address, "/v1/chat/completions", &headers, &request.to_string());
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains("\"content\":\"Hello\"") && body.ends_with("data: [DONE]\n\n"), "{body}");
+    let called = rx.recv_timeout(Duration::from_secs(10)).expect("the window is told of the call");
+    let called: Value = serde_json::from_str(&called).unwrap();
+    assert_eq!(
+        (&called["session"], &called["status"]),
+        (&json!("opencode:ses_window"), &json!(200))
+    );
+    assert_eq!(server.requests()[0].header("authorization"), Some("Bearer sk-test-key"));
+
+    let sessions = invoke(&window, "gateway_sessions").unwrap();
+    assert_eq!(sessions.as_array().unwrap().len(), 1, "{sessions}");
+    assert_eq!(sessions[0]["id"], "opencode:ses_window");
+    assert_eq!(sessions[0]["agent"], "opencode");
+    assert_eq!(sessions[0]["savings"]["calls"], 1);
+    let tree = sessions[0]["tree"].as_str().unwrap();
+    let outline = invoke_with(&window, "outline", json!({"tree": tree})).unwrap();
+    let mut with_calls = Vec::new();
+    for id in outline["id"].as_array().unwrap() {
+        let savings = invoke_with(&window, "gateway_frame", json!({"id": id})).unwrap();
+        if !savings.is_null() {
+            with_calls.push(savings);
+        }
+    }
+    assert_eq!(with_calls.len(), 1, "one frame made the call: {with_calls:?}");
+    assert_eq!(with_calls[0]["billed"], sessions[0]["savings"]["billed"]);
+
+    // Another upstream in the settings: the gateway starts again on its port, forwarding there.
+    let mut shown = invoke(&window, "get_settings").unwrap();
+    shown["openai"]["base_url"] = json!("http://127.0.0.1:9/v1");
+    invoke_with(&window, "save_settings", json!({"settings": shown})).unwrap();
+    let status = invoke(&window, "gateway_status").unwrap();
+    assert_eq!(status["openai_upstream"], "http://127.0.0.1:9/v1");
+    assert_eq!(status["listening"], address.as_str());
+
+    let off = json!({"settings": {"on": false, "port": free, "mode": "observe"}});
+    let status = invoke_with(&window, "set_gateway", off).unwrap();
+    assert_eq!((&status["listening"], &status["problem"]), (&Value::Null, &Value::Null));
+    assert!(std::net::TcpStream::connect(&address).is_err(), "the port is let go");
+    drop(taken);
+}

@@ -1,4 +1,4 @@
-// The slice of the generated command bindings the UI uses, plus the one event it follows.
+// The slice of the generated command bindings the UI uses, plus the events it follows.
 // Components take it as a prop, so tests pass a fake and the app passes the real `commands`
 // and `events` from bindings.ts (see main.tsx).
 import type {
@@ -10,6 +10,7 @@ import type {
   ExportScope,
   ExportSummary,
   FollowRead_Serialize as FollowRead,
+  GatewayCalled_Serialize as GatewayCalled,
   ImportProgress,
   ImportSummary,
   TreeId,
@@ -47,6 +48,8 @@ export type Backend = Pick<typeof commands, Exclude<WindowCommand, WrappedComman
   onTreeChanged(listener: (seq: number) => void): Promise<() => void>;
   /** Calls `listener` with what the backend read whenever it has read a followed session. */
   onFollowRead(listener: (read: FollowRead) => void): Promise<() => void>;
+  /** Calls `listener` whenever the gateway has ended a call (answered, refused or failed). */
+  onGatewayCalled(listener: (called: GatewayCalled) => void): Promise<() => void>;
   /**
    * Imports the session or export at `path` as a new tree (the `importSession` command), calling
    * `onProgress` as the backend reads it.

@@ -82,7 +82,8 @@ export const commands = {
 	getSettings: () => typedError<Settings_Serialize, ApiError>(__TAURI_INVOKE("get_settings")),
 	/**
 	 *  Saves the model settings. A key left as the placeholder the UI was shown is kept (unless the
-	 *  base URL moved to another host); an empty key removes it.
+	 *  base URL moved to another host); an empty key removes it. The gateway starts again when its
+	 *  port, mode or upstreams changed.
 	 */
 	saveSettings: (settings: Settings_Deserialize) => typedError<Settings_Serialize, ApiError>(__TAURI_INVOKE("save_settings", { settings })),
 	/**
@@ -194,11 +195,32 @@ export const commands = {
 	 *  parent has left.
 	 */
 	setFrameBudget: (id: FrameId, budget: FrameBudget_Deserialize | null) => typedError<BudgetView_Serialize, ApiError>(__TAURI_INVOKE("set_frame_budget", { id, budget })),
+	/**
+	 *  The gateway as it runs now: its settings, where it listens, the line to paste for each
+	 *  agent, and why it does not listen when it should.
+	 */
+	gatewayStatus: () => typedError<GatewayStatus_Serialize, ApiError>(__TAURI_INVOKE("gateway_status")),
+	/**
+	 *  Saves the gateway's settings (on or off, port, mode) and starts, restarts or stops it to
+	 *  match. A port that is taken is said in the status, not refused: the settings are saved.
+	 */
+	setGateway: (settings: GatewaySettings_Deserialize) => typedError<GatewayStatus_Serialize, ApiError>(__TAURI_INVOKE("set_gateway", { settings })),
+	/**
+	 *  Every session the gateway recorded, newest first, with what its calls were billed and what
+	 *  the client's own requests would have cost.
+	 */
+	gatewaySessions: () => typedError<GatewaySessionView_Serialize[], ApiError>(__TAURI_INVOKE("gateway_sessions")),
+	/**
+	 *  What the gateway's calls in frame `id` were billed and would have cost the client; null when
+	 *  the gateway made none there (the chat pane's header).
+	 */
+	gatewayFrame: (id: FrameId) => typedError<GatewaySavings | null, ApiError>(__TAURI_INVOKE("gateway_frame", { id })),
 };
 
 /** Events */
 export const events = {
 	followRead: makeEvent<FollowRead_Serialize, FollowRead_Deserialize>("follow-read"),
+	gatewayCalled: makeEvent<GatewayCalled_Serialize, GatewayCalled_Deserialize>("gateway-called"),
 	treeChanged: makeEvent<TreeChanged, TreeChanged>("tree-changed"),
 };
 
@@ -500,6 +522,12 @@ export type CheckpointStorage = {
 	workspace: string,
 	bytes: number,
 	checkpoints: number,
+};
+
+/**  A line to paste so that an agent talks to the gateway. */
+export type ClientSetting = {
+	agent: string,
+	line: string,
 };
 
 /**  Where a command ran, or would run. */
@@ -1309,6 +1337,159 @@ export type Frame_Serialize = {
 	tokens: number,
 	/**  When the files the frame changed were last put back as they were when it started. */
 	rolled_back_at: number | null,
+};
+
+/**
+ *  The gateway ended a call (answered, refused or failed): the Sessions view reads its list of
+ *  the gateway's sessions again.
+ */
+export type GatewayCalled = GatewayCalled_Serialize | GatewayCalled_Deserialize;
+
+/**
+ *  The gateway ended a call (answered, refused or failed): the Sessions view reads its list of
+ *  the gateway's sessions again.
+ */
+export type GatewayCalled_Deserialize = {
+	/**  The session (`<agent>:<id>`). */
+	session: string,
+	/**  The status the client received; 0 when the upstream could not be reached. */
+	status: number,
+	/**  Why the gateway refused the call, when it did. */
+	refused?: string | null,
+};
+
+/**
+ *  The gateway ended a call (answered, refused or failed): the Sessions view reads its list of
+ *  the gateway's sessions again.
+ */
+export type GatewayCalled_Serialize = {
+	/**  The session (`<agent>:<id>`). */
+	session: string,
+	/**  The status the client received; 0 when the upstream could not be reached. */
+	status: number,
+	/**  Why the gateway refused the call, when it did. */
+	refused: string | null,
+};
+
+/**  What the gateway sends upstream. */
+export type GatewayMode = 
+/**  Each request byte for byte; budgets checked and usage recorded. */
+"observe" | 
+/**  The client's tools and system prompt, then Flame's context for the current frame. */
+"context";
+
+/**  What the gateway's calls in a frame, or in a session, cost and would have cost. */
+export type GatewaySavings = {
+	calls: number,
+	/**  Calls the gateway refused (a budget), which sent nothing. */
+	refused: number,
+	/**  Calls that sent Flame's context rather than the client's request. */
+	context_calls: number,
+	/**  What the upstream billed for what was sent, as it reported it. */
+	billed: CostSummary,
+	/**
+	 *  What the client's own requests would have cost under the same cache model, with the
+	 *  same replies.
+	 */
+	client: CostSummary,
+	/**
+	 *  Calls that wrote the cache again beyond what they appended, by why: `opening`,
+	 *  `masking`, `cold`, `client`.
+	 */
+	rewrites: ([string, number])[],
+};
+
+/**  A session the gateway records, as the window's Sessions view and `flame sessions` show it. */
+export type GatewaySessionView = GatewaySessionView_Serialize | GatewaySessionView_Deserialize;
+
+/**  A session the gateway records, as the window's Sessions view and `flame sessions` show it. */
+export type GatewaySessionView_Deserialize = {
+	/**  `<agent>:<the client's id of the session>`. */
+	id: string,
+	/**  `claude-code`, `codex`, `opencode` or `other`. */
+	agent: string,
+	tree?: TreeId | null,
+	/**  The tree's title: the session's first request. */
+	title?: string | null,
+	/**
+	 *  Whether the gateway writes the tree (`false`: the agent's files are followed, and the
+	 *  follower writes it).
+	 */
+	writes_tree: boolean,
+	/**  What its calls cost and would have cost; `None` before its first call is recorded. */
+	savings?: GatewaySavings | null,
+};
+
+/**  A session the gateway records, as the window's Sessions view and `flame sessions` show it. */
+export type GatewaySessionView_Serialize = {
+	/**  `<agent>:<the client's id of the session>`. */
+	id: string,
+	/**  `claude-code`, `codex`, `opencode` or `other`. */
+	agent: string,
+	tree: TreeId | null,
+	/**  The tree's title: the session's first request. */
+	title: string | null,
+	/**
+	 *  Whether the gateway writes the tree (`false`: the agent's files are followed, and the
+	 *  follower writes it).
+	 */
+	writes_tree: boolean,
+	/**  What its calls cost and would have cost; `None` before its first call is recorded. */
+	savings: GatewaySavings | null,
+};
+
+/**  The gateway's part of `settings.json`. */
+export type GatewaySettings = GatewaySettings_Serialize | GatewaySettings_Deserialize;
+
+/**  The gateway's part of `settings.json`. */
+export type GatewaySettings_Deserialize = {
+	/**  The window starts the gateway when it opens. */
+	on?: boolean,
+	port?: number,
+	mode?: GatewayMode,
+};
+
+/**  The gateway's part of `settings.json`. */
+export type GatewaySettings_Serialize = {
+	/**  The window starts the gateway when it opens. */
+	on: boolean,
+	port: number,
+	mode: GatewayMode,
+};
+
+/**  What the window shows of the gateway. */
+export type GatewayStatus = GatewayStatus_Serialize | GatewayStatus_Deserialize;
+
+/**  What the window shows of the gateway. */
+export type GatewayStatus_Deserialize = {
+	/**  What the settings say: whether it runs, on which port, in which mode. */
+	settings: GatewaySettings_Deserialize,
+	/**  Where it listens (`127.0.0.1:8788`); `None` while it does not. */
+	listening?: string | null,
+	/**  Where it forwards Anthropic's Messages API. */
+	anthropic_upstream: string,
+	/**  Where it forwards OpenAI's APIs. */
+	openai_upstream: string,
+	/**  The line to paste for each agent, while it listens. */
+	clients: ClientSetting[],
+	/**  Why it does not listen though the settings say it should. */
+	problem?: string | null,
+};
+
+/**  What the window shows of the gateway. */
+export type GatewayStatus_Serialize = {
+	/**  What the settings say: whether it runs, on which port, in which mode. */
+	settings: GatewaySettings_Serialize,
+	/**  Where it listens (`127.0.0.1:8788`); `None` while it does not. */
+	listening: string | null,
+	/**  Where it forwards Anthropic's Messages API. */
+	anthropic_upstream: string,
+	/**  Where it forwards OpenAI's APIs. */
+	openai_upstream: string,
+	/**  The line to paste for each agent, while it listens. */
+	clients: ClientSetting[],
+	/**  Why it does not listen though the settings say it should. */
+	problem: string | null,
 };
 
 /**  A frame's hand-off as the model proposes it; the person may edit it before it is saved. */
@@ -2284,6 +2465,8 @@ export type Settings_Deserialize = {
 	 *  of Ollama, llama.cpp's server, LM Studio and vLLM (see [`Settings::local_servers`]).
 	 */
 	local_servers?: string[] | null,
+	/**  The gateway: whether the window starts it, its port and its mode (`gateway.rs`). */
+	gateway?: GatewaySettings_Deserialize,
 };
 
 /**  Everything in `settings.json`. */
@@ -2331,6 +2514,8 @@ export type Settings_Serialize = {
 	 *  of Ollama, llama.cpp's server, LM Studio and vLLM (see [`Settings::local_servers`]).
 	 */
 	local_servers?: string[],
+	/**  The gateway: whether the window starts it, its port and its mode (`gateway.rs`). */
+	gateway: GatewaySettings_Serialize,
 };
 
 /**  Records of one kind that carried no message. */
@@ -2765,4 +2950,8 @@ export type WindowCommand =
   | "followSession"
   | "unfollowSession"
   | "followAgent"
-  | "setFrameBudget";
+  | "setFrameBudget"
+  | "gatewayStatus"
+  | "setGateway"
+  | "gatewaySessions"
+  | "gatewayFrame";

@@ -47,6 +47,10 @@ const backend: Backend = {
         budget_notice: event.payload.budget_notice ?? null,
       }),
     ),
+  onGatewayCalled: (listener) =>
+    events.gatewayCalled.listen((event) =>
+      listener({ ...event.payload, refused: event.payload.refused ?? null }),
+    ),
   importFile: (path, onProgress) => {
     const channel = new Channel<ImportProgress>();
     channel.onmessage = onProgress;

@@ -3,7 +3,8 @@
 // size, what its recorded calls cost and what Flame's context would have cost on them. A session
 // is followed (`followSession`): the backend keeps a tree of it in step with its files, and the
 // window opens that tree. An agent can be followed whole: every new session of it. The list is
-// read again whenever the backend reads a followed session (`onFollowRead`).
+// read again whenever the backend reads a followed session (`onFollowRead`). Above them, the
+// gateway (`gateway-section.tsx`): the sessions that send their model calls through Flame.
 
 import { useEffect, useRef, useState } from "preact/hooks";
 
@@ -19,6 +20,7 @@ import type {
 import { describeCost } from "./cost-text";
 import { ModalDialog } from "./dialog";
 import { ErrorLine } from "./error-line";
+import { GatewaySection } from "./gateway-section";
 
 const AGENTS: { agent: Agent; label: string }[] = [
   { agent: "claude-code", label: "Claude Code" },
@@ -118,10 +120,10 @@ export function SessionsDialog({
     return answer;
   };
 
-  const open = async (session: SessionEntry) => {
+  const open = async (tree: string) => {
     const trees = await backend.listTrees();
     if (trees.status !== "ok") return setError(trees.error);
-    const entry = trees.data.find((t: TreeListEntry) => t.tree.id === session.tree);
+    const entry = trees.data.find((t: TreeListEntry) => t.tree.id === tree);
     if (entry === undefined) return;
     const refused = await run(backend.focusFrame(entry.tree.focus));
     if (refused === null) onClose();
@@ -137,6 +139,9 @@ export function SessionsDialog({
       className="sessions-dialog"
       onEscape={onClose}
     >
+      <h3>Gateway</h3>
+      <GatewaySection backend={backend} onOpenTree={(tree) => void open(tree)} />
+      <h3>Followed from their files</h3>
       <p class="muted">
         Follow a session and Flame keeps a tree of it in step with what the agent writes. Flame only
         reads the agents' files.
@@ -198,7 +203,7 @@ export function SessionsDialog({
                         <button
                           type="button"
                           data-testid="open-session"
-                          onClick={() => void open(s)}
+                          onClick={() => s.tree !== null && void open(s.tree)}
                         >
                           Open
                         </button>

@@ -12,7 +12,7 @@ import {
   needsNewKey,
   providerEdit,
 } from "./settings-providers";
-import { DEFAULT_APPROVAL, answer, fakeBackend, settle } from "./test-backend";
+import { DEFAULT_APPROVAL, GATEWAY_OFF, answer, fakeBackend, settle } from "./test-backend";
 
 const FORM: ProviderForm = {
   baseUrl: "",
@@ -90,6 +90,7 @@ const SAVED: Settings = {
   keep_tool_results: 3,
   project_instructions: true,
   checkpoint_cap_mb: 2048,
+  gateway: GATEWAY_OFF.settings,
   anthropic: {
     base_url: null,
     api_key: "(set)",

@@ -9,7 +9,7 @@ import type {
 } from "./bindings";
 import { SettingsDialog } from "./settings-dialog";
 import { editPrice, priceRows, removePrice } from "./settings-prices";
-import { DEFAULT_APPROVAL, answer, fakeBackend, settle } from "./test-backend";
+import { DEFAULT_APPROVAL, GATEWAY_OFF, answer, fakeBackend, settle } from "./test-backend";
 
 /** A price as Anthropic's are built in: cache writes for an hour at twice the input price. */
 function price(model: string, input: number, asOf = "2026-11"): ModelPrice {
@@ -59,6 +59,7 @@ const SAVED: Settings = {
   keep_tool_results: 4,
   project_instructions: true,
   checkpoint_cap_mb: 2048,
+  gateway: GATEWAY_OFF.settings,
   built_in_prices: [SONNET, HAIKU],
   anthropic: { base_url: null, api_key: null },
   openai: { base_url: null, api_key: null },

@@ -10,6 +10,7 @@ import type {
   FrameActions_Serialize as FrameActions,
   FrameDetail_Serialize as FrameDetail,
   FrameOutline_Serialize as FrameOutline,
+  GatewayStatus_Serialize as GatewayStatus,
   Message_Serialize as Message,
   ToolCall,
   TreeOutline_Serialize,
@@ -22,6 +23,16 @@ export const INFO: AppInfo = {
   data_dir_source: "flame_home",
   database_path: "/tmp/flame-home/flame.db",
   schema_version: 1,
+};
+
+/** The gateway as a window whose settings leave it off sees it. */
+export const GATEWAY_OFF: GatewayStatus = {
+  settings: { on: false, port: 8788, mode: "observe" },
+  listening: null,
+  anthropic_upstream: "https://api.anthropic.com",
+  openai_upstream: "https://api.openai.com/v1",
+  clients: [],
+  problem: null,
 };
 
 export const NO_TREE: ApiError = { code: "not_found", message: "there is no tree yet" };
@@ -114,8 +125,13 @@ export function fakeBackend(parts: Partial<Backend>): Backend {
     followSession: refuse,
     unfollowSession: refuse,
     followAgent: refuse,
+    gatewayStatus: () => answer(GATEWAY_OFF),
+    setGateway: refuse,
+    gatewaySessions: () => answer([]),
+    gatewayFrame: () => answer(null),
     onTreeChanged: () => Promise.resolve(() => undefined),
     onFollowRead: () => Promise.resolve(() => undefined),
+    onGatewayCalled: () => Promise.resolve(() => undefined),
     ...parts,
   };
 }

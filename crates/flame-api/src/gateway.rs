@@ -262,6 +262,22 @@ impl Flame {
         }))
     }
 
+    /// What the gateway's calls in `frame` itself (not its subtree) cost and would have cost, as
+    /// the window's frame header shows it: the part of [`Flame::gateway_report`] for one frame,
+    /// read for that frame alone. `None` when the gateway made no call there.
+    pub fn gateway_frame_savings(
+        &self,
+        frame: &FrameId,
+    ) -> Result<Option<GatewaySavings>, ApiError> {
+        let tree = self.store().frame(frame)?.tree;
+        let calls = self.store().gateway_calls(&tree)?;
+        let mut tally = Tally::default();
+        for call in calls.iter().filter(|call| call.frame == *frame) {
+            tally.add(call);
+        }
+        Ok((tally.calls > 0).then(|| tally.savings(self)))
+    }
+
     /// Every session the gateway recorded a call of, newest first, with what its calls cost.
     pub fn gateway_overview(&self) -> Result<Vec<GatewaySessionView>, ApiError> {
         let rows: Vec<FollowedSession> = self.store().followed_sessions()?;

@@ -83,8 +83,8 @@ pub use frames::{
     FrameView, MESSAGE_PAGE, PlanSpec, PopRequest, TreeListEntry, TreeOutline, TreeStatus,
 };
 pub use gateway::{
-    GATEWAY_AGENTS, GatewayCall, GatewayReport, GatewaySavings, GatewaySession, Rewrite,
-    StoredDraft,
+    GATEWAY_AGENTS, GatewayCall, GatewayReport, GatewaySavings, GatewaySession, GatewaySessionView,
+    Rewrite, StoredDraft,
 };
 pub use import::{ImportFormat, ImportProgress, ImportSummary, SkippedRecords, replay_file};
 pub use outline::OutlineColumns;

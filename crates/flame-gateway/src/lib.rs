@@ -177,6 +177,16 @@ pub fn client_settings(address: SocketAddr) -> Vec<ClientSetting> {
     ]
 }
 
+/// The upstream of `upstreams` that is the gateway itself, listening on `port`: forwarding there
+/// would send each request back to the gateway, without end. `None` when neither is.
+pub fn upstream_to_itself(upstreams: &Upstreams, port: u16) -> Option<&str> {
+    let own = ["127.0.0.1", "localhost", "0.0.0.0"].map(|host| format!("http://{host}:{port}"));
+    [upstreams.anthropic.as_str(), upstreams.openai.as_str()].into_iter().find(|url| {
+        let url = url.trim_end_matches('/').to_ascii_lowercase();
+        own.iter().any(|own| url == *own || url.starts_with(&format!("{own}/")))
+    })
+}
+
 impl Gateway {
     /// Listens on 127.0.0.1 at `config.port` (any free port for 0), over `flame`'s data
     /// directory.
@@ -347,4 +357,22 @@ async fn handle(state: Arc<State>, request: hyper::Request<Incoming>) -> hyper::
         .await;
     }
     call::run(state, wire, parts.method, path_and_query, parts.headers, body).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_upstream_on_the_gateway_s_own_port_is_the_gateway_itself() {
+        let mut upstreams = Upstreams::default();
+        assert_eq!(upstream_to_itself(&upstreams, DEFAULT_PORT), None);
+        upstreams.openai = "http://LocalHost:8788/v1".into();
+        assert_eq!(upstream_to_itself(&upstreams, 8788), Some("http://LocalHost:8788/v1"));
+        assert_eq!(upstream_to_itself(&upstreams, 8789), None, "another port");
+        upstreams.openai = "http://127.0.0.1:87880/v1".into();
+        assert_eq!(upstream_to_itself(&upstreams, 8788), None, "not a prefix of the port");
+        upstreams.anthropic = "http://127.0.0.1:8788".into();
+        assert_eq!(upstream_to_itself(&upstreams, 8788), Some("http://127.0.0.1:8788"));
+    }
 }

@@ -22,6 +22,7 @@ import { SettingsDialog } from "../settings-dialog";
 import { PopDialog } from "./pop-dialog";
 import {
   DEFAULT_APPROVAL,
+  GATEWAY_OFF,
   NO_FILES,
   MESSAGE_PAGE,
   answer,
@@ -1027,6 +1028,7 @@ describe("the composer's model picker", () => {
     keep_tool_results: 3,
     project_instructions: true,
     checkpoint_cap_mb: 2048,
+    gateway: GATEWAY_OFF.settings,
     anthropic: { base_url: null, api_key: "(set)" },
     openai: { base_url: "http://127.0.0.1:11434/v1", api_key: null },
     models: [

@@ -21,6 +21,7 @@ import { ChangesView } from "./changes-view";
 import { Composer } from "./composer";
 import { ContextInspector } from "./context-inspector";
 import { FrameBudgetLine } from "./frame-budget";
+import { useGatewaySavings } from "./frame-cost";
 import { FrameHeader } from "./frame-header";
 import { useMessageWindow, type MessageRequest } from "./message-window";
 import { callNames, MessageView, StreamingReply } from "./messages";
@@ -68,6 +69,7 @@ export function ChatPane({
   const conversation = useConversation(backend, frame.id, outline.seq, models.chosen);
   const { detail, loadError, messages, reply, outcome, waiting } = conversation;
   const dispatch = frameActions(backend, run);
+  const gateway = useGatewaySavings(backend, frame.id, costOf(outline, frame.id));
   const [text, setText] = useState("");
   const [showStatus, setShowStatus] = useState(false);
   const [inspecting, setInspecting] = useState(false);
@@ -132,6 +134,7 @@ export function ChatPane({
         onToggleChanges={() => setShowingChanges(!showingChanges)}
         onExport={() => onOpenDialog("export")}
         onFocus={onFocus}
+        gateway={gateway}
       />
       <FrameBudgetLine
         key={frame.id}

@@ -29,7 +29,9 @@ import typescript from "highlight.js/lib/languages/typescript";
 import xml from "highlight.js/lib/languages/xml";
 import yaml from "highlight.js/lib/languages/yaml";
 import type { ComponentChildren } from "preact";
-import { useEffect, useMemo, useState } from "preact/hooks";
+import { useMemo } from "preact/hooks";
+
+import { CopyButton } from "../copy-button";
 
 // A common set rather than all of highlight.js's grammars, which would multiply the bundle. The
 // grammars' aliases come with them: `rs`, `ts`, `py`, `sh`, `html`, `toml`, `yml` and so on.
@@ -154,41 +156,17 @@ function renderNode(node: SyntaxNode, key: number): ComponentChildren {
   }
 }
 
-type CopyState = "idle" | "copied" | "failed";
-
-/** How long "Copied" shows before the button reads "Copy" again. */
-const COPIED_SHOWN_MS = 1500;
-
 /** A fenced code block: highlighted, labelled with its language, with a Copy button. */
 export function CodeBlock({ text, language }: { text: string; language: string }) {
   // A streaming reply re-renders on every delta; only a block whose text changed is highlighted again.
   const highlighted = useMemo(() => highlightCode(text, language), [text, language]);
-  const [copy, setCopy] = useState<CopyState>("idle");
-
-  useEffect(() => {
-    if (copy === "idle") return;
-    const timer = setTimeout(() => setCopy("idle"), COPIED_SHOWN_MS);
-    return () => clearTimeout(timer);
-  }, [copy]);
-
-  const copyText = () => {
-    // Through a promise, so a webview without the clipboard API also ends up at "Copy failed".
-    void Promise.resolve()
-      .then(() => navigator.clipboard.writeText(text))
-      .then(
-        () => setCopy("copied"),
-        () => setCopy("failed"),
-      );
-  };
 
   const label = highlighted.language ?? language;
   return (
     <div class="md-code-block">
       <div class="md-code-head">
         <span class="md-code-language">{label}</span>
-        <button type="button" class="md-code-copy" title="Copy the code" onClick={copyText}>
-          {copy === "copied" ? "Copied" : copy === "failed" ? "Copy failed" : "Copy"}
-        </button>
+        <CopyButton text={text} title="Copy the code" className="md-code-copy" />
       </div>
       <pre
         class="md-code"

@@ -1,13 +1,16 @@
 import { render } from "preact";
+import { act } from "preact/test-utils";
 import { afterEach, describe, expect, it } from "vitest";
 
+import type { Backend } from "../backend";
 import type {
   FrameCost_Serialize as FrameCost,
+  GatewaySavings,
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
-import { outlineFrame } from "../test-backend";
+import { answer, countingBackend, fakeBackend, outlineFrame, settle } from "../test-backend";
 import { NO_TOKENS, frameCost, summary } from "../test-costs";
-import { CostBreakdown } from "./frame-cost";
+import { CostBreakdown, GatewayCostLine, useGatewaySavings } from "./frame-cost";
 import { mountHeader } from "./test-header";
 
 function mount(node: preact.ComponentChild): HTMLElement {
@@ -63,6 +66,60 @@ describe("the frame header's cost", () => {
     expect(header(undefined).querySelector("[data-testid=frame-cost]")).toBeNull();
     // The outline's cost is its focus's, never another frame's.
     expect(header(frameCost(5), CHILD, ROOT).querySelector("[data-testid=frame-cost]")).toBeNull();
+  });
+});
+
+/** What the gateway's calls in a frame came to, as the backend sends it. */
+function savings(billed: number, client: number): GatewaySavings {
+  return {
+    calls: 2,
+    refused: 0,
+    context_calls: 2,
+    billed: summary(billed, "complete"),
+    client: summary(client, "complete"),
+    rewrites: [],
+  };
+}
+
+/** The header's gateway line for `frame` as the chat pane makes it, over `backend`. */
+function GatewayProbe(props: { backend: Backend; frame: string; cost: FrameCost | null }) {
+  return <GatewayCostLine savings={useGatewaySavings(props.backend, props.frame, props.cost)} />;
+}
+
+describe("the frame header's gateway line", () => {
+  it("reads a frame's gateway calls once, and again only when its own cost changes", async () => {
+    const { backend, calls } = countingBackend(
+      fakeBackend({
+        gatewayFrame: (id) => answer(id === ROOT.id ? savings(1_200_000, 4_500_000) : null),
+      }),
+    );
+    const root = document.createElement("div");
+    document.body.append(root);
+    const show = async (frame: string, cost: FrameCost | null) =>
+      act(async () => {
+        render(<GatewayProbe backend={backend} frame={frame} cost={cost} />, root);
+        await settle();
+      });
+    const reads = () => calls.filter((c) => c === "gatewayFrame").length;
+
+    await show(ROOT.id, frameCost(12_000));
+    expect(root.querySelector("[data-testid=frame-gateway-cost]")?.textContent).toBe(
+      "billed $1.20 through the gateway (the agent's own requests: $4.50)",
+    );
+    expect(reads()).toBe(1);
+    // Drawn again with the same cost (another change in the tree): not read again.
+    await show(ROOT.id, frameCost(12_000));
+    expect(reads()).toBe(1);
+    // A new call recorded its usage in the frame: read again.
+    await show(ROOT.id, frameCost(20_000));
+    expect(reads()).toBe(2);
+    // A frame the gateway made no call in shows nothing, and one with no usage is not asked.
+    await show(CHILD.id, frameCost(5_000));
+    expect(reads()).toBe(3);
+    expect(root.querySelector("[data-testid=frame-gateway-cost]")).toBeNull();
+    await show(ROOT.id, null);
+    expect(reads()).toBe(3);
+    expect(root.querySelector("[data-testid=frame-gateway-cost]")).toBeNull();
   });
 });
 

@@ -8,13 +8,14 @@ import type {
   FileTrail,
   FrameDetail_Serialize as FrameDetail,
   FrameOutline_Serialize as FrameOutline,
+  GatewaySavings,
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
 import { costOf } from "../cost-text";
 import { knownParentIndexes } from "../outline";
 import { STATUS_STYLE } from "../status-style";
 import { formatTime } from "./changes-view";
-import { FrameCostLine } from "./frame-cost";
+import { FrameCostLine, GatewayCostLine } from "./frame-cost";
 import { FrameCriteria, FrameResults } from "./long-text";
 
 /** The most steps a breadcrumb shows before its middle folds into a "N more" button: a deep
@@ -103,6 +104,7 @@ export function FrameHeader({
   onToggleChanges,
   onExport,
   onFocus,
+  gateway = null,
 }: {
   outline: TreeOutline;
   frame: FrameOutline;
@@ -118,6 +120,8 @@ export function FrameHeader({
   onToggleChanges: () => void;
   onExport: () => void;
   onFocus: (id: string) => void;
+  /** What the gateway's calls in the frame were billed and would have cost, if it made any. */
+  gateway?: GatewaySavings | null;
 }) {
   const path = pathToRoot(outline, frame.id);
   // A folded path opens on request, for this frame only: the next frame's starts folded.
@@ -198,6 +202,7 @@ export function FrameHeader({
           </code>
         </div>
         <FrameCostLine cost={costOf(outline, frame.id)} />
+        <GatewayCostLine savings={gateway} />
         {detail !== null && detail.id === frame.id && (
           <>
             {/* Long criteria and results are shown short (see long-text.tsx), so the conversation

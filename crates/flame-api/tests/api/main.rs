@@ -10,6 +10,7 @@ mod export;
 mod follow;
 mod frame_view;
 mod frames;
+mod gateway_frames;
 mod import;
 mod instructions;
 mod live_reply;
