@@ -53,18 +53,15 @@ impl McpTransport {
     /// What the person reads of it: the command line, or the address.
     pub fn summary(&self) -> String {
         match self {
-            McpTransport::Stdio { command, args, .. } => {
-                std::iter::once(command.as_str()).chain(args.iter().map(String::as_str)).fold(
-                    String::new(),
-                    |mut line, word| {
-                        if !line.is_empty() {
-                            line.push(' ');
-                        }
-                        line.push_str(word);
-                        line
-                    },
-                )
-            }
+            McpTransport::Stdio { command, args, .. } => std::iter::once(command.as_str())
+                .chain(args.iter().map(String::as_str))
+                .fold(String::new(), |mut line, word| {
+                    if !line.is_empty() {
+                        line.push(' ');
+                    }
+                    line.push_str(word);
+                    line
+                }),
             McpTransport::Http { url, .. } => url.clone(),
         }
     }
@@ -215,7 +212,8 @@ mod tests {
     fn names_that_could_not_prefix_a_tool_are_refused() {
         assert!(check_name("github").is_ok());
         assert!(check_name("my-server_2").is_ok());
-        for bad in ["", "a b", "a__b", "_a", "a_", "a.b", "ü", &"x".repeat(MAX_SERVER_NAME_CHARS + 1)]
+        for bad in
+            ["", "a b", "a__b", "_a", "a_", "a.b", "ü", &"x".repeat(MAX_SERVER_NAME_CHARS + 1)]
         {
             assert!(check_name(bad).is_err(), "{bad:?}");
         }
@@ -259,7 +257,10 @@ mod tests {
         assert_eq!(expand("Bearer ${TOKEN}", &lookup).unwrap(), "Bearer s3cret");
         assert_eq!(expand("${HOST:-localhost}:1", &lookup).unwrap(), "localhost:1");
         assert_eq!(expand("${TOKEN:-x}", &lookup).unwrap(), "s3cret");
-        assert_eq!(expand("plain $HOME ${ not a var }", &lookup).unwrap(), "plain $HOME ${ not a var }");
+        assert_eq!(
+            expand("plain $HOME ${ not a var }", &lookup).unwrap(),
+            "plain $HOME ${ not a var }"
+        );
         assert_eq!(expand("open ${TOKEN", &lookup).unwrap(), "open ${TOKEN");
         let err = expand("${MISSING}", &lookup).unwrap_err();
         assert!(err.contains("MISSING"), "{err}");

@@ -78,11 +78,9 @@ impl fmt::Display for Problem {
             ),
             Problem::Protocol { detail } => write!(f, "broke the protocol: {detail}"),
             Problem::Refused { message } => write!(f, "refused the call: {message}"),
-            Problem::FailedRecently { earlier, retry_in } => write!(
-                f,
-                "{earlier} (it is tried again in {} s)",
-                retry_in.as_secs().max(1)
-            ),
+            Problem::FailedRecently { earlier, retry_in } => {
+                write!(f, "{earlier} (it is tried again in {} s)", retry_in.as_secs().max(1))
+            }
             Problem::Unknown => write!(f, "is not in Flame's settings"),
             Problem::Cancelled => write!(f, "did not finish: the call was stopped"),
         }

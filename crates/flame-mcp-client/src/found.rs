@@ -39,7 +39,8 @@ pub enum Source {
 }
 
 impl Source {
-    pub const ALL: [Source; 4] = [Source::Project, Source::ClaudeCode, Source::Opencode, Source::Codex];
+    pub const ALL: [Source; 4] =
+        [Source::Project, Source::ClaudeCode, Source::Opencode, Source::Codex];
 
     /// Its name on the command line (`--from`).
     pub fn name(self) -> &'static str {
@@ -108,8 +109,8 @@ pub fn find(places: &Places, sources: &[Source]) -> Found {
         let file = home.join(".claude.json");
         if let Some(value) = read_json(&file, &mut found.problems) {
             claude_servers(Source::ClaudeCode, &file, value.get("mcpServers"), &mut found);
-            let project = workspace
-                .and_then(|w| value.get("projects")?.get(w.to_str()?)?.get("mcpServers"));
+            let project =
+                workspace.and_then(|w| value.get("projects")?.get(w.to_str()?)?.get("mcpServers"));
             claude_servers(Source::ClaudeCode, &file, project, &mut found);
         }
     }
@@ -203,10 +204,9 @@ fn add(
         }
     };
     let Some(usable) = usable_name(name) else {
-        found.problems.push(format!(
-            "{name:?} in {}: no usable name can be made of it",
-            file.display()
-        ));
+        found
+            .problems
+            .push(format!("{name:?} in {}: no usable name can be made of it", file.display()));
         return;
     };
     found.servers.push(FoundServer {
@@ -225,7 +225,9 @@ fn words(value: Option<&Value>) -> Result<Vec<String>, String> {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::Array(items)) => items
             .iter()
-            .map(|item| item.as_str().map(str::to_owned).ok_or_else(|| "an argument is not text".to_owned()))
+            .map(|item| {
+                item.as_str().map(str::to_owned).ok_or_else(|| "an argument is not text".to_owned())
+            })
             .collect(),
         Some(_) => Err("its arguments are not a list".to_owned()),
     }
@@ -437,22 +439,47 @@ env_http_headers = { "X-Team" = "TEAM_ID" }
 "#,
         );
         let found = find(&h.places, &[]);
-        let by_name = |name: &str| found.servers.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("{name}: {found:?}"));
+        let by_name = |name: &str| {
+            found
+                .servers
+                .iter()
+                .find(|s| s.name == name)
+                .unwrap_or_else(|| panic!("{name}: {found:?}"))
+        };
         assert_eq!(by_name("fs").source, Source::Project);
-        assert_eq!(by_name("fs").transport, stdio("npx", &["-y", "@modelcontextprotocol/server-filesystem", "."], &[("DEBUG", "1")]));
+        assert_eq!(
+            by_name("fs").transport,
+            stdio(
+                "npx",
+                &["-y", "@modelcontextprotocol/server-filesystem", "."],
+                &[("DEBUG", "1")]
+            )
+        );
         assert_eq!(
             by_name("github").transport,
             McpTransport::Http {
                 url: "https://api.example.com/mcp".to_owned(),
-                headers: BTreeMap::from([("Authorization".to_owned(), "Bearer ${GITHUB_TOKEN}".to_owned())]),
+                headers: BTreeMap::from([(
+                    "Authorization".to_owned(),
+                    "Bearer ${GITHUB_TOKEN}".to_owned()
+                )]),
             }
         );
         let local = by_name("local-one");
-        assert_eq!((local.source, local.original_name.as_deref()), (Source::ClaudeCode, Some("local one")));
+        assert_eq!(
+            (local.source, local.original_name.as_deref()),
+            (Source::ClaudeCode, Some("local one"))
+        );
         let everything = by_name("everything");
-        assert_eq!(everything.transport, stdio("npx", &["-y", "@modelcontextprotocol/server-everything"], &[("A", "b")]));
+        assert_eq!(
+            everything.transport,
+            stdio("npx", &["-y", "@modelcontextprotocol/server-everything"], &[("A", "b")])
+        );
         assert_eq!(everything.note.as_deref(), Some("turned off in OpenCode"));
-        assert_eq!(by_name("docs").transport, stdio("docs-server", &["--stdio"], &[("LEVEL", "debug")]));
+        assert_eq!(
+            by_name("docs").transport,
+            stdio("docs-server", &["--stdio"], &[("LEVEL", "debug")])
+        );
         assert_eq!(
             by_name("linear").transport,
             McpTransport::Http {

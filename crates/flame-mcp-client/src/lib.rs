@@ -31,5 +31,5 @@ pub use limits::*;
 pub use names::{MAX_TOOL_NAME_CHARS, SEPARATOR, offered_name, server_of};
 pub use reply::ToolReply;
 pub use schema::offered_schema;
-pub use server::{ListedTool, ServerSpec, ServerStatus, StartEnvironment, ToolList};
+pub use server::{ListedTool, Lookup, ServerSpec, ServerStatus, StartEnvironment, ToolList};
 pub use servers::{McpServers, ServerListing, ServerState};

@@ -138,7 +138,8 @@ impl Default for StderrTail {
         StderrTail {
             tail: Mutex::default(),
             cut: std::sync::atomic::AtomicBool::new(false),
-            closed: tokio::sync::watch::Sender::new(false) }
+            closed: tokio::sync::watch::Sender::new(false),
+        }
     }
 }
 

@@ -60,7 +60,8 @@ const SCHEMA_MAPS: [&str; 5] =
 const SCHEMA_LISTS: [&str; 4] = ["anyOf", "oneOf", "allOf", "prefixItems"];
 
 /// Keywords that must be numbers.
-const NUMBERS: [&str; 5] = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"];
+const NUMBERS: [&str; 5] =
+    ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"];
 
 /// Keywords that must be non-negative integers, and those of them that make the grammar repeat.
 const COUNTS: [&str; 8] = [
@@ -94,7 +95,9 @@ pub fn offered_schema(schema: &Map<String, Value>) -> Result<Map<String, Value>,
             mended.insert("type".to_owned(), Value::from("object"));
         }
         Some(other) => {
-            return Err(format!("its input is of type {other}, and a tool's input must be an object"));
+            return Err(format!(
+                "its input is of type {other}, and a tool's input must be an object"
+            ));
         }
     }
     if !mended.contains_key("properties") {
@@ -136,7 +139,7 @@ fn mend(value: &mut Value, root: &Value, depth: usize) -> Result<(), String> {
     {
         map.remove("$ref");
     }
-    if map.get("enum").is_some_and(|e| !e.as_array().is_some_and(|a| !a.is_empty())) {
+    if map.get("enum").is_some_and(|e| e.as_array().is_none_or(|a| a.is_empty())) {
         map.remove("enum");
     }
     if let Some(pattern) = map.get("pattern")
@@ -151,7 +154,8 @@ fn mend(value: &mut Value, root: &Value, depth: usize) -> Result<(), String> {
     }
     for key in COUNTS {
         let Some(count) = map.get(key) else { continue };
-        let too_many = REPEATING_COUNTS.contains(&key) && count.as_u64().is_some_and(|n| n > MAX_REPEAT);
+        let too_many =
+            REPEATING_COUNTS.contains(&key) && count.as_u64().is_some_and(|n| n > MAX_REPEAT);
         if count.as_u64().is_none() || too_many {
             map.remove(key);
         }
@@ -308,7 +312,10 @@ mod tests {
             property(json!({"type": "object", "additionalProperties": false})),
             json!({"type": "object", "additionalProperties": false})
         );
-        assert_eq!(property(json!({"type": "array", "items": true})), json!({"type": "array", "items": {}}));
+        assert_eq!(
+            property(json!({"type": "array", "items": true})),
+            json!({"type": "array", "items": {}})
+        );
         assert_eq!(
             property(json!({"anyOf": [true, {"type": "string"}]})),
             json!({"anyOf": [{}, {"type": "string"}]})
@@ -346,9 +353,15 @@ mod tests {
         assert_eq!(property(json!({"type": ["string", "widget"]})), json!({"type": "string"}));
         assert_eq!(property(json!({"enum": []})), json!({}));
         assert_eq!(property(json!({"anyOf": []})), json!({}));
-        assert_eq!(property(json!({"type": "integer", "minimum": "3"})), json!({"type": "integer"}));
+        assert_eq!(
+            property(json!({"type": "integer", "minimum": "3"})),
+            json!({"type": "integer"})
+        );
         assert_eq!(property(json!({"type": "string", "maxLength": -1})), json!({"type": "string"}));
-        assert_eq!(property(json!({"type": "string", "minLength": 1.5})), json!({"type": "string"}));
+        assert_eq!(
+            property(json!({"type": "string", "minLength": 1.5})),
+            json!({"type": "string"})
+        );
         assert_eq!(
             property(json!({"type": "object", "properties": []})),
             json!({"type": "object"})
@@ -357,7 +370,10 @@ mod tests {
 
     #[test]
     fn grammars_too_large_to_build_are_avoided() {
-        assert_eq!(property(json!({"type": "string", "minLength": 10_000})), json!({"type": "string"}));
+        assert_eq!(
+            property(json!({"type": "string", "minLength": 10_000})),
+            json!({"type": "string"})
+        );
         assert_eq!(
             property(json!({"type": "string", "minLength": MAX_REPEAT})),
             json!({"type": "string", "minLength": MAX_REPEAT})
@@ -366,7 +382,10 @@ mod tests {
             property(json!({"type": "array", "minItems": 100_000, "maxItems": 100_000})),
             json!({"type": "array", "maxItems": 100_000})
         );
-        assert_eq!(property(json!({"type": "string", "pattern": "^a{100000}$"})), json!({"type": "string"}));
+        assert_eq!(
+            property(json!({"type": "string", "pattern": "^a{100000}$"})),
+            json!({"type": "string"})
+        );
         assert_eq!(
             property(json!({"type": "string", "pattern": "^a{1,1000}$"})),
             json!({"type": "string", "pattern": "^a{1,1000}$"})
@@ -375,7 +394,10 @@ mod tests {
 
     #[test]
     fn patterns_that_do_not_parse_are_left_out() {
-        assert_eq!(property(json!({"type": "string", "pattern": "^[a-$"})), json!({"type": "string"}));
+        assert_eq!(
+            property(json!({"type": "string", "pattern": "^[a-$"})),
+            json!({"type": "string"})
+        );
         assert_eq!(
             property(json!({"type": "string", "pattern": "[a-z]+"})),
             json!({"type": "string", "pattern": "[a-z]+"})

@@ -56,8 +56,11 @@ pub struct StartEnvironment {
     pub variables: Vec<(OsString, OsString)>,
     /// Where `${NAME}` in a server's settings is looked up: the environment Flame started from,
     /// keys included, since the person named the variable for that server.
-    pub lookup: Arc<dyn Fn(&str) -> Option<String> + Send + Sync>,
+    pub lookup: Lookup,
 }
+
+/// Reads one variable of an environment.
+pub type Lookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 impl std::fmt::Debug for StartEnvironment {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -117,7 +120,7 @@ pub(crate) struct Server {
 
 enum State {
     Idle,
-    Running(Connection),
+    Running(Box<Connection>),
     Failed { problem: Problem, at: Instant },
 }
 
@@ -207,7 +210,11 @@ impl Server {
     }
 
     /// Calls `tool` with `arguments` (starting the server if it is not running).
-    pub async fn call(&self, tool: &str, arguments: Map<String, Value>) -> Result<ToolReply, McpError> {
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<ToolReply, McpError> {
         let live = self.live().await?;
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         match tokio::time::timeout(self.limits.call, live.peer.call_tool(params)).await {
@@ -232,7 +239,7 @@ impl Server {
             }
             // It ended since its last use; it is started again below.
             if let State::Running(connection) = std::mem::replace(&mut *state, State::Idle) {
-                let problem = self.close(connection, None).await;
+                let problem = self.close(*connection, None).await;
                 tracing::info!("the MCP server {} had ended: {problem}", self.spec.name);
             }
         }
@@ -248,12 +255,14 @@ impl Server {
         match self.start().await {
             Ok(connection) => {
                 let live = connection.live();
-                *state = State::Running(connection);
+                *state = State::Running(Box::new(connection));
                 self.show(ServerStatus::Running { tools: None });
                 Ok(live)
             }
             Err(problem) => {
-                self.show(ServerStatus::Failed { message: self.error(problem.clone()).to_string() });
+                self.show(ServerStatus::Failed {
+                    message: self.error(problem.clone()).to_string(),
+                });
                 *state = State::Failed { problem: problem.clone(), at: Instant::now() };
                 Err(self.error(problem))
             }
@@ -301,7 +310,7 @@ impl Server {
                             epoch,
                         });
                     }
-                    Ok(Err(err)) => ended(&mut process, &watch, &err.to_string()).await,
+                    Ok(Err(err)) => self.ended(&mut process, &watch, &err.to_string()).await,
                     Err(_) => match watch.broken() {
                         Some(broken) => broken_problem(broken, self.limits.max_message_bytes),
                         None => Problem::TimedOut {
@@ -323,17 +332,21 @@ impl Server {
                     let value = expand(value, lookup).map_err(cannot)?;
                     let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
                         .map_err(|_| cannot(format!("{name:?} is not a header name")))?;
-                    let value = reqwest::header::HeaderValue::from_str(&value)
-                        .map_err(|_| cannot(format!("the value of the header {name} is not one")))?;
+                    let value = reqwest::header::HeaderValue::from_str(&value).map_err(|_| {
+                        cannot(format!("the value of the header {name} is not one"))
+                    })?;
                     custom.insert(name, value);
                 }
                 let config = StreamableHttpClientTransportConfig::with_uri(url)
                     .custom_headers(custom)
                     .max_sse_event_size(self.limits.max_message_bytes);
                 let transport = StreamableHttpClientTransport::from_config(config);
-                match tokio::time::timeout(self.limits.start, client_config().serve(transport)).await
+                match tokio::time::timeout(self.limits.start, client_config().serve(transport))
+                    .await
                 {
-                    Ok(Ok(service)) => Ok(Connection { service, process: None, watch: None, epoch }),
+                    Ok(Ok(service)) => {
+                        Ok(Connection { service, process: None, watch: None, epoch })
+                    }
                     Ok(Err(err)) => Err(cannot(error_text(&err.to_string()))),
                     Err(_) => Err(Problem::TimedOut {
                         what: "the initialize request",
@@ -364,8 +377,10 @@ impl Server {
         }
         let mut state = self.state.lock().await;
         let ours = matches!(&*state, State::Running(c) if c.epoch == live.epoch);
-        let problem = if ours && let State::Running(connection) = std::mem::replace(&mut *state, State::Idle) {
-            self.close(connection, Some(&err.to_string())).await
+        let problem = if ours
+            && let State::Running(connection) = std::mem::replace(&mut *state, State::Idle)
+        {
+            self.close(*connection, Some(&err.to_string())).await
         } else {
             Problem::Protocol { detail: error_text(&err.to_string()) }
         };
@@ -379,18 +394,39 @@ impl Server {
         let Connection { service, process, watch, .. } = connection;
         let problem = match (process, watch) {
             (Some(mut process), Some(watch)) => {
-                let problem =
-                    ended(&mut process, &watch, detail.unwrap_or("its connection closed")).await;
+                let problem = self
+                    .ended(&mut process, &watch, detail.unwrap_or("its connection closed"))
+                    .await;
                 process.stop(self.limits.stop_grace).await;
                 problem
             }
-            _ => Problem::Protocol {
-                detail: error_text(detail.unwrap_or("its connection closed")),
-            },
+            _ => {
+                Problem::Protocol { detail: error_text(detail.unwrap_or("its connection closed")) }
+            }
         };
         *self.group.lock().unwrap_or_else(PoisonError::into_inner) = None;
         let _ = tokio::time::timeout(self.limits.stop_grace, service.cancel()).await;
         problem
+    }
+
+    /// Why a stdio server's connection ended: what the reader saw, else how the process ended,
+    /// else `detail`.
+    async fn ended(
+        &self,
+        process: &mut ServerProcess,
+        watch: &OutputWatch,
+        detail: &str,
+    ) -> Problem {
+        if let Some(broken) = watch.broken() {
+            return broken_problem(broken, self.limits.max_message_bytes);
+        }
+        match process.exit_within(EXIT_WAIT).await {
+            Some(status) => {
+                process.stderr_closed_within(EXIT_WAIT).await;
+                Problem::Exited { status: describe(status), stderr: process.stderr_tail() }
+            }
+            None => Problem::Protocol { detail: error_text(detail) },
+        }
     }
 
     /// Stops the server: its input closed, then its process group asked to exit and killed.
@@ -399,7 +435,8 @@ impl Server {
             State::Running(connection) => Some(connection),
             _ => None,
         };
-        if let Some(Connection { service, process, .. }) = connection {
+        if let Some(connection) = connection {
+            let Connection { service, process, .. } = *connection;
             let _ = tokio::time::timeout(self.limits.stop_grace, service.cancel()).await;
             if let Some(process) = process {
                 process.stop(self.limits.stop_grace).await;
@@ -415,21 +452,6 @@ impl Server {
         if let Some(group) = *self.group.lock().unwrap_or_else(PoisonError::into_inner) {
             let _ = killpg(group, Signal::SIGKILL);
         }
-    }
-}
-
-/// Why a stdio server's connection ended: what the reader saw, else how the process ended,
-/// else `detail`.
-async fn ended(process: &mut ServerProcess, watch: &OutputWatch, detail: &str) -> Problem {
-    if let Some(broken) = watch.broken() {
-        return broken_problem(broken, usize::MAX);
-    }
-    match process.exit_within(EXIT_WAIT).await {
-        Some(status) => {
-            process.stderr_closed_within(EXIT_WAIT).await;
-            Problem::Exited { status: describe(status), stderr: process.stderr_tail() }
-        }
-        None => Problem::Protocol { detail: error_text(detail) },
     }
 }
 
@@ -457,7 +479,8 @@ async fn list_pages(peer: &Peer<RoleClient>) -> Result<(Vec<Tool>, bool), Servic
     let mut tools = Vec::new();
     let mut cursor = None;
     for _ in 0..MAX_LIST_PAGES {
-        let page = peer.list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor))).await?;
+        let page =
+            peer.list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor))).await?;
         tools.extend(page.tools);
         cursor = page.next_cursor;
         if cursor.is_none() {
@@ -479,7 +502,8 @@ fn tool_list(server: &str, tools: Vec<Tool>, more: bool) -> ToolList {
     tools.sort_by(|a, b| a.name.cmp(&b.name));
     for tool in tools {
         let Some(offered) = offered_name(server, &tool.name) else {
-            list.left_out.push(format!("a tool named {:?}: no name left to offer it under", tool.name));
+            list.left_out
+                .push(format!("a tool named {:?}: no name left to offer it under", tool.name));
             continue;
         };
         if !names.insert(offered.clone()) {
@@ -505,8 +529,7 @@ fn tool_list(server: &str, tools: Vec<Tool>, more: bool) -> ToolList {
     }
     list.tools.sort_by(|a, b| a.offered_name.cmp(&b.offered_name));
     if list.tools.len() > MAX_TOOLS_PER_SERVER {
-        let over: Vec<String> =
-            list.tools.drain(MAX_TOOLS_PER_SERVER..).map(|t| t.name).collect();
+        let over: Vec<String> = list.tools.drain(MAX_TOOLS_PER_SERVER..).map(|t| t.name).collect();
         list.left_out.push(format!(
             "{} more tools ({}): a server may offer at most {MAX_TOOLS_PER_SERVER}",
             over.len(),

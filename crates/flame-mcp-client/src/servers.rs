@@ -46,7 +46,11 @@ pub struct ServerState {
 
 impl McpServers {
     /// The servers of `specs` (the first [`MAX_SERVERS`], by name), none started yet.
-    pub fn new(specs: Vec<ServerSpec>, start_environment: StartEnvironment, limits: Limits) -> McpServers {
+    pub fn new(
+        specs: Vec<ServerSpec>,
+        start_environment: StartEnvironment,
+        limits: Limits,
+    ) -> McpServers {
         let start_environment = Arc::new(start_environment);
         let mut specs = specs;
         specs.sort_by(|a, b| a.name.cmp(&b.name));

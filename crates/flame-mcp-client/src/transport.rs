@@ -191,29 +191,27 @@ where
         }
     }
 
-    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
-        async move {
-            if self.watch.broken().is_some() {
-                return None;
-            }
-            loop {
-                match self.read_line().await {
-                    Ok(Ok(true)) => {}
-                    Ok(Ok(false)) | Err(_) => return None,
-                    Ok(Err(broken)) => {
-                        self.watch.break_off(broken);
-                        return None;
-                    }
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        if self.watch.broken().is_some() {
+            return None;
+        }
+        loop {
+            match self.read_line().await {
+                Ok(Ok(true)) => {}
+                Ok(Ok(false)) | Err(_) => return None,
+                Ok(Err(broken)) => {
+                    self.watch.break_off(broken);
+                    return None;
                 }
-                let line = self.classify();
-                self.line.clear();
-                match line {
-                    Line::Message(message) => return Some(*message),
-                    Line::Skipped => {}
-                    Line::Broken(broken) => {
-                        self.watch.break_off(broken);
-                        return None;
-                    }
+            }
+            let line = self.classify();
+            self.line.clear();
+            match line {
+                Line::Message(message) => return Some(*message),
+                Line::Skipped => {}
+                Line::Broken(broken) => {
+                    self.watch.break_off(broken);
+                    return None;
                 }
             }
         }
@@ -235,7 +233,11 @@ where
 mod tests {
     use super::*;
 
-    async fn received(input: &[u8], max_line: usize, max_noise: usize) -> (usize, Arc<OutputWatch>) {
+    async fn received(
+        input: &[u8],
+        max_line: usize,
+        max_noise: usize,
+    ) -> (usize, Arc<OutputWatch>) {
         let watch = Arc::new(OutputWatch::default());
         let input = io::Cursor::new(input.to_vec());
         let mut transport =
@@ -288,7 +290,9 @@ mod tests {
         let (count, watch) = received(&input, 1 << 20, 1024).await;
         assert_eq!(count, 0);
         match watch.broken() {
-            Some(Broken::Noise(sample)) => assert!(sample.starts_with("garbage garbage"), "{sample}"),
+            Some(Broken::Noise(sample)) => {
+                assert!(sample.starts_with("garbage garbage"), "{sample}")
+            }
             other => panic!("{other:?}"),
         }
     }
