@@ -75,8 +75,8 @@ use serde::Serialize;
 
 pub use approval::{Ask, WaitingRequest};
 pub use compaction::GeneratedResults;
-pub use mcp_tools::{MAX_KEPT_FRAMES, McpServerView};
 pub use flame_api::{Answer, Approval, ApprovalPolicy, Preview};
+pub use mcp_tools::{MAX_KEPT_FRAMES, McpServerView};
 
 /// How often a streaming reply's text is written to the store.
 const SAVE_EVERY: Duration = Duration::from_millis(250);

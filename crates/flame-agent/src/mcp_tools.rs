@@ -168,7 +168,10 @@ impl McpTools {
                     for why in &list.left_out {
                         self.tell(
                             on_event,
-                            format!("A tool of the MCP server {} is not offered: {why}", listing.server),
+                            format!(
+                                "A tool of the MCP server {} is not offered: {why}",
+                                listing.server
+                            ),
                         );
                     }
                     for tool in list.tools {
@@ -249,9 +252,8 @@ impl Agent {
             let doc = self.flame.prepare_call(frame, *budget, policy)?;
             return Ok((doc, base.to_vec()));
         }
-        let generation = |flame: &flame_api::Flame| {
-            flame.frame_context(frame).map(|c| c.map(|c| c.generation))
-        };
+        let generation =
+            |flame: &flame_api::Flame| flame.frame_context(frame).map(|c| c.map(|c| c.generation));
         let mut before = generation(&self.flame)?;
         let (mut offered, mut listed_now) = match self.mcp.kept(frame, before) {
             Some(offered) => (offered, false),
@@ -295,13 +297,31 @@ impl Agent {
                 format!("{} is not a tool of an MCP server in the settings", call.name),
             ));
         };
-        let route = match self.mcp.any_kept(frame).and_then(|o| o.routes.get(&call.name).cloned())
-        {
-            Some(route) => Some(route),
+        let offered = match self.mcp.any_kept(frame) {
+            Some(offered) if offered.routes.contains_key(&call.name) => offered,
             // Asked after a restart, or of a frame whose list was forgotten: listed now.
-            None => self.mcp.list(on_event).await.routes.get(&call.name).cloned(),
+            _ => self.mcp.list(on_event).await,
         };
+        let route = offered.routes.get(&call.name).cloned();
         let outcome = match route {
+            // A server that could not be listed: the call says why (it did not start, it hung…).
+            None if !offered.counts.contains_key(&server.name) => {
+                let why =
+                    self.mcp.servers.states().into_iter().find_map(|state| match state.status {
+                        ServerStatus::Failed { message } if state.name == server.name => {
+                            Some(message)
+                        }
+                        _ => None,
+                    });
+                ToolOutcome::error(format!(
+                    "{}; its tools are not offered, so {} was not called",
+                    why.unwrap_or_else(|| format!(
+                        "the MCP server {} could not be listed",
+                        server.name
+                    )),
+                    call.name
+                ))
+            }
             None => ToolOutcome::error(format!(
                 "{} is not a tool the MCP server {} offers now; call one of the tools you are offered",
                 call.name, server.name
