@@ -2,7 +2,8 @@
 // it (`frameContext`), with the cost of each kind of section against the budget, what the
 // frame's model calls cost in money (by model, from the outline's costs), and the frame's opening
 // and prompt cache: when and why the opening was made, what the next call reads from the
-// provider's cache and writes, and the person's way to have the opening made again.
+// provider's cache and writes, and the person's way to have the opening made again; and the MCP
+// servers whose tools the frame's model is offered (`mcp-servers-line.tsx`).
 
 import { useEffect, useRef, useState } from "preact/hooks";
 
@@ -16,6 +17,7 @@ import type {
 import { ErrorLine } from "../error-line";
 import { formatTime } from "./changes-view";
 import { CostBreakdown } from "./frame-cost";
+import { McpServersLine } from "./mcp-servers-line";
 import {
   KIND_LABEL,
   cacheSentence,
@@ -198,6 +200,7 @@ export function ContextInspector({
           {doc.report.masked_tokens_saved.toLocaleString("en")} tokens.
         </p>
       )}
+      <McpServersLine backend={backend} frame={frame} seq={seq} />
       <details class="inspector-system" open>
         <summary>System text sent to the model</summary>
         <pre data-testid="context-system">{doc.system}</pre>
