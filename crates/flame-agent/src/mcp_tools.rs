@@ -397,7 +397,9 @@ impl Agent {
             .map(|state| McpServerView {
                 approval: self
                     .settings
-                    .mcp_server(&state.name)
+                    .mcp_servers
+                    .iter()
+                    .find(|s| s.name == state.name)
                     .map_or(McpApproval::Ask, |s| s.approval),
                 offered_in_frame: offered
                     .as_ref()

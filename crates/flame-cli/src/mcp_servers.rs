@@ -67,7 +67,7 @@ pub fn run(
             if !picked.is_empty() {
                 let file = SettingsFile::at(Settings::default_path())?;
                 let mut settings = file.load()?;
-                added = settings.add_found_mcp_servers(&picked);
+                added = flame_settings::mcp_servers::add_found(&mut settings.mcp_servers, &picked);
                 file.save(&settings)?;
             }
             let shown = Imported { found: &found, added: &added };

@@ -5,12 +5,12 @@
 //! server's calls, or some of its tools' calls, to run without asking.
 //!
 //! A server's environment and headers often hold a token, so the UI sees them the way it sees a
-//! key ([`redacted`]: each value `(set)`), and an edit that sends `(set)` back keeps the saved value
-//! while the server's command or address stays the same ([`merged`]). The checks ([`check`])
+//! key ([`redacted`]: each value shown as set, `(set)`), and an edit that sends that back keeps
+//! the saved value while the server's command or address stays the same ([`merged`]). The checks ([`check`])
 //! refuse what no call could reach: more than `MAX_SERVERS`, a name that could not prefix its
 //! tools (`flame_mcp_client::check_name`) or is listed twice, an empty command, an address that is
 //! not `http(s)://`, a header HTTP does not allow. Servers other agents were given are found by
-//! `flame_mcp_client::found`, and [`Settings::add_found_mcp_servers`] adds those picked.
+//! `flame_mcp_client::found`, and [`add_found`] adds those picked.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -18,8 +18,6 @@ use std::fmt;
 use flame_mcp_client::found::FoundServer;
 use flame_mcp_client::{MAX_SERVERS, McpTransport, check_name};
 use serde::{Deserialize, Serialize};
-
-use crate::settings::{REDACTED, Settings};
 
 /// Whether a call waits for the person.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
@@ -124,26 +122,27 @@ pub(crate) fn check(servers: &[McpServerSettings]) -> Result<(), String> {
     Ok(())
 }
 
-/// The servers as the UI may see them: every environment and header value shown as set.
-pub(crate) fn redacted(servers: &[McpServerSettings]) -> Vec<McpServerSettings> {
+/// The servers as the UI may see them: every environment and header value shown as `set`.
+pub(crate) fn redacted(servers: &[McpServerSettings], set: &str) -> Vec<McpServerSettings> {
     servers
         .iter()
         .map(|server| {
             let mut shown = server.clone();
             for value in shown.secrets_mut().values_mut() {
-                *value = REDACTED.to_owned();
+                *value = set.to_owned();
             }
             shown
         })
         .collect()
 }
 
-/// `edited` (from the UI, which never saw the values) with each value still shown as set taken
+/// `edited` (from the UI, which never saw the values) with each value still shown as `set` taken
 /// from the saved server of the same name, while its command or address is the same; otherwise
 /// such a value is dropped, so a token only ever goes where the person gave it.
 pub(crate) fn merged(
     saved: &[McpServerSettings],
     edited: Vec<McpServerSettings>,
+    set: &str,
 ) -> Vec<McpServerSettings> {
     edited
         .into_iter()
@@ -154,7 +153,7 @@ pub(crate) fn merged(
                 .cloned();
             let kept = before.map(|mut before| std::mem::take(before.secrets_mut()));
             server.secrets_mut().retain(|name, value| {
-                if value != REDACTED {
+                if value != set {
                     return true;
                 }
                 match kept.as_ref().and_then(|kept| kept.get(name)) {
@@ -170,29 +169,24 @@ pub(crate) fn merged(
         .collect()
 }
 
-impl Settings {
-    /// Adds the found servers whose name no listed server has; returns the names added.
-    pub fn add_found_mcp_servers(&mut self, found: &[FoundServer]) -> Vec<String> {
-        let mut added = Vec::new();
-        for server in found {
-            if self.mcp_servers.iter().any(|s| s.name == server.name) {
-                continue;
-            }
-            self.mcp_servers.push(McpServerSettings::from_found(server));
-            added.push(server.name.clone());
+/// Adds to `servers` the found servers whose name none of them has; returns the names added.
+pub fn add_found(servers: &mut Vec<McpServerSettings>, found: &[FoundServer]) -> Vec<String> {
+    let mut added = Vec::new();
+    for server in found {
+        if servers.iter().any(|s| s.name == server.name) {
+            continue;
         }
-        added
+        servers.push(McpServerSettings::from_found(server));
+        added.push(server.name.clone());
     }
-
-    /// The listed server `name`.
-    pub fn mcp_server(&self, name: &str) -> Option<&McpServerSettings> {
-        self.mcp_servers.iter().find(|s| s.name == name)
-    }
+    added
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const REDACTED: &str = "(set)";
 
     fn server(name: &str, command: &str, env: &[(&str, &str)]) -> McpServerSettings {
         McpServerSettings {
@@ -241,7 +235,7 @@ mod tests {
     #[test]
     fn the_ui_sees_values_as_set_and_an_edit_keeps_them_only_for_the_same_command() {
         let saved = vec![server("gh", "npx", &[("GITHUB_TOKEN", "ghp_secret"), ("LEVEL", "1")])];
-        let shown = redacted(&saved);
+        let shown = redacted(&saved, REDACTED);
         assert_eq!(env(&shown[0]).get("GITHUB_TOKEN").map(String::as_str), Some(REDACTED));
         assert!(!format!("{saved:?}").contains("ghp_secret"), "Debug hides the values");
 
@@ -250,7 +244,7 @@ mod tests {
         if let McpTransport::Stdio { env, .. } = &mut edited[0].transport {
             env.insert("LEVEL".to_owned(), "2".to_owned());
         }
-        let merged_same = merged(&saved, edited.clone());
+        let merged_same = merged(&saved, edited.clone(), REDACTED);
         assert_eq!(
             env(&merged_same[0]).get("GITHUB_TOKEN").map(String::as_str),
             Some("ghp_secret")
@@ -261,7 +255,7 @@ mod tests {
         if let McpTransport::Stdio { command, .. } = &mut edited[0].transport {
             *command = "other-server".to_owned();
         }
-        let moved = merged(&saved, edited);
+        let moved = merged(&saved, edited, REDACTED);
         assert_eq!(env(&moved[0]).get("GITHUB_TOKEN"), None);
         assert_eq!(env(&moved[0]).get("LEVEL").map(String::as_str), Some("2"));
     }

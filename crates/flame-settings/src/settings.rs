@@ -505,7 +505,11 @@ impl Settings {
         Settings {
             anthropic: merge(ProviderKind::Anthropic, &self.anthropic, edited.anthropic.clone()),
             openai: merge(ProviderKind::Openai, &self.openai, edited.openai.clone()),
-            mcp_servers: mcp_servers::merged(&self.mcp_servers, edited.mcp_servers.clone()),
+            mcp_servers: mcp_servers::merged(
+                &self.mcp_servers,
+                edited.mcp_servers.clone(),
+                REDACTED,
+            ),
             ..edited
         }
     }
@@ -529,7 +533,7 @@ impl Settings {
             anthropic: hide(ProviderKind::Anthropic, &self.anthropic),
             openai: hide(ProviderKind::Openai, &self.openai),
             built_in_prices: cost::built_in_prices(),
-            mcp_servers: mcp_servers::redacted(&self.mcp_servers),
+            mcp_servers: mcp_servers::redacted(&self.mcp_servers, REDACTED),
             ..self.clone()
         }
     }
