@@ -2463,7 +2463,8 @@ export type Stopped =
 { kind: "budget_spent"; frame: FrameId; reason: string } | 
 /**
  *  A tool call waits for the person to accept or refuse it: a push or pop under
- *  [`Autonomy::Ask`], or a workspace call whose kind asks.
+ *  [`Autonomy::Ask`], a workspace call whose kind asks, or an MCP call the settings do not
+ *  allow.
  */
 { kind: "awaiting_approval"; request: WaitingRequest };
 

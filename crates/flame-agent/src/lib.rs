@@ -122,7 +122,8 @@ pub enum Stopped {
     /// it or pops the frame. `frame` is the frame whose budget it is.
     BudgetSpent { frame: FrameId, reason: String },
     /// A tool call waits for the person to accept or refuse it: a push or pop under
-    /// [`Autonomy::Ask`], or a workspace call whose kind asks.
+    /// [`Autonomy::Ask`], a workspace call whose kind asks, or an MCP call the settings do not
+    /// allow.
     AwaitingApproval { request: WaitingRequest },
 }
 

@@ -422,3 +422,29 @@ impl Agent {
         self.mcp.servers.kill_now();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(n: usize) -> FrameId {
+        FrameId::from_trusted(format!("f{n:010}"))
+    }
+
+    #[test]
+    fn the_tools_of_at_most_the_limit_of_frames_are_kept_the_least_used_forgotten() {
+        let tools = McpTools::new(&[], &Environment::from_variables([]));
+        let offered = Arc::new(Offered::default());
+        for n in 0..MAX_KEPT_FRAMES {
+            tools.keep(&frame(n), Some(1), &offered);
+        }
+        // The first frame is used again, so the second is the least recently used.
+        assert!(tools.kept(&frame(0), Some(1)).is_some());
+        tools.keep(&frame(MAX_KEPT_FRAMES), Some(1), &offered);
+        assert!(tools.kept(&frame(0), Some(1)).is_some());
+        assert!(tools.kept(&frame(1), None).is_none() && tools.any_kept(&frame(1)).is_none());
+        assert!(tools.any_kept(&frame(MAX_KEPT_FRAMES)).is_some());
+        // Another opening's list is not this one's.
+        assert!(tools.kept(&frame(0), Some(2)).is_none());
+    }
+}

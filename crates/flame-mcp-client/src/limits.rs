@@ -115,3 +115,17 @@ pub(crate) fn error_text(text: &str) -> String {
     let kept = cut(trimmed, MAX_ERROR_TEXT_BYTES);
     if kept.len() < trimmed.len() { format!("{kept}…") } else { kept.to_owned() }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_servers_text_in_an_error_is_cut_and_says_so() {
+        let long = "ü".repeat(MAX_ERROR_TEXT_BYTES);
+        let cut_text = error_text(&long);
+        assert!(cut_text.ends_with('…'));
+        assert!(cut_text.len() <= MAX_ERROR_TEXT_BYTES + '…'.len_utf8());
+        assert_eq!(error_text("  short  "), "short");
+    }
+}

@@ -580,6 +580,14 @@ mod tests {
     }
 
     #[test]
+    fn a_long_description_is_cut() {
+        let mut long = tool("long", json!({}));
+        long.description = Some("é".repeat(MAX_TOOL_DESCRIPTION_BYTES).into());
+        let list = tool_list("srv", vec![long], false);
+        assert_eq!(list.tools[0].description.len(), MAX_TOOL_DESCRIPTION_BYTES);
+    }
+
+    #[test]
     fn a_server_offers_at_most_the_limit() {
         let tools: Vec<Tool> =
             (0..MAX_TOOLS_PER_SERVER + 3).map(|i| tool(&format!("t{i:04}"), json!({}))).collect();

@@ -118,3 +118,28 @@ impl McpServers {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::McpTransport;
+
+    #[test]
+    fn at_most_the_limit_of_servers_each_named_once() {
+        let spec = |n: usize| ServerSpec {
+            name: format!("s{n:02}"),
+            transport: McpTransport::Http {
+                url: "https://x/mcp".to_owned(),
+                headers: Default::default(),
+            },
+        };
+        let mut specs: Vec<ServerSpec> = (0..MAX_SERVERS + 5).map(spec).collect();
+        specs.push(spec(0));
+        let start = StartEnvironment { variables: Vec::new(), lookup: Arc::new(|_| None) };
+        let servers = McpServers::new(specs, start, Limits::DEFAULT);
+        let names: Vec<&str> = servers.names().collect();
+        assert_eq!(names.len(), MAX_SERVERS);
+        assert_eq!(names[0], "s00");
+        assert_eq!(names[1], "s01", "a name listed twice is one server");
+    }
+}

@@ -1,7 +1,7 @@
 //! Servers that misbehave, each in one way: each gets a clear error on the operation that met
 //! it, and the other servers, started beside them, keep working.
 
-use flame_mcp_client::{McpError, Problem, ServerListing, ToolList};
+use flame_mcp_client::{MAX_LIST_PAGES, McpError, Problem, ServerListing, ToolList};
 use serde_json::json;
 
 use super::*;
@@ -27,6 +27,7 @@ async fn each_hostile_server_fails_clearly_and_the_rest_keep_working() {
         scripted("flood", "flood"),
         scripted("malformed", "malformed"),
         scripted("huge", "huge"),
+        scripted("endless", "endless"),
         spec("missing", stdio("/nonexistent/mcp-server", &[], &[])),
         spec("needs-var", stdio("node", &["${NOT_SET_ANYWHERE}"], &[])),
     ]);
@@ -34,12 +35,28 @@ async fn each_hostile_server_fails_clearly_and_the_rest_keep_working() {
     let names: Vec<&str> = listings.iter().map(|l| l.server.as_str()).collect();
     assert_eq!(
         names,
-        ["exits", "flood", "huge", "malformed", "missing", "needs-var", "noisy", "silent", "well"],
+        [
+            "endless",
+            "exits",
+            "flood",
+            "huge",
+            "malformed",
+            "missing",
+            "needs-var",
+            "noisy",
+            "silent",
+            "well"
+        ],
         "servers in the order of their names"
     );
     let well = listed(&listings, "well").as_ref().expect("the well-behaved server lists");
     let offered: Vec<&str> = well.tools.iter().map(|t| t.offered_name.as_str()).collect();
     assert_eq!(offered, ["well__echo", "well__fail", "well__odd", "well__slow"]);
+
+    // A list in pages without end is read up to the limit, and the rest said to be left out.
+    let endless = listed(&listings, "endless").as_ref().expect("the pages read are offered");
+    assert_eq!(endless.tools.len(), MAX_LIST_PAGES);
+    assert!(endless.left_out[0].contains("the rest of its list"), "{:?}", endless.left_out);
 
     let error = |server: &str| listed(&listings, server).as_ref().unwrap_err().clone();
     let exits = error("exits");
@@ -106,7 +123,7 @@ async fn each_hostile_server_fails_clearly_and_the_rest_keep_working() {
     assert!(again.to_string().contains("it is tried again in"), "{again}");
 
     let states = set.states();
-    assert_eq!(states.len(), 9);
+    assert_eq!(states.len(), 10);
     set.stop().await;
 }
 

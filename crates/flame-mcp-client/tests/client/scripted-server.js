@@ -10,6 +10,7 @@
 //   flood      writes text that is not JSON without end
 //   malformed  starts and lists as `well`, then answers a call with JSON that is not JSON-RPC
 //   huge       starts and lists as `well`, then answers a call with a 50 MB result
+//   endless    lists its tools in pages without end, each naming a next one
 //
 // With FLAME_TEST_PIDS set, it starts a child process of its own (which it never stops) and
 // writes both process ids to that file, so a test can check that stopping the server ends both.
@@ -96,6 +97,11 @@ createInterface({ input: process.stdin }).on("line", (line) => {
     case "ping":
       return result(message.id, {});
     case "tools/list":
+      if (mode === "endless") {
+        const page = Number(message.params?.cursor ?? 0);
+        const tool = { name: `page_${page}`, inputSchema: { type: "object" } };
+        return result(message.id, { tools: [tool], nextCursor: String(page + 1) });
+      }
       return result(message.id, { tools: tools() });
     case "tools/call": {
       const { name, arguments: args } = message.params;
