@@ -7,7 +7,7 @@
 //! The files are only read, never written, and each only up to [`MAX_CONFIG_BYTES`]; their places
 //! are passed in ([`Places`]). What cannot be used is not dropped silently: a file that cannot be
 //! read or parsed, and an entry Flame cannot reach (the old SSE transport, a command that is not
-//! a list of words), is a problem that says why. A name is made one Flame accepts
+//! a list of words) or should not (`flame mcp`, Flame's own server), is a problem that says why. A name is made one Flame accepts
 //! ([`crate::usable_name`]); variables written `${NAME}` are kept as they are and expanded when
 //! the server starts, and Codex's token and header variables become such references.
 
@@ -203,6 +203,16 @@ fn add(
             return;
         }
     };
+    if let McpTransport::Stdio { command, args, .. } = &transport
+        && Path::new(command).file_name().is_some_and(|f| f == "flame")
+        && args.first().is_some_and(|a| a == "mcp")
+    {
+        found.problems.push(format!(
+            "{name} in {}: it is Flame's own MCP server, whose frame tools the agent has already",
+            file.display()
+        ));
+        return;
+    }
     let Some(usable) = usable_name(name) else {
         found
             .problems
@@ -408,7 +418,8 @@ mod tests {
         write(
             work.join(".mcp.json"),
             r#"{"mcpServers": {"fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."], "env": {"DEBUG": "1"}},
-                "old": {"type": "sse", "url": "https://example.com/sse"}}}"#,
+                "old": {"type": "sse", "url": "https://example.com/sse"},
+                "flame": {"command": "flame", "args": ["mcp"]}}}"#,
         );
         write(
             home.join(".claude.json"),
@@ -491,8 +502,9 @@ env_http_headers = { "X-Team" = "TEAM_ID" }
             }
         );
         assert_eq!(found.servers.len(), 7, "{found:?}");
-        assert_eq!(found.problems.len(), 1, "{:?}", found.problems);
-        assert!(found.problems[0].contains("old SSE transport"), "{:?}", found.problems);
+        assert_eq!(found.problems.len(), 2, "{:?}", found.problems);
+        assert!(found.problems[0].contains("Flame's own MCP server"), "{:?}", found.problems);
+        assert!(found.problems[1].contains("old SSE transport"), "{:?}", found.problems);
 
         let only_codex = find(&h.places, &[Source::Codex]);
         assert!(only_codex.servers.iter().all(|s| s.source == Source::Codex));
