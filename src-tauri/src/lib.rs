@@ -12,7 +12,8 @@
 //! after an import), and runs the window. A failed start does not end the process: `Startup` keeps
 //! the `ApiError`, every command returns it, and the window shows it. `assemble` puts the commands,
 //! events and state on a `tauri::Builder`, for the app and the command tests alike; its setup hook
-//! starts `change_watch.rs` and applies the webview's one WebKitGTK setting (`webkit.rs`).
+//! starts `change_watch.rs` and applies the webview's one WebKitGTK setting (`webkit.rs`). When
+//! the app exits, the MCP servers the agent started are stopped (`Startup::stop_mcp_servers`).
 
 pub mod bindings;
 mod change_watch;
@@ -108,13 +109,22 @@ pub fn run(withdrawn: (flame_workspace::Environment, std::io::Result<usize>)) {
         });
     }
 
-    let result = assemble(tauri::Builder::default(), startup)
-        .run(tauri::generate_context!("../tauri.conf.json"));
-    if let Err(err) = result {
-        // Without a window there is nowhere else to say it.
-        tracing::error!("the window could not be opened: {err}");
-        std::process::exit(1);
-    }
+    let app = match assemble(tauri::Builder::default(), startup)
+        .build(tauri::generate_context!("../tauri.conf.json"))
+    {
+        Ok(app) => app,
+        Err(err) => {
+            // Without a window there is nowhere else to say it.
+            tracing::error!("the window could not be opened: {err}");
+            std::process::exit(1);
+        }
+    };
+    app.run(|handle, event| {
+        // The MCP servers the agent started end with the app.
+        if let tauri::RunEvent::Exit = event {
+            handle.state::<Startup>().stop_mcp_servers();
+        }
+    });
 }
 
 /// Runs `work` on a thread of its own named `name`; a thread that cannot start is logged, as the
