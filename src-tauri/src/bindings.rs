@@ -45,6 +45,8 @@ pub fn builder<R: Runtime>() -> Builder<R> {
             commands::get_settings,
             commands::save_settings,
             commands::list_models,
+            commands::mcp_servers,
+            commands::find_mcp_servers,
             commands::create_tree,
             commands::set_tree_workspace,
             commands::list_trees,

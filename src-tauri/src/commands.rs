@@ -13,7 +13,8 @@
 //! `gateway_status`, `set_gateway` and `gateway_sessions` (`gateway.rs` runs the gateway);
 //! `gateway_frame` is the chat pane header's. Every command is
 //! declared to Tauri in `build.rs`, which reads the one list in `bindings.rs`, and
-//! `capabilities/default.json` grants the main window only those it uses (not `update_results`,
+//! `mcp_servers` and `find_mcp_servers` are the MCP servers' in Settings and the context
+//! inspector. `capabilities/default.json` grants the main window only those it uses (not `update_results`,
 //! `frame_messages`, `waiting_request` or `frame_budget`, which only the command tests call).
 
 use flame_agent::{Answer, ChatEvent, ChatOutcome, GeneratedResults, WaitingRequest};
@@ -115,7 +116,8 @@ pub fn frame_view(
 ) -> Result<ChatView, ApiError> {
     let flame = startup.flame()?;
     let view = flame.frame_view(&id, after)?;
-    Ok(ChatView { view, waiting_request: flame_agent::waiting_request(flame, &id)? })
+    let waiting = flame_agent::waiting_request_among(flame, &id, &startup.mcp_server_settings())?;
+    Ok(ChatView { view, waiting_request: waiting })
 }
 
 /// A page of frame `id`'s messages before message `before`, the oldest the chat pane holds (a
@@ -451,7 +453,7 @@ pub fn waiting_request(
     startup: State<'_, Startup>,
     frame: FrameId,
 ) -> Result<Option<WaitingRequest>, ApiError> {
-    flame_agent::waiting_request(startup.flame()?, &frame)
+    flame_agent::waiting_request_among(startup.flame()?, &frame, &startup.mcp_server_settings())
 }
 
 /// Stops the answer running now; what arrived is kept, marked interrupted.
@@ -562,6 +564,32 @@ pub async fn list_models(
     let options = flame_settings::model_list::ListOptions::default();
     let env = startup.env_reader();
     flame_settings::model_list::list_models_for(&file, &env, now_ms, &options).await
+}
+
+/// The MCP servers of the settings, where each stands, and how many tools the model of `frame`
+/// (null: none) is offered from each: the settings' list and the context inspector's.
+#[tauri::command]
+#[specta::specta]
+pub fn mcp_servers(
+    startup: State<'_, Startup>,
+    frame: Option<FrameId>,
+) -> Result<Vec<flame_agent::McpServerView>, ApiError> {
+    Ok(startup.agent()?.mcp_servers(frame.as_ref()))
+}
+
+/// The MCP servers other agents were given (Claude Code, OpenCode, Codex, and the `.mcp.json` of
+/// tree `tree`'s workspace, if it has one), for the person to pick from; nothing is added here.
+#[tauri::command]
+#[specta::specta]
+pub fn find_mcp_servers(
+    startup: State<'_, Startup>,
+    tree: Option<TreeId>,
+) -> Result<flame_mcp_client::found::Found, ApiError> {
+    let workspace = match &tree {
+        Some(tree) => startup.flame()?.tree(tree)?.workspace.map(std::path::PathBuf::from),
+        None => None,
+    };
+    Ok(flame_mcp_client::found::find(&startup.mcp_places(workspace), &[]))
 }
 
 /// The settings file, with its keys in the system keyring if one answers now.

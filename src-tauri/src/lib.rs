@@ -12,8 +12,10 @@
 //! after an import), and runs the window. A failed start does not end the process: `Startup` keeps
 //! the `ApiError`, every command returns it, and the window shows it. `assemble` puts the commands,
 //! events and state on a `tauri::Builder`, for the app and the command tests alike; its setup hook
-//! starts `change_watch.rs`, the follower, the gateway when the settings say so (`gateway.rs`,
-//! stopped as the app exits), and applies the webview's one WebKitGTK setting (`webkit.rs`).
+//! starts `change_watch.rs`, the follower, the gateway when the settings say so (`gateway.rs`),
+//! and applies the webview's one WebKitGTK setting (`webkit.rs`). When the app exits, the gateway
+//! lets its port go and the MCP servers the agent started are stopped
+//! (`Startup::stop_mcp_servers`).
 
 pub mod bindings;
 mod change_watch;
@@ -122,9 +124,11 @@ pub fn run(withdrawn: (flame_workspace::Environment, std::io::Result<usize>)) {
         std::process::exit(1);
     });
     app.run(|app, event| {
-        // The gateway's port is let go of before the process ends, not with it.
+        // The gateway's port is let go of before the process ends, not with it, and the MCP
+        // servers the agent started end with the app.
         if let tauri::RunEvent::Exit = event {
             tauri::async_runtime::block_on(app.state::<gateway::GatewayRunner>().stop());
+            app.state::<Startup>().stop_mcp_servers();
         }
     });
 }

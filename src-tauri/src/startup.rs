@@ -124,9 +124,39 @@ impl Startup {
     }
 
     /// Forgets the kept agent, so the next is built from the settings as saved now (a save
-    /// within the file's clock tick would not change its stamp).
+    /// within the file's clock tick would not change its stamp). The MCP servers it started stop
+    /// when the last answer still using it ends.
     pub fn forget_agent(&self) {
         *self.kept_agent.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// Stops the MCP servers the kept agent started, each given a moment to exit and then
+    /// killed with everything it started: when the app exits.
+    pub fn stop_mcp_servers(&self) {
+        let kept = self.kept_agent.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some((_, agent)) = kept {
+            tauri::async_runtime::block_on(agent.stop_mcp_servers());
+            agent.kill_mcp_servers();
+        }
+    }
+
+    /// The MCP servers of the settings as saved now (read without the keys), so a question the
+    /// agent waits on is told apart from another tool's call.
+    pub fn mcp_server_settings(&self) -> Vec<flame_settings::McpServerSettings> {
+        Settings::at_or_default(self.settings_path.as_deref()).mcp_servers
+    }
+
+    /// Where other agents keep their MCP servers: the home and configuration folders of the
+    /// environment the app started with, and `workspace`.
+    pub fn mcp_places(&self, workspace: Option<PathBuf>) -> flame_mcp_client::found::Places {
+        let home = self.environment.get("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+        let config = self
+            .environment
+            .get("XDG_CONFIG_HOME")
+            .filter(|c| !c.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(".config")));
+        flame_mcp_client::found::Places { home, config, workspace }
     }
 
     /// Reads one variable of the environment keys and base URLs come from.

@@ -744,3 +744,89 @@ fn the_window_runs_the_gateway_as_the_settings_say_and_lists_what_it_recorded() 
     assert!(std::net::TcpStream::connect(&address).is_err(), "the port is let go");
     drop(taken);
 }
+
+/// The settings' MCP servers reach the window with where each stands and without their values;
+/// the servers other agents were given are found in the home of the environment the app started
+/// with and in the tree's workspace, and adding them is a save of the settings.
+#[test]
+fn mcp_servers_are_listed_found_elsewhere_and_added_by_saving_the_settings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let person = tmp.path().join("person");
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&person).unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(
+        person.join(".claude.json"),
+        json!({"mcpServers": {"github": {"type": "http", "url": "https://api.example.com/mcp",
+                                         "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}}}})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        work.join(".mcp.json"),
+        json!({"mcpServers": {"fs": {"command": "npx", "args": ["-y", "server-filesystem", "."]}}})
+            .to_string(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(tmp.path().join("config")).unwrap();
+    let settings = tmp.path().join("config/settings.json");
+    std::fs::write(
+        &settings,
+        json!({"mcp_servers": [{"name": "docs", "approval": "allow",
+            "transport": {"kind": "stdio", "command": "docs-server", "env": {"TOKEN": "s3cret-value"}}}]})
+            .to_string(),
+    )
+    .unwrap();
+    let home = tmp.path().join("home");
+    let environment = flame_workspace::Environment::from_variables([(
+        "HOME".into(),
+        person.clone().into_os_string(),
+    )]);
+    let (_app, window) = window_with(
+        Startup::with_settings(
+            DataDir::resolve(Some(home.as_os_str()), None, None),
+            Some(settings),
+        )
+        .with_environment(environment),
+    );
+    let created = invoke_with(
+        &window,
+        "create_tree",
+        json!({"title": "Work", "criteria": "done", "workspace": work.display().to_string()}),
+    )
+    .unwrap();
+    let tree = created["id"].as_str().unwrap().to_owned();
+
+    let servers = invoke_with(&window, "mcp_servers", json!({"frame": null})).unwrap();
+    assert_eq!(
+        servers,
+        json!([{"name": "docs", "transport": "stdio", "summary": "docs-server",
+                "status": {"kind": "not_started"}, "approval": "allow", "offered_in_frame": null}])
+    );
+    let shown = invoke(&window, "get_settings").unwrap();
+    assert_eq!(shown["mcp_servers"][0]["transport"]["env"]["TOKEN"], "(set)");
+    assert!(!shown.to_string().contains("s3cret-value"));
+
+    let found = invoke_with(&window, "find_mcp_servers", json!({"tree": tree})).unwrap();
+    let names: Vec<&str> =
+        found["servers"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["fs", "github"], "{found}");
+    assert_eq!(found["servers"][0]["source"], "project");
+
+    // The window adds what the person picked to the settings it shows, and saves them.
+    let mut edited = shown.clone();
+    let picked = &found["servers"][1];
+    edited["mcp_servers"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": picked["name"], "transport": picked["transport"], "approval": "ask"}));
+    invoke_with(&window, "save_settings", json!({"settings": edited})).unwrap();
+    let saved = invoke(&window, "get_settings").unwrap();
+    assert_eq!(saved["mcp_servers"].as_array().unwrap().len(), 2);
+    let listed = invoke_with(&window, "mcp_servers", json!({"frame": null})).unwrap();
+    assert_eq!(listed[1]["name"], "github");
+    assert_eq!(listed[1]["transport"], "http");
+    // The value the window never saw is still the one saved.
+    let text = std::fs::read_to_string(tmp.path().join("config/settings.json")).unwrap();
+    assert!(text.contains("s3cret-value"), "{text}");
+}

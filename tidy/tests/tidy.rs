@@ -85,22 +85,46 @@ fn only_the_store_talks_to_sqlite() {
     );
 }
 
+/// The crates that speak HTTP: the providers, the gateway (a server on 127.0.0.1 that forwards an
+/// agent's calls to the upstreams it was given, following no redirect), and the MCP client for
+/// servers reached over streamable HTTP (rmcp's client, which follows redirects only within the
+/// server's origin).
+const HTTP_SPEAKERS: [&str; 3] = ["flame-models", "flame-gateway", "flame-mcp-client"];
+
+/// rmcp's features that bring in an HTTP crate. Cargo resolves one set of features for the whole
+/// workspace, so rmcp reaches reqwest for every crate once the MCP client turns these on; a crate
+/// speaks HTTP through rmcp only if it turns one of them on itself.
+const RMCP_HTTP_FEATURES: [&str; 4] =
+    ["reqwest", "transport-streamable-http", "server-side-http", "auth"];
+
 #[test]
-fn only_flame_models_speaks_http() {
+fn only_flame_models_the_gateway_and_the_mcp_client_speak_http() {
     let workspace = Workspace::load();
-    assert!(workspace.members.iter().any(|m| m.name == "flame-models"), "flame-models is gone");
+    for speaker in HTTP_SPEAKERS {
+        assert!(workspace.members.iter().any(|m| m.name == speaker), "{speaker} is gone");
+    }
     let mut offences = Vec::new();
     for member in &workspace.members {
-        if member.name == "flame-models" {
+        if HTTP_SPEAKERS.contains(&member.name.as_str()) {
             continue;
         }
-        // Through flame-models is the one allowed way. The shell also reaches reqwest through
-        // tauri itself, which it does not use to make requests; any other way is an offence,
-        // tests and benches included.
+        for rmcp in member.declared.iter().filter(|d| d.name == "rmcp") {
+            for feature in &rmcp.features {
+                if RMCP_HTTP_FEATURES.iter().any(|http| feature.starts_with(http)) {
+                    offences.push(format!(
+                        "{}/Cargo.toml: turns on rmcp's HTTP feature {feature}",
+                        member.dir.display()
+                    ));
+                }
+            }
+        }
+        // Through flame-models, flame-gateway, flame-mcp-client or rmcp (whose HTTP features are
+        // checked above) is the one allowed way. The shell also reaches reqwest through tauri itself, which it
+        // does not use to make requests; any other way is an offence, tests and benches included.
         let through: &[&str] = if member.dir.starts_with("src-tauri") {
-            &["flame-models", "tauri"]
+            &["flame-models", "flame-gateway", "flame-mcp-client", "rmcp", "tauri"]
         } else {
-            &["flame-models"]
+            &["flame-models", "flame-gateway", "flame-mcp-client", "rmcp"]
         };
         let reached = workspace.reachable_avoiding(&member.name, through, true);
         for http in HTTP_CRATES {
@@ -111,7 +135,7 @@ fn only_flame_models_speaks_http() {
     }
     assert!(
         offences.is_empty(),
-        "only flame-models may speak HTTP; these reach an HTTP crate another way:\n{}",
+        "only flame-models, flame-gateway and flame-mcp-client may speak HTTP; these reach an HTTP crate another way:\n{}",
         offences.join("\n")
     );
 }

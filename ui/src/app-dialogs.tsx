@@ -95,6 +95,7 @@ export function AppDialogs({
       {open.settings && (
         <SettingsDialog
           backend={backend}
+          tree={outline?.tree.id ?? null}
           onSaved={(saved) => {
             models.update(saved);
             // Saved prices change what frames cost; the outline carries the costs.

@@ -92,6 +92,16 @@ export const commands = {
 	 */
 	listModels: () => typedError<ModelList_Serialize, ApiError>(__TAURI_INVOKE("list_models")),
 	/**
+	 *  The MCP servers of the settings, where each stands, and how many tools the model of `frame`
+	 *  (null: none) is offered from each: the settings' list and the context inspector's.
+	 */
+	mcpServers: (frame: FrameId | null) => typedError<McpServerView_Serialize[], ApiError>(__TAURI_INVOKE("mcp_servers", { frame })),
+	/**
+	 *  The MCP servers other agents were given (Claude Code, OpenCode, Codex, and the `.mcp.json` of
+	 *  tree `tree`'s workspace, if it has one), for the person to pick from; nothing is added here.
+	 */
+	findMcpServers: (tree: TreeId | null) => typedError<Found_Serialize, ApiError>(__TAURI_INVOKE("find_mcp_servers", { tree })),
+	/**
 	 *  Creates a tree, its root frame in progress and focused, and makes it current. `workspace`
 	 *  (null: none) is the folder its agent's workspace tools work in (`~/` is the home folder).
 	 */
@@ -345,7 +355,12 @@ export type Ask =
 /**  A push or pop the agent wants to make. */
 { kind: "frame_change" } | 
 /**  A workspace tool call, with what it would do. */
-{ kind: "workspace"; tool_kind: ToolKind; preview: Preview };
+{ kind: "workspace"; tool_kind: ToolKind; preview: Preview } | 
+/**
+ *  A call of an MCP server's tool (its own name), which the settings do not allow to run
+ *  without asking; the call's arguments say what it would do.
+ */
+{ kind: "mcp"; server: string; tool: string };
 
 /**  What the agent may do with frames on its own. */
 export type Autonomy = 
@@ -891,6 +906,52 @@ export type FollowRead_Serialize = {
 	problem: string | null,
 	/**  A spent budget of the followed tree, which only warns (Flame does not drive the agent). */
 	budget_notice: string | null,
+};
+
+/**  What was found, and what could not be used. */
+export type Found = Found_Serialize | Found_Deserialize;
+
+/**  A server another agent was given. */
+export type FoundServer = FoundServer_Serialize | FoundServer_Deserialize;
+
+/**  A server another agent was given. */
+export type FoundServer_Deserialize = {
+	source: Source,
+	/**  The file it was found in. */
+	file: string,
+	/**  The name Flame would give it. */
+	name: string,
+	/**  Its name there, when Flame's differs. */
+	original_name?: string | null,
+	transport: McpTransport_Deserialize,
+	/**  What the person should know before adding it (turned off there, a variable it names). */
+	note?: string | null,
+};
+
+/**  A server another agent was given. */
+export type FoundServer_Serialize = {
+	source: Source,
+	/**  The file it was found in. */
+	file: string,
+	/**  The name Flame would give it. */
+	name: string,
+	/**  Its name there, when Flame's differs. */
+	original_name: string | null,
+	transport: McpTransport_Serialize,
+	/**  What the person should know before adding it (turned off there, a variable it names). */
+	note: string | null,
+};
+
+/**  What was found, and what could not be used. */
+export type Found_Deserialize = {
+	servers: FoundServer_Deserialize[],
+	problems: string[],
+};
+
+/**  What was found, and what could not be used. */
+export type Found_Serialize = {
+	servers: FoundServer_Serialize[],
+	problems: string[],
 };
 
 /**  A frame: a subtask with an identity, a status, and (once finished) its hand-off. */
@@ -1655,6 +1716,123 @@ export type LocalServer_Serialize = {
 	problem: string | null,
 };
 
+/**  Whether a call waits for the person. */
+export type McpApproval = 
+/**  The agent asks before each call. */
+"ask" | 
+/**  Calls run without asking. */
+"allow";
+
+/**  One MCP server whose tools the agent is offered. */
+export type McpServerSettings = McpServerSettings_Serialize | McpServerSettings_Deserialize;
+
+/**  One MCP server whose tools the agent is offered. */
+export type McpServerSettings_Deserialize = {
+	/**  Its tools are offered as `name__tool`. */
+	name: string,
+	transport: McpTransport_Deserialize,
+	/**  How calls to its tools are approved, unless `tools` says otherwise for a tool. */
+	approval?: McpApproval,
+	/**
+	 *  How calls to some of its tools (by the tool's own name) are approved, where that differs
+	 *  from the server's.
+	 */
+	tools?: { [key in string]: McpApproval },
+};
+
+/**  One MCP server whose tools the agent is offered. */
+export type McpServerSettings_Serialize = {
+	/**  Its tools are offered as `name__tool`. */
+	name: string,
+	transport: McpTransport_Serialize,
+	/**  How calls to its tools are approved, unless `tools` says otherwise for a tool. */
+	approval: McpApproval,
+	/**
+	 *  How calls to some of its tools (by the tool's own name) are approved, where that differs
+	 *  from the server's.
+	 */
+	tools?: { [key in string]: McpApproval },
+};
+
+/**
+ *  An MCP server as the window shows it: where it stands, and how many tools the frame asked
+ *  about is offered from it.
+ */
+export type McpServerView = McpServerView_Serialize | McpServerView_Deserialize;
+
+/**
+ *  An MCP server as the window shows it: where it stands, and how many tools the frame asked
+ *  about is offered from it.
+ */
+export type McpServerView_Deserialize = {
+	name: string,
+	/**  `stdio` or `http`. */
+	transport: string,
+	/**  Its command line or address. */
+	summary: string,
+	status: ServerStatus_Deserialize,
+	/**
+	 *  How calls to its tools are approved (the settings may approve some of its tools
+	 *  otherwise).
+	 */
+	approval: McpApproval,
+	/**
+	 *  The tools the frame's model is offered from it now; `None` before the frame's first
+	 *  call since the app started.
+	 */
+	offered_in_frame?: number | null,
+};
+
+/**
+ *  An MCP server as the window shows it: where it stands, and how many tools the frame asked
+ *  about is offered from it.
+ */
+export type McpServerView_Serialize = {
+	name: string,
+	/**  `stdio` or `http`. */
+	transport: string,
+	/**  Its command line or address. */
+	summary: string,
+	status: ServerStatus_Serialize,
+	/**
+	 *  How calls to its tools are approved (the settings may approve some of its tools
+	 *  otherwise).
+	 */
+	approval: McpApproval,
+	/**
+	 *  The tools the frame's model is offered from it now; `None` before the frame's first
+	 *  call since the app started.
+	 */
+	offered_in_frame: number | null,
+};
+
+/**  How one MCP server is reached. */
+export type McpTransport = McpTransport_Serialize | McpTransport_Deserialize;
+
+/**  How one MCP server is reached. */
+export type McpTransport_Deserialize = 
+/**
+ *  A program Flame starts and speaks to over its standard input and output. It starts from
+ *  the environment Flame's commands start from (keys removed), with `env` added.
+ */
+{ kind: "stdio"; command: string; args?: string[]; env?: { [key in string]: string }; 
+/**  The folder it starts in; absent: the folder Flame was started in. */
+cwd?: string | null } | 
+/**  A streamable HTTP endpoint, sent `headers` with every request. */
+{ kind: "http"; url: string; headers?: { [key in string]: string } };
+
+/**  How one MCP server is reached. */
+export type McpTransport_Serialize = 
+/**
+ *  A program Flame starts and speaks to over its standard input and output. It starts from
+ *  the environment Flame's commands start from (keys removed), with `env` added.
+ */
+{ kind: "stdio"; command: string; args: string[]; env: { [key in string]: string }; 
+/**  The folder it starts in; absent: the folder Flame was started in. */
+cwd?: string } | 
+/**  A streamable HTTP endpoint, sent `headers` with every request. */
+{ kind: "http"; url: string; headers: { [key in string]: string } };
+
 /**  A message as stored. */
 export type Message = Message_Serialize | Message_Deserialize;
 
@@ -2328,6 +2506,27 @@ export type ServerKind = "ollama" | "llama_cpp" | "lm_studio" | "vllm" |
 /**  A server that lists models at `/v1/models` and is none of the above. */
 "openai_compatible";
 
+/**  Where a server stands, for the window. */
+export type ServerStatus = ServerStatus_Serialize | ServerStatus_Deserialize;
+
+/**  Where a server stands, for the window. */
+export type ServerStatus_Deserialize = 
+/**  Not needed yet (it starts at the first call that needs it), or stopped. */
+{ kind: "not_started" } | 
+/**  Running; with how many tools it offered when last listed. */
+{ kind: "running"; tools?: number | null } | 
+/**  Its last start or call failed; it is tried again at its next use. */
+{ kind: "failed"; message: string };
+
+/**  Where a server stands, for the window. */
+export type ServerStatus_Serialize = 
+/**  Not needed yet (it starts at the first call that needs it), or stopped. */
+{ kind: "not_started" } | 
+/**  Running; with how many tools it offered when last listed. */
+{ kind: "running"; tools: number | null } | 
+/**  Its last start or call failed; it is tried again at its next use. */
+{ kind: "failed"; message: string };
+
 /**  A session an agent keeps, as the Sessions view and `flame sessions` show it. */
 export type SessionEntry = SessionEntry_Serialize | SessionEntry_Deserialize;
 
@@ -2467,6 +2666,11 @@ export type Settings_Deserialize = {
 	local_servers?: string[] | null,
 	/**  The gateway: whether the window starts it, its port and its mode (`gateway.rs`). */
 	gateway?: GatewaySettings_Deserialize,
+	/**
+	 *  MCP servers whose tools the agent is offered (`mcp_servers.rs`); written only when there
+	 *  are some.
+	 */
+	mcp_servers?: McpServerSettings_Deserialize[],
 };
 
 /**  Everything in `settings.json`. */
@@ -2516,6 +2720,11 @@ export type Settings_Serialize = {
 	local_servers?: string[],
 	/**  The gateway: whether the window starts it, its port and its mode (`gateway.rs`). */
 	gateway: GatewaySettings_Serialize,
+	/**
+	 *  MCP servers whose tools the agent is offered (`mcp_servers.rs`); written only when there
+	 *  are some.
+	 */
+	mcp_servers?: McpServerSettings_Serialize[],
 };
 
 /**  Records of one kind that carried no message. */
@@ -2532,6 +2741,17 @@ export type SnippetPart = {
 	text: string,
 	matched: boolean,
 };
+
+/**  Where a server was found. */
+export type Source = 
+/**  The workspace's `.mcp.json`. */
+"project" | 
+/**  Claude Code's `~/.claude.json`. */
+"claude_code" | 
+/**  OpenCode's `opencode.json`. */
+"opencode" | 
+/**  Codex's `~/.codex/config.toml`. */
+"codex";
 
 /**  What a subtree (or a turn) has spent. */
 export type Spend = {
@@ -2577,7 +2797,8 @@ export type Stopped =
 { kind: "budget_spent"; frame: FrameId; reason: string } | 
 /**
  *  A tool call waits for the person to accept or refuse it: a push or pop under
- *  [`Autonomy::Ask`], or a workspace call whose kind asks.
+ *  [`Autonomy::Ask`], a workspace call whose kind asks, or an MCP call the settings do not
+ *  allow.
  */
 { kind: "awaiting_approval"; request: WaitingRequest };
 
@@ -2921,6 +3142,8 @@ export type WindowCommand =
   | "getSettings"
   | "saveSettings"
   | "listModels"
+  | "mcpServers"
+  | "findMcpServers"
   | "createTree"
   | "setTreeWorkspace"
   | "listTrees"

@@ -1,8 +1,8 @@
 // Model settings, one section each: the default model, autonomy, the per-turn budget and the tool
 // results sent in full (`settings-general.tsx`); the approval of workspace tools; the cap on the
 // storage workspace checkpoints take (`settings-checkpoints.tsx`); prices (`settings-prices.tsx`);
-// models (`settings-models.tsx`); local servers (`settings-servers.tsx`); and where each provider
-// is, with its key (`settings-providers.tsx`). The dialog reads the settings, holds the edits and
+// models (`settings-models.tsx`); local servers (`settings-servers.tsx`); MCP servers
+// (`settings-mcp.tsx`); and where each provider is, with its key (`settings-providers.tsx`). The dialog reads the settings, holds the edits and
 // saves them all at once.
 
 import { useEffect, useState } from "preact/hooks";
@@ -16,6 +16,7 @@ import type {
 } from "./bindings";
 import { ErrorLine } from "./error-line";
 import { CheckpointsSection } from "./settings-checkpoints";
+import { McpServersSection } from "./settings-mcp";
 import { ApprovalSection, GeneralSection } from "./settings-general";
 import { ModelsSection } from "./settings-models";
 import { PricesSection } from "./settings-prices";
@@ -32,10 +33,13 @@ import { SettingsServers } from "./settings-servers";
 
 export function SettingsDialog({
   backend,
+  tree = null,
   onSaved,
   onClose,
 }: {
   backend: Backend;
+  /** The current tree, whose workspace's MCP servers "Add from other agents" offers too. */
+  tree?: string | null;
   /** Told the settings as saved (keys redacted), so what depends on them can follow. */
   onSaved?: (settings: Settings) => void;
   onClose: () => void;
@@ -124,6 +128,14 @@ export function SettingsDialog({
               settings={settings}
               onChange={(local_servers) =>
                 setSettings((current) => current && { ...current, local_servers })
+              }
+            />
+            <McpServersSection
+              backend={backend}
+              settings={settings}
+              tree={tree}
+              onChange={(edit) =>
+                setSettings((s) => (s ? { ...s, mcp_servers: edit(s.mcp_servers ?? []) } : s))
               }
             />
             {PROVIDERS.map((provider) => (

@@ -109,6 +109,8 @@ export function fakeBackend(parts: Partial<Backend>): Backend {
     getSettings: refuse,
     saveSettings: refuse,
     listModels: refuse,
+    mcpServers: () => answer([]),
+    findMcpServers: refuse,
     sendMessage: refuse,
     answerRequest: refuse,
     answerAgain: refuse,

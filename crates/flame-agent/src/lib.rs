@@ -39,6 +39,10 @@
 //! thread with the agent's `hands::Hands` as its command runner: Stop kills a running command's
 //! process group, and commands start from the `Environment` the front end passed in, which keys
 //! and base URLs are read from too.
+//! The tools of the MCP servers in the settings are offered after these as `server__tool`, the
+//! list each frame's opening was offered kept until its next opening, and called with the
+//! person's approval unless the settings allow them (`mcp_tools.rs`); the servers start at their
+//! first use and stop with the agent (`Agent::stop_mcp_servers`).
 //! Imported tool calls (results without a tool name) go to the model as text, and a frame whose
 //! last assistant message calls none of the frame tools waits on nothing. Front ends build the
 //! agent with `Agent::from_settings_file(flame, settings path, environment, retry)` (`SettingsFile::at`
@@ -50,6 +54,7 @@
 pub mod approval;
 mod compaction;
 mod hands;
+mod mcp_tools;
 pub mod suggest;
 
 use std::path::PathBuf;
@@ -74,6 +79,7 @@ use serde::Serialize;
 pub use approval::{Ask, WaitingRequest};
 pub use compaction::GeneratedResults;
 pub use flame_api::{Answer, Approval, ApprovalPolicy, Preview, RunApproval};
+pub use mcp_tools::{MAX_KEPT_FRAMES, McpServerView};
 
 /// How often a streaming reply's text is written to the store.
 const SAVE_EVERY: Duration = Duration::from_millis(250);
@@ -119,7 +125,8 @@ pub enum Stopped {
     /// it or pops the frame. `frame` is the frame whose budget it is.
     BudgetSpent { frame: FrameId, reason: String },
     /// A tool call waits for the person to accept or refuse it: a push or pop under
-    /// [`Autonomy::Ask`], or a workspace call whose kind asks.
+    /// [`Autonomy::Ask`], a workspace call whose kind asks, or an MCP call the settings do not
+    /// allow.
     AwaitingApproval { request: WaitingRequest },
 }
 
@@ -142,6 +149,8 @@ pub struct Agent {
     /// Where keys and base URLs are read from, and what commands start from (before Flame's and
     /// the providers' variables are removed): the front end's, passed in.
     environment: Environment,
+    /// The settings' MCP servers, started at their first use (`mcp_tools.rs`).
+    mcp: mcp_tools::McpTools,
 }
 
 impl std::fmt::Debug for Agent {
@@ -161,7 +170,8 @@ impl Agent {
         environment: Environment,
         retry: RetryPolicy,
     ) -> Agent {
-        Agent { flame, client: Client::new(retry), settings, environment }
+        let mcp = mcp_tools::McpTools::new(&settings.mcp_servers, &environment);
+        Agent { flame, client: Client::new(retry), settings, environment, mcp }
     }
 
     /// The agent every front end builds: the settings of the file at `settings_path` (see
@@ -249,7 +259,7 @@ impl Agent {
         on_event: Sink<'_>,
     ) -> Result<ChatOutcome, ApiError> {
         let model = self.resolve_for_call(model).await?;
-        let waiting = pending_calls(&self.flame.messages(frame)?);
+        let waiting = pending_calls(&self.flame.messages(frame)?, &self.settings.mcp_servers);
         if waiting.is_empty() {
             return Err(ApiError::new(
                 ErrorCode::Invalid,
@@ -295,7 +305,7 @@ impl Agent {
                 ),
             ));
         }
-        if !pending_calls(&self.flame.messages(frame)?).is_empty() {
+        if !pending_calls(&self.flame.messages(frame)?, &self.settings.mcp_servers).is_empty() {
             return Err(ApiError::new(
                 ErrorCode::Invalid,
                 format!(
@@ -314,12 +324,9 @@ impl Agent {
         cancel: &CancellationToken,
         on_event: Sink<'_>,
     ) -> Result<ChatOutcome, ApiError> {
-        let tools = self.offered_tools(&frame, on_event)?;
-        let schema_tokens = flame_tokens::count(
-            flame_tokens::Encoding::for_model(&model.model.name),
-            &serde_json::to_string(&tools).unwrap_or_default(),
-        );
-        let mut budget = model.budget(schema_tokens);
+        let base_tools = self.offered_tools(&frame, on_event)?;
+        // The tools' schemas are counted at each round, with the MCP servers' tools.
+        let mut budget = model.budget(0);
         let policy = self.cache_policy(model);
         let mut usage = Usage::default();
         let mut tool_calls = 0u64;
@@ -332,7 +339,9 @@ impl Agent {
                 return Ok(ChatOutcome { frame, rounds: round, stopped, usage });
             }
             round += 1;
-            let doc = self.flame.prepare_call(&frame, budget, policy)?;
+            let (doc, tools) = self
+                .prepare_round(&frame, &base_tools, model, &mut budget, policy, on_event)
+                .await?;
             let prompt = flame_context::request::prompt(
                 &doc,
                 flame_api::DEFAULT_ENCODING,
@@ -342,7 +351,7 @@ impl Agent {
                 model: model.model.name.clone(),
                 system: prompt.system,
                 messages: prompt.messages,
-                tools: tools.clone(),
+                tools,
                 max_tokens: model.model.max_output_tokens,
                 cache: PromptCache {
                     system: Some(prompt.system_lifetime),
@@ -588,6 +597,15 @@ impl Agent {
                         outcome
                     }
                 }
+            } else if self.is_mcp_call(&call.name) {
+                let answer = answer.take();
+                match self
+                    .run_mcp_call(frame, call, answer, moved_to.as_ref(), cancel, on_event)
+                    .await?
+                {
+                    mcp_tools::McpRan::Waiting(request) => return Ok(Ran::Waiting(request)),
+                    mcp_tools::McpRan::Done(outcome) => outcome,
+                }
             } else {
                 let asks = self.settings.autonomy == Autonomy::Ask && tools::needs_approval(call);
                 let refusal = match answer.take() {
@@ -724,9 +742,19 @@ enum Ran {
 }
 
 /// The tool call the agent is waiting on in `frame` for the person to answer, with what it
-/// would do, read from the stored messages so the question survives a restart of the app.
+/// would do, read from the stored messages so the question survives a restart of the app. A
+/// front end whose settings list MCP servers asks [`waiting_request_among`] instead.
 pub fn waiting_request(flame: &Flame, frame: &FrameId) -> Result<Option<WaitingRequest>, ApiError> {
-    let Some(call) = pending_calls(&flame.messages(frame)?).into_iter().next() else {
+    waiting_request_among(flame, frame, &[])
+}
+
+/// [`waiting_request`], where a call of one of `mcp_servers`' tools is one of the agent's own.
+pub fn waiting_request_among(
+    flame: &Flame,
+    frame: &FrameId,
+    mcp_servers: &[flame_settings::McpServerSettings],
+) -> Result<Option<WaitingRequest>, ApiError> {
+    let Some(call) = pending_calls(&flame.messages(frame)?, mcp_servers).into_iter().next() else {
         return Ok(None);
     };
     let ask = match flame_workspace::tool_kind(&call.name) {
@@ -734,23 +762,35 @@ pub fn waiting_request(flame: &Flame, frame: &FrameId) -> Result<Option<WaitingR
             let tree = flame.frame(frame)?.frame.tree;
             Ask::Workspace { tool_kind, preview: flame.preview_workspace_call(&tree, &call) }
         }
-        None => Ask::FrameChange,
+        None => match flame_mcp_client::server_of(&call.name) {
+            Some((server, tool)) if mcp_servers.iter().any(|s| s.name == server) => {
+                Ask::Mcp { server: server.to_owned(), tool: tool.to_owned() }
+            }
+            _ => Ask::FrameChange,
+        },
     };
     Ok(Some(WaitingRequest { call, ask }))
 }
 
 /// The tool calls of `messages`' last assistant message that have no result yet. A message
-/// with no call to one of the agent's own tools was imported from another tool's transcript
-/// (where a call's result often opens the next frame): nothing in it waits for the agent.
-fn pending_calls(messages: &[flame_model::Message]) -> Vec<ToolCall> {
+/// with no call to one of the agent's own tools (the frame tools, the workspace tools, the tools
+/// of `mcp_servers`) was imported from another tool's transcript (where a call's result often
+/// opens the next frame): nothing in it waits for the agent.
+fn pending_calls(
+    messages: &[flame_model::Message],
+    mcp_servers: &[flame_settings::McpServerSettings],
+) -> Vec<ToolCall> {
     let Some(last) = messages.iter().rposition(|m| m.role == Role::Assistant) else {
         return Vec::new();
     };
     let calls = messages[last].tool_calls.clone().unwrap_or_default();
-    if !calls
-        .iter()
-        .any(|c| tools::is_frame_tool(&c.name) || flame_workspace::tool_kind(&c.name).is_some())
-    {
+    let own = |name: &str| {
+        tools::is_frame_tool(name)
+            || flame_workspace::tool_kind(name).is_some()
+            || flame_mcp_client::server_of(name)
+                .is_some_and(|(server, _)| mcp_servers.iter().any(|s| s.name == server))
+    };
+    if !calls.iter().any(|c| own(&c.name)) {
         return Vec::new();
     }
     let answered: Vec<&str> = messages[last..]
@@ -817,9 +857,9 @@ mod tests {
     #[test]
     fn an_unanswered_frame_tool_call_waits_and_an_imported_one_does_not() {
         let live = [message(Role::Assistant, Some(vec![call("c1", "push_frame")]), None)];
-        assert_eq!(pending_calls(&live), vec![call("c1", "push_frame")]);
+        assert_eq!(pending_calls(&live, &[]), vec![call("c1", "push_frame")]);
         // A Claude Code session cut into segments: the call's result opens the next frame.
         let imported = [message(Role::Assistant, Some(vec![call("toolu_1", "TodoWrite")]), None)];
-        assert!(pending_calls(&imported).is_empty());
+        assert!(pending_calls(&imported, &[]).is_empty());
     }
 }

@@ -196,6 +196,12 @@ pub enum Command {
         #[arg(long, value_name = "TREE")]
         tree: Option<String>,
     },
+    /// The MCP servers whose tools the agent is offered (Flame's settings' `mcp_servers`), and
+    /// the servers other agents were given, to add them.
+    McpServers {
+        #[command(subcommand)]
+        command: McpServersCommand,
+    },
     /// Print exactly what the model would receive in a frame, fitted to a token budget.
     Context {
         id: String,
@@ -394,6 +400,39 @@ impl ApproveArg {
 pub enum ContextFormat {
     Xml,
     Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpServersCommand {
+    /// List the settings' MCP servers: name, how each is reached, how its calls are approved.
+    List,
+    /// Find the MCP servers other agents were given (the workspace's .mcp.json, Claude Code's
+    /// ~/.claude.json, OpenCode's opencode.json, Codex's ~/.codex/config.toml) and print them;
+    /// name some (or give --all) to add them to Flame's settings, their calls asked for. Nothing
+    /// is added without a name or --all.
+    Import {
+        /// Where to look (default: everywhere).
+        #[arg(long, value_name = "project,claude-code,opencode,codex", value_delimiter = ',')]
+        from: Vec<McpSourceArg>,
+        /// The workspace whose .mcp.json and opencode.json are read (default: this folder).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// Add every server found whose name the settings do not list yet.
+        #[arg(long, conflicts_with = "names")]
+        all: bool,
+        /// The servers to add, by the name printed.
+        names: Vec<String>,
+    },
+}
+
+/// Where MCP servers are found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum McpSourceArg {
+    Project,
+    ClaudeCode,
+    #[value(name = "opencode")]
+    OpenCode,
+    Codex,
 }
 
 #[derive(Debug, Subcommand)]

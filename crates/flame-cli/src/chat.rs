@@ -1,7 +1,9 @@
 //! `flame chat`: one message answered by the agent, streamed to the terminal. The reply's text
 //! goes to stdout as it arrives; tool calls, frame moves and notices go to stderr in brackets, so
 //! the reply can be piped on its own. A workspace call that would ask the person is refused,
-//! since a script has no one to ask, unless `--approve` lets its kind run.
+//! since a script has no one to ask, unless `--approve` lets its kind run; so is a call of an MCP
+//! server's tool that the settings do not allow. The MCP servers the agent started are stopped
+//! before the command ends.
 
 use std::io::{IsTerminal as _, Write as _};
 use std::sync::Arc;
@@ -90,21 +92,36 @@ pub fn run(
     for _ in 0..MAX_REFUSED_ASKS {
         let Ok(answered) = &outcome else { break };
         let Stopped::AwaitingApproval { request } = &answered.stopped else { break };
-        let Ask::Workspace { tool_kind, .. } = request.ask else { break };
-        let reason = format!(
-            "flame chat runs without anyone to ask, and {} calls need approval; it was run without --approve {}",
-            request.call.name,
-            tool_kind.as_str()
-        );
+        let (reason, hint) = match &request.ask {
+            Ask::Workspace { tool_kind, .. } => (
+                format!(
+                    "flame chat runs without anyone to ask, and {} calls need approval; it was run without --approve {}",
+                    request.call.name,
+                    tool_kind.as_str()
+                ),
+                format!("give flame chat --approve {} to let such calls run", tool_kind.as_str()),
+            ),
+            Ask::Mcp { server, .. } => (
+                format!(
+                    "flame chat runs without anyone to ask, and the MCP server {server}'s calls need approval"
+                ),
+                format!(
+                    "allow the MCP server {server}'s calls in Flame's settings to let them run"
+                ),
+            ),
+            Ask::FrameChange => break,
+        };
         eprintln!(
-            "\n[refused {}: it needs approval; give flame chat --approve {} to let such calls run]",
+            "\n[refused {}: it needs approval; {}]",
             escape_controls(&request.call.name),
-            tool_kind.as_str()
+            escape_controls(&hint)
         );
         let at = answered.frame.clone();
         let refusal = Answer::Refuse { reason: Some(reason) };
         outcome = runtime.block_on(agent.answer_request(&at, refusal, model, &cancel, &mut print));
     }
+    // The MCP servers the agent started end with the command.
+    runtime.block_on(agent.stop_mcp_servers());
     // A closed reader is the end of a pipeline, not a failure.
     if reader_gone || writeln!(std::io::stdout()).is_err() {
         return Ok(());

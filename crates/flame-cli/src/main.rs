@@ -25,6 +25,7 @@ mod args;
 mod chat;
 mod follow;
 mod gateway;
+mod mcp_servers;
 mod render;
 mod replay;
 mod terminal;
@@ -89,6 +90,8 @@ fn main() -> ExitCode {
         }
         // The models come from the settings, the providers and local servers, not the data.
         Command::Models { refresh } => list_models(*refresh, cli.json, &environment),
+        // The MCP servers are settings, and other agents' files.
+        Command::McpServers { command } => mcp_servers::run(command, cli.json, &environment),
         _ => {
             data_dir.and_then(open).map(Arc::new).and_then(|flame| run(&flame, &cli, &environment))
         }
@@ -347,6 +350,7 @@ fn run(flame: &Arc<Flame>, cli: &Cli, environment: &Arc<Environment>) -> Result<
         }
         Command::Replay { .. } => unreachable!("a replay runs without a data directory"),
         Command::Models { .. } => unreachable!("the models are listed without a data directory"),
+        Command::McpServers { .. } => unreachable!("the MCP servers need no data directory"),
         Command::Search { query, tree, limit } => {
             let tree = tree.as_deref().map(TreeId::parse).transpose()?;
             let query = query.join(" ");

@@ -16,6 +16,8 @@ mod follow;
 mod llama_peer;
 #[path = "cli/llama_server.rs"]
 mod llama_server;
+#[path = "cli/mcp_servers.rs"]
+mod mcp_servers;
 #[path = "cli/models.rs"]
 mod models;
 #[path = "cli/pop_frame.rs"]

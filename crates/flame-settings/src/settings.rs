@@ -43,6 +43,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::key_store::{KeyLocation, KeyStore};
 use crate::local_model::{LOCAL_DEFAULT_WINDOW, LocalModel, local_reply_tokens};
+use crate::mcp_servers::{self, McpServerSettings};
 use crate::private_file;
 
 /// What the UI is shown instead of a saved key.
@@ -167,6 +168,10 @@ pub struct Settings {
     pub local_servers: Option<Vec<String>>,
     /// The gateway: whether the window starts it, its port and its mode (`gateway.rs`).
     pub gateway: crate::GatewaySettings,
+    /// MCP servers whose tools the agent is offered (`mcp_servers.rs`); written only when there
+    /// are some.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<McpServerSettings>,
 }
 
 impl Default for Settings {
@@ -188,6 +193,7 @@ impl Default for Settings {
             models: Vec::new(),
             local_servers: None,
             gateway: crate::GatewaySettings::default(),
+            mcp_servers: Vec::new(),
         }
     }
 }
@@ -454,6 +460,8 @@ impl Settings {
                 ));
             }
         }
+        mcp_servers::check(&self.mcp_servers)
+            .map_err(|why| ApiError::new(ErrorCode::Invalid, why))?;
         let addresses = self.local_servers.as_deref().unwrap_or_default();
         if addresses.len() > MAX_LOCAL_SERVERS {
             return invalid(format!(
@@ -511,6 +519,11 @@ impl Settings {
         Settings {
             anthropic: merge(ProviderKind::Anthropic, &self.anthropic, edited.anthropic.clone()),
             openai: merge(ProviderKind::Openai, &self.openai, edited.openai.clone()),
+            mcp_servers: mcp_servers::merged(
+                &self.mcp_servers,
+                edited.mcp_servers.clone(),
+                REDACTED,
+            ),
             ..edited
         }
     }
@@ -534,6 +547,7 @@ impl Settings {
             anthropic: hide(ProviderKind::Anthropic, &self.anthropic),
             openai: hide(ProviderKind::Openai, &self.openai),
             built_in_prices: cost::built_in_prices(),
+            mcp_servers: mcp_servers::redacted(&self.mcp_servers, REDACTED),
             ..self.clone()
         }
     }

@@ -213,4 +213,20 @@ describe("the approval prompt", () => {
     await click(root, "approval-allow");
     expect(answers).toEqual([{ kind: "accept" }]);
   });
+  it("asks about an MCP call with its server, tool and arguments, and offers no allow-all", async () => {
+    const { root, answers } = await prompt({
+      call: { id: "c9", name: "everything__get-sum", arguments: { a: 2, b: 3 } },
+      ask: { kind: "mcp", server: "everything", tool: "get-sum" },
+    });
+    expect(root.querySelector("[data-testid=approval]")?.getAttribute("data-ask")).toBe("mcp");
+    expect(root.textContent).toContain(
+      "The agent asks to call get-sum of the MCP server everything with:",
+    );
+    expect(root.querySelector("[data-testid=approval-mcp-arguments]")?.textContent).toBe(
+      JSON.stringify({ a: 2, b: 3 }, null, 2),
+    );
+    expect(root.querySelector("[data-testid=approval-allow-kind]")).toBeNull();
+    await click(root, "approval-allow");
+    expect(answers).toEqual([{ kind: "accept" }]);
+  });
 });

@@ -1,11 +1,11 @@
-// The question the agent waits on in the chat pane: a push or pop it wants to make, or a
-// workspace tool call with what it would do (the diff of a change, the exact command with its
-// folder, timeout and where it would run — in the sandbox, or outside it because it asks to leave,
-// with its reason, or because there is no sandbox here — a read in words, or why it cannot run).
-// The person allows it, allows every call of its kind for the rest of the tree (or, for a command
-// asking for the network, the network for the tree's commands), or refuses it with an optional
-// reason the model is given. The request comes from the store, so the prompt is the same after a
-// restart.
+// The question the agent waits on in the chat pane: a push or pop it wants to make, a call of an
+// MCP server's tool with its arguments, or a workspace tool call with what it would do (the diff
+// of a change, the exact command with its folder, timeout and where it would run — in the
+// sandbox, or outside it because it asks to leave, with its reason, or because there is no sandbox
+// here — a read in words, or why it cannot run). The person allows it, allows every call of its
+// kind for the rest of the tree (a workspace call; or, for a command asking for the network, the
+// network for the tree's commands), or refuses it with an optional reason the model is given. The
+// request comes from the store, so the prompt is the same after a restart.
 
 import { useState } from "preact/hooks";
 
@@ -141,6 +141,17 @@ export function ApprovalPrompt({
             The agent asks to run <strong>{call.name}</strong>:
           </p>
           <pre>{JSON.stringify(call.arguments, null, 2)}</pre>
+        </>
+      ) : ask.kind === "mcp" ? (
+        <>
+          <p>
+            The agent asks to call <strong>{ask.tool}</strong> of the MCP server{" "}
+            <strong>{ask.server}</strong> with:
+          </p>
+          <pre data-testid="approval-mcp-arguments">{JSON.stringify(call.arguments, null, 2)}</pre>
+          <p class="muted">
+            To let this server's calls run without asking, change it in Settings, MCP servers.
+          </p>
         </>
       ) : (
         <>

@@ -3,7 +3,8 @@
 // frame's model calls cost in money (by model, from the outline's costs), and the frame's opening
 // and prompt cache: when and why the opening was made, which project instructions (AGENTS.md,
 // CLAUDE.md) it starts with and when they were read, what the next call reads from the provider's
-// cache and writes, and the person's way to have the opening made again.
+// cache and writes, and the person's way to have the opening made again; and the MCP servers whose
+// tools the frame's model is offered (`mcp-servers-line.tsx`).
 
 import { useEffect, useRef, useState } from "preact/hooks";
 
@@ -18,6 +19,7 @@ import type {
 import { ErrorLine } from "../error-line";
 import { formatTime } from "./changes-view";
 import { CostBreakdown } from "./frame-cost";
+import { McpServersLine } from "./mcp-servers-line";
 import {
   KIND_LABEL,
   cacheSentence,
@@ -201,6 +203,7 @@ export function ContextInspector({
           {doc.report.masked_tokens_saved.toLocaleString("en")} tokens.
         </p>
       )}
+      <McpServersLine backend={backend} frame={frame} seq={seq} />
       <details class="inspector-system" open>
         <summary>System text sent to the model</summary>
         <pre data-testid="context-system">{doc.system}</pre>

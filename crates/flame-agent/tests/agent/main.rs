@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 mod budget;
 mod cache;
 mod hands;
+mod mcp;
 mod models;
 
 const SENTINEL: &str = "sk-ant-SENTINEL-5e2f8a7c31d94b06";

@@ -186,6 +186,15 @@ impl Session {
         session
     }
 
+    /// Adds `servers` (as the settings' `mcp_servers` take them) to the session's settings.
+    pub fn add_mcp_servers(&self, servers: Value) {
+        let path = self.config.join("flame/settings.json");
+        let mut settings: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        settings["mcp_servers"] = servers;
+        std::fs::write(path, settings.to_string()).unwrap();
+    }
+
     /// Runs `flame ARGS` on the session's data directory and settings.
     pub fn run(&self, args: &[&str]) -> Output {
         Command::new(&self.flame)

@@ -7,6 +7,7 @@
 //! They run whenever the peers folder is present (it is in CI) and otherwise say, on a line of
 //! their own that is never swallowed by the test harness, that they were skipped.
 
+use std::io::Write as _;
 use std::process::{Command, Output};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -115,6 +116,62 @@ fn calls_tools_without_crashing(api: Api, test: &str) {
         assert!(answered, "the call {call} has no stored result: {results:?}");
     }
     report(test, &chat);
+}
+
+/// MCP servers' tools are offered to llama.cpp's server, which turns every tool schema of a
+/// request into a grammar and refuses the whole request (400) for one it cannot: the scripted
+/// server's `odd` tool has a schema it refuses as the server wrote it (`true` schemas, a `$ref`
+/// that does not resolve, an unknown type, a `minLength` of 100,000), and the reference server's
+/// tools are offered too when `npm ci` installed it. The request must be accepted and answered.
+fn mcp_tools_are_offered_in_schemas_it_accepts(api: Api, test: &str) {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let node = Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !node {
+        let _ = writeln!(std::io::stderr().lock(), "{test}: skipped: no node on the PATH");
+        return;
+    }
+    let Some(server) = LlamaServer::start_or_skip(test) else { return };
+    let session = Session::new(flame_binary(), &server, api, REPLY_TOKENS, 2);
+    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let scripted = crates.join("flame-mcp-client/tests/client/scripted-server.js");
+    let everything =
+        crates.join("../node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let stdio = |args: Vec<String>| json!({"kind": "stdio", "command": "node", "args": args});
+    let mut servers = vec![json!({"name": "scripted", "approval": "allow",
+        "transport": stdio(vec![scripted.display().to_string(), "well".into()])})];
+    if everything.is_file() {
+        servers.push(json!({"name": "everything", "approval": "allow",
+            "transport": stdio(vec![everything.display().to_string(), "stdio".into()])}));
+    }
+    session.add_mcp_servers(Value::Array(servers));
+    let out = session.chat("Say hello in one short sentence.");
+    let log = server.log();
+    assert!(
+        out.status.success(),
+        "flame chat over {api:?} with MCP tools failed: {}\nllama-server's log:\n{log}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let messages = session.messages();
+    assert!(
+        messages.iter().any(|m| m["role"] == "assistant" && m["interrupted"] == false),
+        "no reply stored: {messages:?}"
+    );
+}
+
+#[test]
+fn llama_server_openai_accepts_mcp_tools_schemas() {
+    mcp_tools_are_offered_in_schemas_it_accepts(
+        Api::Openai,
+        "llama_server_openai_accepts_mcp_tools_schemas",
+    );
+}
+
+#[test]
+fn llama_server_anthropic_accepts_mcp_tools_schemas() {
+    mcp_tools_are_offered_in_schemas_it_accepts(
+        Api::Anthropic,
+        "llama_server_anthropic_accepts_mcp_tools_schemas",
+    );
 }
 
 /// What the model did, for whoever reads the test output with `--nocapture`.
