@@ -67,7 +67,7 @@ async function chat(base: string, messages: object[]): Promise<{ status: number;
 /** The tree menu's entries, by title. */
 async function treeTitles(app: App): Promise<string[]> {
   const options = await app.driver.findElements(By.css("[data-testid=tree-select] option"));
-  return Promise.all(options.map((o) => o.getAttribute("textContent")));
+  return Promise.all(options.map(async (o) => (await o.getAttribute("textContent")) ?? ""));
 }
 
 describe("the gateway in the window", () => {

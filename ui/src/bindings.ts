@@ -2607,6 +2607,8 @@ export type SessionList_Deserialize = {
 	problems: string[],
 	/**  Sessions past the listing's limit, not listed. */
 	unlisted: number,
+	/**  The sessions the gateway recorded calls of, with what they cost and would have cost. */
+	gateway: GatewaySessionView_Deserialize[],
 };
 
 /**  The sessions the agents keep. */
@@ -2619,6 +2621,8 @@ export type SessionList_Serialize = {
 	problems: string[],
 	/**  Sessions past the listing's limit, not listed. */
 	unlisted: number,
+	/**  The sessions the gateway recorded calls of, with what they cost and would have cost. */
+	gateway: GatewaySessionView_Serialize[],
 };
 
 /**  Everything in `settings.json`. */

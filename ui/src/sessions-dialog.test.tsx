@@ -70,6 +70,7 @@ describe("the Sessions view", () => {
       followed_agents: [],
       problems: [],
       unlisted: 0,
+      gateway: [],
     };
     const host = await open({ sessions: () => answer(list) });
     const items = [...host.querySelectorAll("[data-session-id]")];
@@ -94,6 +95,7 @@ describe("the Sessions view", () => {
           followed_agents: [],
           problems: [],
           unlisted: 0,
+          gateway: [],
         }),
       followSession: (id) => {
         asked.push(id);
@@ -129,6 +131,7 @@ describe("the Sessions view", () => {
           followed_agents: [],
           problems: [],
           unlisted: 0,
+          gateway: [],
         }),
     });
     expect(host.querySelector("[data-testid=session-problem]")!.textContent).toBe(problem);
@@ -144,6 +147,7 @@ describe("the Sessions view", () => {
           followed_agents: [],
           problems: [],
           unlisted: 0,
+          gateway: [],
         }),
       onFollowRead: (listener) => {
         tell = listener;
@@ -180,7 +184,8 @@ function gatewayBackend(first: GatewayStatus = GATEWAY_OFF) {
   const sent: GatewaySettings[] = [];
   let status = first;
   const parts: Partial<Backend> = {
-    sessions: () => answer({ sessions: [], followed_agents: [], problems: [], unlisted: 0 }),
+    sessions: () =>
+      answer({ sessions: [], followed_agents: [], problems: [], unlisted: 0, gateway: [] }),
     gatewayStatus: () => answer(status),
     setGateway: (settings) => {
       const full = settings as GatewaySettings;

@@ -105,6 +105,8 @@ pub struct SessionList {
     pub problems: Vec<String>,
     /// Sessions past the listing's limit, not listed.
     pub unlisted: u64,
+    /// The sessions the gateway recorded calls of, with what they cost and would have cost.
+    pub gateway: Vec<crate::GatewaySessionView>,
 }
 
 /// What Flame's context would have cost on a session's recorded calls, under each provider's
@@ -291,6 +293,7 @@ impl Flame {
                 .collect(),
             problems: listing.problems,
             unlisted: listing.unlisted,
+            gateway: self.gateway_overview()?,
         })
     }
 

@@ -166,6 +166,31 @@ fn render_sessions(list: &SessionList) -> String {
             let _ = writeln!(out, "    problem: {problem}");
         }
     }
+    if !list.gateway.is_empty() {
+        out.push_str(
+            "through the gateway (billed beside what the agent's own requests would have cost):\n",
+        );
+    }
+    for g in &list.gateway {
+        let Some(savings) = &g.savings else { continue };
+        let mut rewrites: Vec<String> =
+            savings.rewrites.iter().map(|(why, n)| format!("{why} {n}")).collect();
+        if rewrites.is_empty() {
+            rewrites.push("none".to_owned());
+        }
+        let _ = writeln!(
+            out,
+            "  {}  {} calls ({} in context mode, {} refused)  billed {}  the agent's own {}  cache written again: {}",
+            g.id,
+            savings.calls,
+            savings.context_calls,
+            savings.refused,
+            savings.billed.describe(),
+            savings.client.describe(),
+            rewrites.join(", ")
+        );
+        let _ = writeln!(out, "    {}", g.title.as_deref().unwrap_or("(no request yet)"));
+    }
     for agent in &list.followed_agents {
         let _ = writeln!(out, "following every new {} session", agent.label());
     }

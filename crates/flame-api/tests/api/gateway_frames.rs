@@ -57,3 +57,42 @@ fn a_frame_s_savings_are_its_own_calls_priced_as_the_session_report_prices_them(
     let unknown = FrameId::parse("f9999999999").unwrap();
     assert!(s.flame.gateway_frame_savings(&unknown).is_err());
 }
+
+/// A session the gateway recorded is in the sessions' listing (`flame sessions`, the window) with
+/// what its calls cost and would have cost, and following it from its files does not read them
+/// into a second tree.
+#[test]
+fn the_gateway_s_sessions_are_listed_with_their_savings_and_are_not_followed_twice() {
+    let s = Scratch::new(38);
+    use flame_import::wire::{SessionThread, WireFormat, WireItem, WireSession, WireThread};
+    let opened = s.flame.open_gateway_session("claude-code", "c0ffee-1").unwrap();
+    assert!(opened.writes_tree);
+    let mut thread = WireThread::new(WireFormat::Anthropic, None);
+    let ask = serde_json::json!({"role": "user", "content": "Through the gateway"});
+    thread.update(&[WireItem { hash: 1, json: &ask }], 1_795_307_601_000).unwrap();
+    let session = WireSession {
+        agent: "Claude Code".into(),
+        id: "c0ffee-1".into(),
+        folder: None,
+        threads: vec![SessionThread { thread, parent: None, key: "main".into(), started_at: 0 }],
+    };
+    let stored = s.flame.store_gateway_draft(&opened.id, &session.draft().draft).unwrap();
+    let tree = s.flame.tree(&stored.tree).unwrap();
+    s.flame.record_gateway_call(&call(&opened.id, &tree.id, &tree.root, 1_000, 9_000)).unwrap();
+    let nowhere = s.dir.path().join("no agents here");
+    let homes = flame_api::AgentHomes {
+        claude_code: nowhere.clone(),
+        codex: nowhere.clone(),
+        opencode: nowhere,
+    };
+    let list = s.flame.sessions(&homes, &[]).unwrap();
+    assert_eq!(list.gateway.len(), 1);
+    assert_eq!(list.gateway[0].title.as_deref(), Some("Through the gateway"));
+    let savings = list.gateway[0].savings.as_ref().unwrap();
+    assert_eq!((savings.calls, savings.context_calls), (1, 1));
+    assert!(savings.billed.micro_usd < savings.client.micro_usd);
+    // The same session asked to be followed from its files stays the gateway's.
+    let outcome = s.flame.sync_followed(Actor::Cli, &opened.id).unwrap();
+    assert_eq!((outcome.frames, outcome.messages), (0, 0));
+    assert!(s.flame.open_gateway_session("claude-code", "c0ffee-1").unwrap().writes_tree);
+}
