@@ -64,15 +64,15 @@ pub(crate) fn request(
     let wire = session.wire.draft();
     let thread = &session.wire.threads[thread_index].thread;
     let last = thread.messages().len().checked_sub(1)?;
-    let (frame, _) = wire.frame_of(thread_index, last)?;
-    let (_, first) = wire.holders[frame]?;
+    let (frame, ordinal) = wire.frame_of(thread_index, last)?;
+    let held = wire.holders[frame].as_ref()?.messages.clone();
     let ids: Vec<FrameId> = wire
         .draft
         .frames
         .iter()
         .map(|f| session.frames.get(&f.key).cloned())
         .collect::<Option<_>>()?;
-    let site = CallSite { frame, before: last + 1 - first, at, fixed };
+    let site = CallSite { frame, before: ordinal + 1, at, fixed };
     let frames = FrameIds { tree: &tree, frames: &ids, log_root: Some(log_root) };
     let call = match session.replayer.call(&wire.draft, Some(frames), site) {
         Ok(call) => call,
@@ -82,7 +82,7 @@ pub(crate) fn request(
         }
     };
     let thread = &session.wire.threads[thread_index].thread;
-    let body = render(request, thread, first, &call)?;
+    let body = render(request, thread, &held, &call)?;
     let opening = &call.doc.report.opening;
     let rewrite = if opening.made_now {
         Some(match opening.reason {
@@ -114,7 +114,7 @@ fn origins(thread: &WireThread) -> HashMap<usize, (usize, Option<usize>)> {
 fn render(
     request: &Request<'_>,
     thread: &WireThread,
-    first: usize,
+    held: &[usize],
     call: &ReplayedCall,
 ) -> Option<Bytes> {
     let wire = request.wire;
@@ -128,8 +128,9 @@ fn render(
     for m in &call.doc.messages {
         match frame_message_of(m.id) {
             Some(n) => {
-                sent.insert(first + n, m);
-                last_sent = Some(first + n);
+                let index = *held.get(n)?;
+                sent.insert(index, m);
+                last_sent = Some(index);
             }
             None => notes.push((last_sent, &m.content)),
         }
@@ -202,7 +203,8 @@ fn render(
             .doc
             .previous_end
             .and_then(frame_message_of)
-            .is_some_and(|n| here.contains(&(first + n)))
+            .and_then(|n| held.get(n))
+            .is_some_and(|index| here.contains(index))
         {
             previous_end = Some(emitted.len() - 1);
         }

@@ -373,7 +373,7 @@ fn frame_of(draft: &WireDraft, thread: usize, messages: usize) -> Option<usize> 
         None => draft
             .holders
             .iter()
-            .position(|h| h.is_some_and(|(t, _)| t == thread))
+            .position(|h| h.as_ref().is_some_and(|h| h.thread == thread))
             .or(draft.draft.focus),
     }
 }

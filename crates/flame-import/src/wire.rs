@@ -20,12 +20,14 @@
 //! through Claude Code's reader (`claude_code.rs`, which knows its task list, its subagents and
 //! its commits), Responses items and Chat messages through [`ItemReader`]. A [`WireSession`] is a
 //! client's session: its main thread and its subagents' threads. Its [`WireSession::draft`] cuts
-//! the main thread into segments (`segment.rs`) and hangs each subagent's thread under the
+//! the main thread into segments (`segment.rs`) — or, when the agent pushes and pops frames with
+//! Flame's frame tools (`flame mcp`), makes those frames, each holding what came between its push
+//! and its pop — and hangs each subagent's thread under the
 //! segment whose call started it — the call whose arguments hold the subagent's first request —
 //! with the draft keys a followed session's frames carry, so the facade stores each read as it
 //! stores a followed session's. Every frame says which thread and which of its messages it holds
-//! ([`WireDraft::holders`]): what the gateway needs to send a frame's context in the client's own
-//! items.
+//! ([`WireDraft::holders`], [`Holder`]): what the gateway needs to send a frame's context in the
+//! client's own items.
 
 use flame_model::{NewMessage, Role, Status, Timestamp, ToolCall, ToolResult, Usage};
 use flame_tokens::{Encoding, count_message};
@@ -458,40 +460,140 @@ pub struct SessionThread {
     pub started_at: Timestamp,
 }
 
+/// The messages of one thread a frame holds, by index in the thread, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    pub thread: usize,
+    pub messages: Vec<usize>,
+}
+
 /// A session's draft, and where each frame's messages come from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WireDraft {
     pub draft: Draft,
-    /// For each frame of the draft, the thread whose messages it holds and the index in that
-    /// thread of its first message; `None` for a frame that holds no thread's messages (the
-    /// root of a segmented main thread).
-    pub holders: Vec<Option<(usize, usize)>>,
+    /// For each frame of the draft, the thread messages it holds, its `n`-th message being the
+    /// thread's `messages[n]`; `None` for a frame that holds none (the root of a main thread cut
+    /// into segments).
+    pub holders: Vec<Option<Holder>>,
 }
 
 impl WireDraft {
     /// The frame that holds message `message` of thread `thread`, and its index among the
     /// frame's messages.
     pub fn frame_of(&self, thread: usize, message: usize) -> Option<(usize, usize)> {
-        // The frames of a thread are in the order of their first messages.
-        let mut found = None;
-        for (frame, holder) in self.holders.iter().enumerate() {
-            if let Some((t, first)) = *holder
-                && t == thread
-                && first <= message
-                && found.is_none_or(|(_, f)| f <= first)
-            {
-                found = Some((frame, first));
+        self.holders.iter().enumerate().find_map(|(frame, holder)| {
+            let holder = holder.as_ref().filter(|h| h.thread == thread)?;
+            holder.messages.binary_search(&message).ok().map(|n| (frame, n))
+        })
+    }
+}
+
+/// The frame tool `name` is, when it is one of Flame's (`flame mcp`'s, as an agent names it:
+/// `push_frame`, `mcp__flame__push_frame`, `flame_pop_frame`).
+fn frame_tool(name: &str) -> Option<FrameTool> {
+    let is = |tool: &str| name == tool || name.ends_with(&format!("_{tool}"));
+    if is("push_frame") {
+        Some(FrameTool::Push)
+    } else if is("pop_frame") {
+        Some(FrameTool::Pop)
+    } else {
+        None
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FrameTool {
+    Push,
+    Pop,
+}
+
+/// Places a main thread whose agent pushes and pops frames with Flame's frame tools: its frames
+/// are the ones it pushed (titled and judged as it said, finished as it popped them), each
+/// under the one it was pushed from, holding the messages from its push's result to its pop's;
+/// the rest is the root's. Returns each frame's messages.
+fn place_pushed(
+    draft: &mut Draft,
+    root: usize,
+    messages: &[ThreadMessage],
+    calls: &[RecordedCall],
+) -> Vec<(usize, Vec<usize>)> {
+    let mut stack = vec![root];
+    let mut held: Vec<(usize, Vec<usize>)> = vec![(root, Vec::new())];
+    let mut pending: std::collections::HashMap<String, (FrameTool, Value)> =
+        std::collections::HashMap::new();
+    let mut draft_index = Vec::with_capacity(messages.len());
+    for (i, m) in messages.iter().enumerate() {
+        let top = *stack.last().expect("the root stays");
+        let index = draft.messages.len();
+        draft_index.push(index);
+        draft.files.extend(m.files.iter().map(|f| crate::draft::DraftFile {
+            frame: top,
+            message: index,
+            at: m.at,
+            path: f.path.clone(),
+            changed: f.changed,
+        }));
+        draft.messages.push(crate::draft::DraftMessage {
+            frame: top,
+            message: m.message.clone(),
+            tokens: m.tokens,
+            at: m.at,
+        });
+        if let Some((_, list)) = held.iter_mut().find(|(f, _)| *f == top) {
+            list.push(i);
+        }
+        for call in m.message.tool_calls.iter().flatten() {
+            if let Some(tool) = frame_tool(&call.name) {
+                pending.insert(call.id.clone(), (tool, call.arguments.clone()));
             }
         }
-        found.map(|(frame, first)| (frame, message - first))
+        let Some(result) = m.message.tool_result.as_ref().filter(|r| !r.is_error) else { continue };
+        match pending.remove(&result.tool_call_id) {
+            Some((FrameTool::Push, arguments)) => {
+                let text = |key: &str| arguments[key].as_str().unwrap_or_default().to_owned();
+                let criteria = [text("success_criteria"), text("criteria")].concat();
+                let mut frame =
+                    DraftFrame::new(Some(top), FrameKind::Segment, &text("title"), &criteria, m.at);
+                frame.key = format!("push:{}", result.tool_call_id);
+                let pushed = draft.push_frame(frame);
+                stack.push(pushed);
+                held.push((pushed, Vec::new()));
+            }
+            Some((FrameTool::Pop, arguments)) if stack.len() > 1 => {
+                let popped = stack.pop().expect("more than the root");
+                let frame = &mut draft.frames[popped];
+                let status = arguments["status"].as_str().unwrap_or("completed");
+                let text = |key: &str| arguments[key].as_str().map(str::to_owned);
+                match status {
+                    "failed" => frame.status = Status::Failed,
+                    "blocked" => frame.status = Status::Blocked,
+                    _ => frame.status = Status::Completed,
+                }
+                if frame.status == Status::Completed {
+                    frame.results = Some(text("results").unwrap_or_default());
+                } else {
+                    frame.status_reason = text("reason").or_else(|| text("results"));
+                }
+                frame.ended_at = Some(m.at);
+            }
+            _ => {}
+        }
     }
+    for &(index, at, input) in calls {
+        let Some(&message) = draft_index.get(index) else { continue };
+        let frame = draft.messages[message].frame;
+        draft.calls.push(crate::draft::ModelCall { frame, message, at, input_tokens: input });
+    }
+    draft.focus = stack.last().copied();
+    held
 }
 
 impl WireSession {
     /// The session as a draft tree (see the module's comment). The root holds the session, the
-    /// main thread's segments are its children, and each subagent's thread is one frame under
-    /// the frame of its parent's thread that holds the call that started it (or that was current
-    /// when it began, when no call names its request).
+    /// main thread's segments are its children (or, when its agent pushes and pops frames with
+    /// Flame's frame tools, those frames: `place_pushed`), and each subagent's thread is one
+    /// frame under the frame of its parent's thread that holds the call that started it (or that
+    /// was current when it began, when no call names its request).
     pub fn draft(&self) -> WireDraft {
         let main = self.threads.first();
         let start = main.map_or(0, |t| t.started_at);
@@ -504,51 +606,62 @@ impl WireSession {
             start,
             ImportReport::default(),
         );
-        let mut holders: Vec<Option<(usize, usize)>> = vec![None];
-        // For each thread placed, the frames holding its messages: (frame, first message).
-        let mut placed: Vec<Vec<(usize, usize)>> = Vec::with_capacity(self.threads.len());
+        let mut holders: Vec<Option<Holder>> = vec![None];
+        let set = |holders: &mut Vec<Option<Holder>>, frame: usize, holder: Holder| {
+            while holders.len() <= frame {
+                holders.push(None);
+            }
+            holders[frame] = Some(holder);
+        };
+        let mut focus = None;
         for (t, thread) in self.threads.iter().enumerate() {
             let messages = thread.thread.messages();
             let calls = thread.thread.calls();
             let Some(parent) = thread.parent.filter(|&p| p < t) else {
                 // The main thread (a second thread without a parent is kept out of the tree).
                 if t > 0 {
-                    placed.push(Vec::new());
                     continue;
                 }
-                let mut frames = Vec::new();
+                let pushes = messages.iter().any(|m| {
+                    m.message.tool_calls.iter().flatten().any(|c| frame_tool(&c.name).is_some())
+                });
+                if pushes {
+                    for (frame, held) in place_pushed(&mut draft, 0, messages, calls) {
+                        set(&mut holders, frame, Holder { thread: t, messages: held });
+                    }
+                    focus = draft.focus;
+                    continue;
+                }
                 let _ = segment::place_with(
                     &mut draft,
                     0,
                     messages,
                     calls,
                     true,
-                    |draft, frame, seg, _| {
-                        frames.push((frame, seg.start));
-                        while holders.len() < draft.frames.len() {
-                            holders.push(None);
-                        }
-                        holders[frame] = Some((t, seg.start));
+                    |_, frame, seg, _| {
+                        let held = Holder { thread: t, messages: (seg.start..seg.end).collect() };
+                        set(&mut holders, frame, held);
+                        focus = Some(frame);
                         Ok::<(), std::convert::Infallible>(())
                     },
                 );
-                if messages.is_empty() {
-                    frames.push((0, 0));
-                }
-                placed.push(frames);
                 continue;
             };
             let request = thread.thread.first_request().unwrap_or_default();
             let parent_thread = &self.threads[parent].thread;
             let call = spawning_call(parent_thread.messages(), request, thread.started_at);
             let parent_messages = parent_thread.messages();
+            // The frame holding the parent thread's message `index` (or its nearest before it).
             let holder_of = |index: usize| {
-                placed[parent]
-                    .iter()
+                (0..=index)
                     .rev()
-                    .find(|(_, first)| *first <= index)
-                    .or(placed[parent].first())
-                    .map_or(0, |(frame, _)| *frame)
+                    .find_map(|i| {
+                        holders.iter().enumerate().find_map(|(frame, h)| {
+                            let h = h.as_ref().filter(|h| h.thread == parent)?;
+                            h.messages.binary_search(&i).ok().map(|_| frame)
+                        })
+                    })
+                    .unwrap_or(0)
             };
             let (parent_frame, title) = match &call {
                 Some((index, call)) => {
@@ -603,14 +716,13 @@ impl WireSession {
                     Some("the conversation that started it went on without its answer".into());
             }
             let index = draft.push_frame(frame);
-            holders.push(Some((t, 0)));
+            set(&mut holders, index, Holder { thread: t, messages: (0..messages.len()).collect() });
             segment::place(&mut draft, index, messages, calls, false);
-            placed.push(vec![(index, 0)]);
         }
         while holders.len() < draft.frames.len() {
             holders.push(None);
         }
-        draft.focus = placed.first().and_then(|p| p.last()).map(|(f, _)| *f);
+        draft.focus = focus;
         WireDraft { draft, holders }
     }
 }
@@ -851,12 +963,72 @@ mod tests {
         assert_eq!(wire.draft.frames[3].parent, Some(1), "under the segment that made the call");
         assert_eq!(wire.draft.frames[3].status, Status::Completed);
         assert_eq!(wire.draft.frames[3].results.as_deref(), Some("3"));
-        assert_eq!(wire.holders, [None, Some((0, 0)), Some((0, 4)), Some((1, 0))]);
+        let held: Vec<Option<(usize, Vec<usize>)>> = wire
+            .holders
+            .iter()
+            .map(|h| h.as_ref().map(|h| (h.thread, h.messages.clone())))
+            .collect();
+        assert_eq!(
+            held,
+            [None, Some((0, vec![0, 1, 2, 3])), Some((0, vec![4])), Some((1, vec![0, 1]))]
+        );
         assert_eq!(wire.frame_of(0, 4), Some((2, 0)));
         assert_eq!(wire.frame_of(0, 3), Some((1, 3)));
         assert_eq!(wire.frame_of(1, 1), Some((3, 1)));
         let keys: Vec<&str> = wire.draft.frames.iter().map(|f| f.key.as_str()).collect();
         assert_eq!(keys, ["root", "root/0", "root/4", "thread:ses_2"]);
+        assert!(wire.draft.materialise(&mut flame_model::IdSource::seeded(1)).is_ok());
+    }
+
+    /// An agent with Flame's frame tools makes the frames itself: each push a child of the frame
+    /// it was made in, holding what follows its result until its pop, which finishes it.
+    #[test]
+    fn an_agent_that_pushes_and_pops_frames_makes_the_sessions_frames() {
+        let call = |id: &str, name: &str, arguments: Value| json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": name, "input": arguments}]});
+        let result = |id: &str, text: &str| json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": text}]});
+        let conversation = [
+            json!({"role": "user", "content": "Build the parser"}),
+            call(
+                "p1",
+                "mcp__flame__push_frame",
+                json!({"title": "Tokenizer", "success_criteria": "Tokens out"}),
+            ),
+            result("p1", "pushed frame f1"),
+            call("r1", "Read", json!({"file_path": "/w/lex.rs"})),
+            result("r1", "fn lex() {}"),
+            call(
+                "o1",
+                "mcp__flame__pop_frame",
+                json!({"status": "completed", "results": "Tokenizer done"}),
+            ),
+            result("o1", "popped"),
+            json!({"role": "assistant", "content": [{"type": "text", "text": "Now the grammar."}]}),
+        ];
+        let mut thread = WireThread::new(WireFormat::Anthropic, Some("/w"));
+        thread.update(&items(&conversation), 5).unwrap();
+        let session = WireSession {
+            agent: "Claude Code".into(),
+            id: "s".into(),
+            folder: Some("/w".into()),
+            threads: vec![SessionThread {
+                thread,
+                parent: None,
+                key: "main".into(),
+                started_at: 5,
+            }],
+        };
+        let wire = session.draft();
+        let titles: Vec<&str> = wire.draft.frames.iter().map(|f| f.title.as_str()).collect();
+        assert_eq!(titles, ["Build the parser", "Tokenizer"]);
+        let pushed = &wire.draft.frames[1];
+        assert_eq!((pushed.parent, pushed.status), (Some(0), Status::Completed));
+        assert_eq!(pushed.results.as_deref(), Some("Tokenizer done"));
+        assert_eq!(pushed.criteria, "Tokens out");
+        // The push's call and result are the root's; the frame holds the read to the pop.
+        assert_eq!(wire.holders[1].as_ref().unwrap().messages, [3, 4, 5, 6]);
+        assert_eq!(wire.holders[0].as_ref().unwrap().messages, [0, 1, 2, 7]);
+        assert_eq!(wire.frame_of(0, 7), Some((0, 3)));
+        assert_eq!(wire.draft.focus, Some(0), "the conversation is back in the root");
         assert!(wire.draft.materialise(&mut flame_model::IdSource::seeded(1)).is_ok());
     }
 }
