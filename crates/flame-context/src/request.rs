@@ -54,6 +54,13 @@ pub struct Prompt {
     pub marks: Vec<CacheMark>,
 }
 
+/// How long a request of `doc` asks the provider to keep its shared start (the tools and the
+/// shared preamble): an hour in a frame that has a child, else the conversation's lifetime,
+/// which every mark after it asks (see the module's comment).
+pub fn system_lifetime(doc: &ContextDoc, conversation: CacheLifetime) -> CacheLifetime {
+    if doc.is_parent { CacheLifetime::Long } else { conversation }
+}
+
 /// The request `doc` makes (assembled with `encoding`), with the frame's conversation kept for
 /// `conversation`.
 pub fn prompt(doc: &ContextDoc, encoding: Encoding, conversation: CacheLifetime) -> Prompt {
@@ -136,7 +143,7 @@ pub fn prompt(doc: &ContextDoc, encoding: Encoding, conversation: CacheLifetime)
         system_tokens,
         system_shared,
         system_shared_tokens,
-        system_lifetime: if doc.is_parent { CacheLifetime::Long } else { conversation },
+        system_lifetime: system_lifetime(doc, conversation),
         messages,
         tokens,
         marks,

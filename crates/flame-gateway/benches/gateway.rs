@@ -8,13 +8,13 @@
 //! - `gateway.chunk_overhead_median`: what the gateway adds per streamed chunk, on a reply of
 //!   2,000 chunks (the difference of the medians of whole replies, over the chunks);
 //! - `gateway.memory_growth_1000_requests`: the process's resident memory after 1,000 more
-//!   requests, each of a session of its own (20 tool turns), less before them, once the gateway
-//!   holds as many sessions as it keeps (`sessions::MAX_SESSIONS`).
+//!   requests, each of a session of its own (20 tool turns), less before them, after 1,000 such
+//!   sessions (the gateway keeps `sessions::MAX_SESSIONS` in memory).
 //!
 //! Prints `BENCH <name> <value> <unit>` lines. `FLAME_BENCH_GATEWAY_CALLS` sets how many calls
 //! of the 150k session are timed (default 40).
 
-#![allow(clippy::print_stdout)]
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -80,6 +80,7 @@ async fn upstream(chunks: usize) -> String {
     tokio::spawn(async move {
         loop {
             let Ok((stream, _)) = listener.accept().await else { return };
+            let _ = stream.set_nodelay(true);
             let body = body.clone();
             tokio::spawn(async move {
                 let service = hyper::service::service_fn(
@@ -205,36 +206,42 @@ fn resident_kib() -> u64 {
 
 fn main() {
     let calls = env_count("FLAME_BENCH_GATEWAY_CALLS", 40);
+    let sessions = env_count("FLAME_BENCH_GATEWAY_SESSIONS", 1_000);
+    let only_memory = std::env::var_os("FLAME_BENCH_GATEWAY_MEMORY_ONLY").is_some();
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     runtime.block_on(async {
         let base = upstream(1).await;
-        let direct = median(session_150k(&format!("{base}/v1/messages"), calls).await);
-        for mode in [Mode::Observe, Mode::Context] {
-            let (address, _dir) = gateway(mode, &base).await;
-            let through = median(session_150k(&format!("{address}/v1/messages"), calls).await);
-            let added = through.saturating_sub(direct);
-            println!(
-                "BENCH gateway.first_byte_overhead_150k_{}_median {:.2} ms",
-                mode.as_str(),
-                added.as_secs_f64() * 1e3
-            );
-        }
-
-        // Per chunk: whole replies of many chunks, straight and through the gateway.
-        let chunky = upstream(CHUNKS).await;
-        let (address, _dir) = gateway(Mode::Observe, &chunky).await;
         let client = reqwest::Client::new();
-        let small = request(&[json!({"role": "user", "content": "Say ok"})]);
-        let mut straight = Vec::new();
-        let mut through = Vec::new();
-        for _ in 0..21 {
-            straight.push(time(&client, &format!("{chunky}/v1/messages"), small.clone()).await.1);
-            through.push(time(&client, &format!("{address}/v1/messages"), small.clone()).await.1);
+        if !only_memory {
+            let direct = median(session_150k(&format!("{base}/v1/messages"), calls).await);
+            for mode in [Mode::Observe, Mode::Context] {
+                let (address, _dir) = gateway(mode, &base).await;
+                let through = median(session_150k(&format!("{address}/v1/messages"), calls).await);
+                let added = through.saturating_sub(direct);
+                println!(
+                    "BENCH gateway.first_byte_overhead_150k_{}_median {:.2} ms",
+                    mode.as_str(),
+                    added.as_secs_f64() * 1e3
+                );
+            }
+
+            // Per chunk: whole replies of many chunks, straight and through the gateway.
+            let chunky = upstream(CHUNKS).await;
+            let (address, _dir) = gateway(Mode::Observe, &chunky).await;
+            let small = request(&[json!({"role": "user", "content": "Say ok"})]);
+            let mut straight = Vec::new();
+            let mut through = Vec::new();
+            for _ in 0..21 {
+                straight
+                    .push(time(&client, &format!("{chunky}/v1/messages"), small.clone()).await.1);
+                through
+                    .push(time(&client, &format!("{address}/v1/messages"), small.clone()).await.1);
+            }
+            let per_chunk = median(through).saturating_sub(median(straight)).as_secs_f64() * 1e6
+                / CHUNKS as f64;
+            println!("BENCH gateway.chunk_overhead_median {per_chunk:.2} µs");
         }
-        let per_chunk =
-            median(through).saturating_sub(median(straight)).as_secs_f64() * 1e6 / CHUNKS as f64;
-        println!("BENCH gateway.chunk_overhead_median {per_chunk:.2} µs");
 
         // Memory: sessions of their own, past as many as the gateway keeps, then 1,000 more.
         let (address, _dir) = gateway(Mode::Context, &base).await;
@@ -245,15 +252,34 @@ fn main() {
             messages.extend(turn(n, 200));
         }
         let body = request(&messages);
-        let warm = flame_gateway::sessions::MAX_SESSIONS + 100;
+        // Past as many sessions as the gateway keeps, and past the allocator's first growth.
+        let warm = sessions;
         for i in 0..warm {
             time_in(&client, &url, body.clone(), &format!("bench-{i}")).await;
         }
         let before = resident_kib();
-        for i in warm..warm + 1_000 {
+        for i in warm..2 * warm {
             time_in(&client, &url, body.clone(), &format!("bench-{i}")).await;
         }
         let after = resident_kib();
+        eprintln!("resident memory: {before} KiB after {warm} sessions, {after} KiB 1,000 later");
+        if std::env::var_os("FLAME_BENCH_GATEWAY_MAPS").is_some() {
+            let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
+            let mut name = String::new();
+            let mut big: Vec<(u64, String)> = Vec::new();
+            for line in smaps.lines() {
+                if line.contains('-') && !line.starts_with(|c: char| c.is_ascii_uppercase()) {
+                    name = line.to_owned();
+                } else if let Some(rss) = line.strip_prefix("Rss:") {
+                    let kib: u64 = rss.trim().trim_end_matches("kB").trim().parse().unwrap_or(0);
+                    big.push((kib, name.clone()));
+                }
+            }
+            big.sort();
+            for (kib, name) in big.iter().rev().take(8) {
+                eprintln!("{kib} KiB {name}");
+            }
+        }
         println!("BENCH gateway.memory_growth_1000_requests {} KiB", after.saturating_sub(before));
     });
 }

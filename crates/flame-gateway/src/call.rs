@@ -186,16 +186,17 @@ pub(crate) async fn run(
 /// Stores the session's draft when it holds frames the store does not have yet, so that every
 /// frame the call's context names has its id.
 async fn store_new_frames(state: &Arc<State>, placed: &Placed) {
-    let (draft, stored) = {
+    let draft = &placed.draft.draft;
+    let stored = {
         let sessions = state.sessions.lock().unwrap_or_else(|p| p.into_inner());
         let session = sessions.get(placed.session);
-        let draft = session.wire.draft().draft;
         let new = draft.frames.iter().any(|f| !session.frames.contains_key(&f.key));
-        (draft, session.stored.clone().filter(|s| s.writes_tree && new))
+        session.stored.clone().filter(|s| s.writes_tree && new)
     };
     if stored.is_none() || draft.messages.is_empty() {
         return;
     }
+    let draft = draft.clone();
     let flame = state.flame.clone();
     let id = placed.id.clone();
     let keys: Vec<String> = draft.frames.iter().map(|f| f.key.clone()).collect();

@@ -61,7 +61,7 @@ pub(crate) fn request(
     let fixed = sessions.get_mut(placed.session).client_cache.fixed_tokens(request);
     let session = sessions.get_mut(placed.session);
     let tree = session.stored.as_ref()?.tree.clone()?;
-    let wire = session.wire.draft();
+    let wire = &placed.draft;
     let thread = &session.wire.threads[thread_index].thread;
     let last = thread.messages().len().checked_sub(1)?;
     let (frame, ordinal) = wire.frame_of(thread_index, last)?;
@@ -82,7 +82,8 @@ pub(crate) fn request(
         }
     };
     let thread = &session.wire.threads[thread_index].thread;
-    let body = render(request, thread, &held, &call)?;
+    let conversation = session.replayer.conversation();
+    let body = render(request, thread, &held, &call, conversation)?;
     let opening = &call.doc.report.opening;
     let rewrite = if opening.made_now {
         Some(match opening.reason {
@@ -116,6 +117,7 @@ fn render(
     thread: &WireThread,
     held: &[usize],
     call: &ReplayedCall,
+    lifetime: CacheLifetime,
 ) -> Option<Bytes> {
     let wire = request.wire;
     let messages = thread.messages();
@@ -213,7 +215,7 @@ fn render(
             emitted.push(Emit::Edited(note(text)));
         }
     }
-    Some(write(request, call, &emitted, previous_end))
+    Some(write(request, call, lifetime, &emitted, previous_end))
 }
 
 /// What one item's edit knows.
@@ -447,16 +449,17 @@ fn mark_last_block(message: &mut Value, long: bool) {
 fn write(
     request: &Request<'_>,
     call: &ReplayedCall,
+    conversation: CacheLifetime,
     emitted: &[Emit],
     previous_end: Option<usize>,
 ) -> Bytes {
     let (wire, doc) = (request.wire, &call.doc);
-    // The lifetimes `flame_context::request` gives the marks: the shared start's, the opening's
-    // and the conversation's.
-    let long = |lifetime: CacheLifetime| lifetime == CacheLifetime::Long;
-    let system_long = long(call.prompt.system_lifetime);
-    let opening_long = call.prompt.marks.first().is_some_and(|m| long(m.lifetime));
-    let conversation_long = call.prompt.marks.last().is_some_and(|m| long(m.lifetime));
+    // The lifetimes `flame_context::request` gives the marks: the shared start's, and the
+    // conversation's for the opening and every mark after it.
+    let system_long =
+        flame_context::request::system_lifetime(doc, conversation) == CacheLifetime::Long;
+    let opening_long = conversation == CacheLifetime::Long;
+    let conversation_long = opening_long;
     let conversation = request.conversation();
     let preamble = flame_context::AGENT_PREAMBLE;
     let mut opening: Vec<Value> = Vec::new();

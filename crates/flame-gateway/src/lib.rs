@@ -236,6 +236,11 @@ impl Gateway {
                     continue;
                 }
             };
+            // A reply's head and its first chunk go as they are written: waiting to fill a packet
+            // (Nagle) held each first byte for the client's delayed acknowledgement, 40 ms.
+            if let Err(err) = stream.set_nodelay(true) {
+                tracing::debug!("the gateway could not set TCP_NODELAY: {err}");
+            }
             let state = state.clone();
             tokio::spawn(async move {
                 let service = hyper::service::service_fn(move |request| {

@@ -5,7 +5,8 @@
 //! A request belongs to a thread, found in this order:
 //!
 //! 1. the thread the client names (Codex's `thread-id`, OpenCode's `x-session-id`);
-//! 2. a thread with the same fixed part and first item (its *fingerprint*);
+//! 2. a thread of the session the client names (or of none) with the same fixed part and first
+//!    item (its *fingerprint*): two sessions may open alike;
 //! 3. in the session the client names (Claude Code's session id, Codex's `session-id`, the
 //!    parent OpenCode names), a new thread: the main thread when the session has none yet; the
 //!    main thread again, read as restarted, when it has the main thread's fixed part or first
@@ -96,6 +97,8 @@ pub(crate) struct Placed {
     pub budget_frame: Option<FrameId>,
     /// What the client's own request would cost under the cache model (input only).
     pub client: Usage,
+    /// The session's draft with the request read: what the call's context is assembled from.
+    pub draft: std::sync::Arc<WireDraft>,
 }
 
 /// Every session the gateway follows.
@@ -141,6 +144,9 @@ impl Sessions {
             caller.agent,
             caller.session.as_deref().unwrap_or(fingerprint.as_str())
         );
+        // A fingerprint names a thread within its session: two sessions may well open with the
+        // same system prompt and the same first request.
+        let fingerprint = format!("{session_key}/{fingerprint}");
         let known = named
             .as_ref()
             .and_then(|k| self.threads.get(k))
@@ -239,6 +245,7 @@ impl Sessions {
             growth,
             budget_frame,
             client,
+            draft: std::sync::Arc::new(draft),
         })
     }
 
@@ -375,5 +382,38 @@ fn frame_of(draft: &WireDraft, thread: usize, messages: usize) -> Option<usize> 
             .iter()
             .position(|h| h.as_ref().is_some_and(|h| h.thread == thread))
             .or(draft.draft.focus),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Past [`MAX_SESSIONS`], the least recently used session is forgotten, with its threads.
+    #[test]
+    fn the_sessions_kept_are_bounded() {
+        let mut sessions = Sessions::new(1);
+        let body = br#"{"model":"m","tools":[{"name":"Read"}],"messages":[{"role":"user","content":"hi"}]}"#;
+        let request = Request::parse(WireFormat::Anthropic, body).unwrap();
+        for i in 0..MAX_SESSIONS + 40 {
+            let caller = Caller {
+                agent: "claude-code",
+                session: Some(format!("s{i}")),
+                thread: None,
+                parent: None,
+            };
+            sessions.place(&request, &caller, i as Timestamp).unwrap();
+            assert!(
+                sessions.sessions.len() <= MAX_SESSIONS,
+                "{} sessions",
+                sessions.sessions.len()
+            );
+        }
+        assert_eq!(sessions.by_key.len(), MAX_SESSIONS);
+        assert!(sessions.threads.len() <= MAX_SESSIONS, "{} threads", sessions.threads.len());
+        // The newest sessions are the ones kept, each found again by its key.
+        let newest = format!("claude-code:s{}", MAX_SESSIONS + 39);
+        let index = sessions.by_key[&newest];
+        assert_eq!(sessions.sessions[index].id, newest);
     }
 }

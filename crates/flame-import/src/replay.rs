@@ -316,7 +316,8 @@ pub fn replay(draft: &Draft, options: &ReplayOptions) -> Result<Replay, String> 
         };
         let site = CallSite { frame: call.frame, before, at: call.at, fixed };
         let sent = replayer.call_in(draft, &frames, None, site)?;
-        let (doc, prompt) = (sent.doc, sent.prompt);
+        let prompt = replayer.prompt(&sent);
+        let doc = sent.doc;
         if doc.report.opening.made_now {
             openings += 1;
             if sent.made_again {

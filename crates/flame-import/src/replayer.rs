@@ -9,7 +9,7 @@
 //! yet finished are in progress: the tree as it stood at the call) and where the call is — its
 //! frame, how many of the frame's messages came before it, when it is made and how many tokens
 //! the thread's fixed prompt weighs — and gives the context `flame_context::next_call` makes for
-//! it, with the request `flame_context::request::prompt` shapes from it.
+//! it ([`Replayer::prompt`]: the request `flame_context::request::prompt` shapes from it).
 //!
 //! Messages are numbered within their frame (`2 × (n + 1)` for the frame's `n`-th message) and a
 //! note the call appends takes the odd number just below the call's first message, so a frame's
@@ -57,7 +57,6 @@ pub struct FrameIds<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplayedCall {
     pub doc: ContextDoc,
-    pub prompt: Prompt,
     /// The call's frame's id. `doc`'s message ids number the frame's messages: an even id
     /// `2 × (n + 1)` is its `n`-th ([`frame_message_of`]), an odd one a note.
     pub focus: FrameId,
@@ -121,6 +120,16 @@ impl Replayer {
             f.id = by_old[&f.id].clone();
         }
         Ok(frames)
+    }
+
+    /// The request `call` makes, as `flame_context::request` shapes it, for pricing.
+    pub fn prompt(&self, call: &ReplayedCall) -> Prompt {
+        flame_context::request::prompt(&call.doc, self.encoding, self.policy.conversation)
+    }
+
+    /// How long the provider is asked to keep a frame's conversation.
+    pub fn conversation(&self) -> flame_model::CacheLifetime {
+        self.policy.conversation
     }
 
     /// What the call at `site` sends (see the module's comment), with the frame's context and
@@ -293,8 +302,7 @@ impl Replayer {
         // in every session.
         doc.system = flame_context::AGENT_PREAMBLE.to_owned();
         doc.system_shared = doc.system.len();
-        let prompt = flame_context::request::prompt(&doc, self.encoding, self.policy.conversation);
         let made_again = doc.report.opening.made_now && had_context;
-        Ok(ReplayedCall { doc, prompt, focus, made_again })
+        Ok(ReplayedCall { doc, focus, made_again })
     }
 }
