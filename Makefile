@@ -79,7 +79,7 @@ e2e: ui
 	$(XVFB) npm run --silent test:e2e
 
 # Each benchmark prints `BENCH <name> <value> <unit>` lines on stdout; the rest goes to stderr.
-BENCHES := -p flame-store -p flame-api -p flame-tokens -p flame-workspace -p flame-agent -p flame-checkpoint -p flame-cli --bench store --bench fts --bench append --bench context --bench cost --bench budget --bench tokens --bench import --bench follow --bench export --bench search --bench sandbox --bench offered --bench checkpoint --bench llama
+BENCHES := -p flame-store -p flame-api -p flame-tokens -p flame-workspace -p flame-agent -p flame-checkpoint -p flame-cli -p flame-gateway --bench store --bench fts --bench append --bench context --bench cost --bench budget --bench tokens --bench import --bench follow --bench export --bench search --bench sandbox --bench offered --bench checkpoint --bench llama --bench gateway
 # The UI benchmarks run the release build in the real window under Xvfb (tests/bench); the app's
 # own figures, its size and its memory, are measured on the build the package ships
 # (scripts/package.sh --binaries, in target/package/dist).

@@ -21,6 +21,7 @@
 //! An item Flame does not change is sent as the client's own bytes; a changed one is written
 //! from its parsed JSON (keys in order), so the same linear request always gives the same bytes.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use bytes::Bytes;
@@ -497,68 +498,82 @@ fn write(
     // The conversation's last message and where the frame's previous request ended carry
     // Anthropic's five-minute marks.
     let last = emitted.len().checked_sub(1);
-    let mut items: Vec<String> =
-        request.items[..request.fixed_items].iter().map(|item| item.raw.get().to_owned()).collect();
-    items.extend(opening.iter().map(Value::to_string));
+    // The items are written into the body once, borrowed where they go as the client sent them:
+    // on a long conversation the body is most of a megabyte, and every copy of it shows.
+    let mut items: Vec<Cow<'_, str>> = request.items[..request.fixed_items]
+        .iter()
+        .map(|item| Cow::Borrowed(item.raw.get()))
+        .collect();
+    items.extend(opening.iter().map(|value| Cow::Owned(value.to_string())));
     for (i, emit) in emitted.iter().enumerate() {
         let marked = wire == WireFormat::Anthropic && (Some(i) == last || Some(i) == previous_end);
         let text = match emit {
-            Emit::Raw(p) if !marked => conversation[*p].raw.get().to_owned(),
+            Emit::Raw(p) if !marked => Cow::Borrowed(conversation[*p].raw.get()),
             Emit::Raw(p) => {
                 let mut value: Value =
                     serde_json::from_str(conversation[*p].raw.get()).unwrap_or(Value::Null);
                 mark_last_block(&mut value, conversation_long);
-                value.to_string()
+                Cow::Owned(value.to_string())
             }
             Emit::Edited(value) if marked => {
                 let mut value = value.clone();
                 mark_last_block(&mut value, conversation_long);
-                value.to_string()
+                Cow::Owned(value.to_string())
             }
-            Emit::Edited(value) => value.to_string(),
+            Emit::Edited(value) => Cow::Owned(value.to_string()),
         };
         items.push(text);
     }
-    let conversation_json = format!("[{}]", items.join(","));
+    let write_items = |out: &mut String| {
+        out.push('[');
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(item);
+        }
+        out.push(']');
+    };
     let items_key = match wire {
         WireFormat::Responses => "input",
         WireFormat::Anthropic | WireFormat::Chat => "messages",
     };
-    let mut out = String::with_capacity(conversation_json.len() + 4096);
+    let items_len: usize = items.iter().map(|item| item.len() + 1).sum();
+    let mut out = String::with_capacity(items_len + 4096);
     out.push('{');
     let mut first = true;
     let mut wrote_items = false;
     let mut wrote_system = false;
     for (key, value) in &request.fields.0 {
-        let text = match (wire, key.as_ref()) {
-            (_, k) if k == items_key => {
-                wrote_items = true;
-                conversation_json.clone()
-            }
-            (WireFormat::Anthropic, "system") => {
-                wrote_system = true;
-                anthropic_system(value.get(), preamble, system_long)
-            }
-            (WireFormat::Anthropic, "tools") if value.get().contains("\"cache_control\"") => {
-                let mut tools: Value = serde_json::from_str(value.get()).unwrap_or(Value::Null);
-                strip_cache_marks(&mut tools);
-                tools.to_string()
-            }
-            _ => value.get().to_owned(),
-        };
         if !first {
             out.push(',');
         }
         first = false;
         out.push_str(&serde_json::to_string(key.as_ref()).unwrap_or_default());
         out.push(':');
-        out.push_str(&text);
+        match (wire, key.as_ref()) {
+            (_, k) if k == items_key => {
+                wrote_items = true;
+                write_items(&mut out);
+            }
+            (WireFormat::Anthropic, "system") => {
+                wrote_system = true;
+                out.push_str(&anthropic_system(value.get(), preamble, system_long));
+            }
+            (WireFormat::Anthropic, "tools") if value.get().contains("\"cache_control\"") => {
+                let mut tools: Value = serde_json::from_str(value.get()).unwrap_or(Value::Null);
+                strip_cache_marks(&mut tools);
+                out.push_str(&tools.to_string());
+            }
+            _ => out.push_str(value.get()),
+        }
     }
     if wire == WireFormat::Anthropic && !wrote_system {
         out.push_str(&format!(",\"system\":{}", anthropic_system("[]", preamble, system_long)));
     }
     if !wrote_items {
-        out.push_str(&format!(",\"{items_key}\":{conversation_json}"));
+        out.push_str(&format!(",\"{items_key}\":"));
+        write_items(&mut out);
     }
     out.push('}');
     Bytes::from(out)
