@@ -57,9 +57,10 @@ rust-test:
 	$(CARGO) test --workspace --locked
 
 # The fuzz targets are a workspace of their own that nothing else compiles, so an API change can
-# break them unseen; checking them (without running libFuzzer) keeps them building.
+# break them unseen; checking them keeps them building. libFuzzer itself, C++ that only running
+# needs, is left out (`make fuzz` builds it).
 fuzz-check:
-	$(CARGO) check --manifest-path fuzz/Cargo.toml --locked --bins
+	$(CARGO) check --manifest-path fuzz/Cargo.toml --locked --bins --no-default-features
 
 # Prettier's check of the TypeScript and CSS (settings in .prettierrc.json, .prettierignore).
 ui-check:
@@ -68,14 +69,19 @@ ui-check:
 	npm run --silent lint
 	npm run --silent test:ui
 
+# The MCP and end-to-end tests run the binaries of the test build (`cargo test --no-run` leaves
+# them in target/debug): a `cargo build` of its own would compile the crates again, with the
+# features of the normal dependencies alone, the window's crates twice over.
+TEST_BUILD := $(CARGO) test --workspace --locked --no-run
+
 # `flame mcp` driven by the official TypeScript MCP SDK's client.
 mcp:
-	$(CARGO) build -p flame-cli --locked
+	$(TEST_BUILD)
 	npm run --silent test:mcp
 
 # The end-to-end tests use the `flame` command line to build trees and to read the store back.
 e2e: ui
-	$(CARGO) build -p flame-desktop -p flame-cli --locked
+	$(TEST_BUILD)
 	$(XVFB) npm run --silent test:e2e
 
 # Each benchmark prints `BENCH <name> <value> <unit>` lines on stdout; the rest goes to stderr.
