@@ -293,7 +293,9 @@ impl Edit<'_> {
                             match sent_result(&id) {
                                 Some((result, true)) => {
                                     let mut block = block;
-                                    if block_text(&block["content"]) != result.content {
+                                    if flame_import::tool_result_text(&block["content"])
+                                        != result.content
+                                    {
                                         block["content"] = Value::String(result.content.clone());
                                     }
                                     kept.push(block);
@@ -398,24 +400,6 @@ impl Edit<'_> {
                 _ => text_sent.then(|| value.clone()),
             },
         }
-    }
-}
-
-/// The text of a tool result's content as a thread reads it (`claude_code.rs`).
-fn block_text(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .map(|p| match p["type"].as_str() {
-                Some("text") => p["text"].as_str().unwrap_or_default().to_owned(),
-                Some("image") => "[image]".to_owned(),
-                _ => p.to_string(),
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-        Value::Null => String::new(),
-        other => other.to_string(),
     }
 }
 

@@ -524,20 +524,7 @@ impl ThreadReader {
     fn tool_result(&mut self, r: &Value, item: &Value) {
         let id = item["tool_use_id"].as_str().unwrap_or_default().to_owned();
         let is_error = item["is_error"].as_bool().unwrap_or(false);
-        let text = match &item["content"] {
-            Value::String(s) => s.clone(),
-            Value::Array(parts) => parts
-                .iter()
-                .map(|p| match p["type"].as_str() {
-                    Some("text") => p["text"].as_str().unwrap_or_default().to_owned(),
-                    Some("image") => "[image]".to_owned(),
-                    _ => p.to_string(),
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-            Value::Null => String::new(),
-            other => other.to_string(),
-        };
+        let text = tool_result_text(&item["content"]);
         let mut message = NewMessage::text(Role::Tool, text.clone());
         message.tool_result =
             Some(ToolResult { detail: None, is_error, name: None, tool_call_id: id.clone() });
@@ -789,6 +776,26 @@ fn beads_closed(command: &str) -> Option<String> {
         }
         None => rest.split_whitespace().nth(2).map(|i| format!("Closed {i}")).unwrap_or_default(),
     })
+}
+
+/// The text of an Anthropic `tool_result` block's content, as a thread holds it: its text parts
+/// joined by lines, an image as `[image]`, any other part as its JSON. The gateway compares what
+/// a client sends with this to know whether Flame changed a result.
+pub fn tool_result_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .map(|p| match p["type"].as_str() {
+                Some("text") => p["text"].as_str().unwrap_or_default().to_owned(),
+                Some("image") => "[image]".to_owned(),
+                _ => p.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
 }
 
 #[cfg(test)]

@@ -53,7 +53,7 @@ pub mod wire;
 
 use std::path::{Path, PathBuf};
 
-pub use claude_code::MAX_AGENT_ID_BYTES;
+pub use claude_code::{MAX_AGENT_ID_BYTES, tool_result_text};
 pub use draft::{
     Draft, DraftFile, DraftFrame, DraftMessage, FrameKind, ImportReport, LIVE_ENCODING,
     MAX_LISTED_PROBLEMS, Materialised, ModelCall, ROOT_KEY, fit_title, title_from,
