@@ -138,12 +138,9 @@ impl Flame {
         });
         let saved = self.write(Actor::Agent, |store, change, _| {
             let note = note.as_ref().map(|(note, tokens)| (note, *tokens));
-            store.save_frame_context(change, frame, &update.context, note)
+            store.save_frame_context(change, frame, update.context, note)
         })?;
-        // What was stored, as the store reads it back: the context with the note's id.
-        let mut context = update.context;
-        context.notes.extend(saved.note.as_ref().map(|m| m.id));
-        let stored = self.kept_context.saved(frame, saved.version, context);
+        let stored = self.kept_context.saved(frame, saved.version, saved.context);
         if saved.note.is_none() {
             return Ok(next.doc);
         }

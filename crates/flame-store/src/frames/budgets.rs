@@ -84,6 +84,19 @@ impl Store {
     /// to the path's depth.
     pub fn budgets_on_path(&self, frame: &FrameId) -> Result<Vec<BudgetedSpend>, StoreError> {
         let tx = self.conn.unchecked_transaction()?;
+        // Most trees have no budget: one look at the frame and its tree's budgets says so.
+        let budgeted: Option<bool> = tx
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM frame_budgets b WHERE b.tree_id = f.tree_id)
+                 FROM frames f WHERE f.id = ?1",
+            )?
+            .query_row([frame.as_str()], |row| row.get(0))
+            .optional()?;
+        match budgeted {
+            None => return Err(FrameError::NoSuchFrame(frame.clone()).into()),
+            Some(false) => return Ok(Vec::new()),
+            Some(true) => {}
+        }
         let mut path = Vec::new();
         let mut stmt = tx.prepare_cached(BUDGETS_ON_PATH)?;
         let rows = stmt.query_map([frame.as_str()], |row| {

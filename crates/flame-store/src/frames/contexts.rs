@@ -29,11 +29,13 @@ pub struct VersionedContext {
     pub context: Option<FrameContext>,
 }
 
-/// A context saved: the note appended with it, and the save's number.
+/// A context saved: the note appended with it, the save's number, and the context as
+/// [`Store::frame_context`] reads it back (the note's id added to its notes).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SavedContext {
     pub note: Option<Message>,
     pub version: i64,
+    pub context: FrameContext,
 }
 
 impl Store {
@@ -88,12 +90,12 @@ impl Store {
 
     /// Keeps `context` as frame `frame`'s, after appending `note` (of `tokens` tokens) to the
     /// frame's messages when there is one, its id added to the context's notes: one
-    /// transaction. Returns the note as stored and the save's number.
+    /// transaction. Returns the note as stored, the save's number and the context as stored.
     pub fn save_frame_context(
         &mut self,
         change: Change,
         frame: &FrameId,
-        context: &FrameContext,
+        mut context: FrameContext,
         note: Option<(&NewMessage, u64)>,
     ) -> Result<SavedContext, StoreError> {
         if let Some((note, _)) = note {
@@ -121,9 +123,11 @@ impl Store {
                     context.opening
                 ])?;
             }
-            let mut context = FrameContext { opening: String::new(), ..context.clone() };
             context.notes.extend(stored.as_ref().map(|m| m.id));
+            // The opening is kept apart: the state is written without it, and it is not copied.
+            let opening = std::mem::take(&mut context.opening);
             let state = serde_json::to_string(&context).expect("a frame's context serialises");
+            context.opening = opening;
             let version = next_version(w.tx)?;
             w.tx.prepare_cached(
                 "INSERT INTO frame_contexts (frame_id, state, version) VALUES (?1, ?2, ?3)
@@ -131,7 +135,7 @@ impl Store {
                      version = excluded.version",
             )?
             .execute(params![frame.as_str(), state, version])?;
-            Ok(SavedContext { note: stored, version })
+            Ok(SavedContext { note: stored, version, context })
         })
     }
 

@@ -139,10 +139,12 @@ fn a_frames_context_is_kept_with_its_note_and_an_unreadable_one_is_none() {
         budget_told: None,
     };
     let note = NewMessage::text(Role::Note, "[Flame] a frame changed");
-    let saved = store.save_frame_context(change(2), &root, &context, Some((&note, 6))).unwrap();
-    let stored = saved.note.unwrap();
+    let saved =
+        store.save_frame_context(change(2), &root, context.clone(), Some((&note, 6))).unwrap();
+    let stored = saved.note.clone().unwrap();
     let kept = store.frame_context(&root).unwrap().unwrap();
     assert_eq!(kept.notes, [stored.id], "the note's id is kept with the context");
+    assert_eq!(saved.context, kept, "the save returns the context as it reads back");
     assert_eq!(store.messages(&root).unwrap().last().unwrap().content, note.content);
     assert!(store.ask_context_rebuild(change(3), &root).unwrap());
     let asked = store.frame_context(&root).unwrap().unwrap();
@@ -160,14 +162,14 @@ fn a_frames_context_is_kept_with_its_note_and_an_unreadable_one_is_none() {
     };
     conn.execute("UPDATE frame_openings SET opening = 'as first written'", []).unwrap();
     let masked = flame_model::FrameContext { rewritten_per_mille: 40, ..kept.clone() };
-    store.save_frame_context(change(4), &root, &masked, None).unwrap();
+    store.save_frame_context(change(4), &root, masked.clone(), None).unwrap();
     assert_eq!(opening_row(&conn), (1, "as first written".to_owned()));
     let second = flame_model::FrameContext {
         generation: 2,
         opening: "<stack-context>2</stack-context>".into(),
         ..masked
     };
-    store.save_frame_context(change(5), &root, &second, None).unwrap();
+    store.save_frame_context(change(5), &root, second.clone(), None).unwrap();
     assert_eq!(opening_row(&conn), (2, second.opening.clone()));
     assert_eq!(store.frame_context(&root).unwrap().as_ref(), Some(&second));
     conn.execute("UPDATE frame_openings SET generation = 1", []).unwrap();
@@ -208,10 +210,10 @@ fn every_save_of_a_frames_context_has_a_new_number() {
         budget_told: None,
     };
     let mut given = Vec::new();
-    let first = store.save_frame_context(change(3), &root, &context, None).unwrap().version;
+    let first = store.save_frame_context(change(3), &root, context.clone(), None).unwrap().version;
     given.push(first);
     assert_eq!(store.frame_context_version(&root).unwrap(), Some(first));
-    given.push(store.save_frame_context(change(4), &child, &context, None).unwrap().version);
+    given.push(store.save_frame_context(change(4), &child, context.clone(), None).unwrap().version);
     assert_eq!(store.frame_context_version(&root).unwrap(), Some(first), "another frame's save");
     // Another process's saves are seen, and numbered after this one's.
     let mut other = Store::open(store.path()).unwrap();
@@ -219,12 +221,12 @@ fn every_save_of_a_frames_context_has_a_new_number() {
     let asked = store.versioned_frame_context(&root).unwrap();
     assert!(asked.context.unwrap().rebuild_asked);
     given.push(asked.version.unwrap());
-    given.push(other.save_frame_context(change(6), &root, &context, None).unwrap().version);
+    given.push(other.save_frame_context(change(6), &root, context.clone(), None).unwrap().version);
     // The tree deleted and made again with the same ids: its first save is a new number.
     store.delete_tree(change(7), &tree).unwrap();
     assert_eq!(store.frame_context_version(&root).unwrap(), None);
     store.create_tree(change(8), &tree, &root, "Build", "It works", None).unwrap();
-    given.push(store.save_frame_context(change(9), &root, &context, None).unwrap().version);
+    given.push(store.save_frame_context(change(9), &root, context.clone(), None).unwrap().version);
     let mut distinct = given.clone();
     distinct.sort_unstable();
     distinct.dedup();
