@@ -1,30 +1,27 @@
 //! Budgets (DESIGN.md §11): what a frame's subtree may spend, what it has spent, and what a
 //! frame has left by the budgets on its path (`flame_model::budget`).
 //!
-//! The agent asks what its frame has left before every model call ([`Flame::allowance`]), so
-//! the check must not add up a large tree's replies each time. The spend of each budgeted frame
-//! of the tree last asked about is kept, as usage by model and tool calls, with the event seq it
-//! is as of ([`BudgetLedger`]); the next check follows the events since: a reply adds what it
-//! recorded to every budgeted frame above it (`Store::reply_usage`, then the frame's ancestors),
-//! a budget set reads that frame's subtree alone, and a change to the tree's shape (a move, a
-//! deletion, an import) reads the tree's budgets again. Trees without budgets cost one look at
-//! the events. Spends are priced when asked, at the prices in use, so new prices apply at once.
+//! The agent asks what its frame has left before every model call ([`Flame::allowance`]), and
+//! every `flame chat` asks first in a process that has read nothing yet. The store keeps what
+//! each budgeted frame's subtree spent, as usage by model and tool calls, in the transaction of
+//! every reply, budget and move (`flame_store`'s `frames/budgets.rs`), so a check reads the
+//! budgets on the frame's path with their spends (`Store::budgets_on_path`): in proportion to
+//! the path's depth, whatever the tree's size, and the same in any process. Spends are priced
+//! when asked, at the prices in use, so new prices apply at once.
 //!
 //! A budget given to a frame is checked against what its parent has left
 //! ([`Allowance::admits`]) just before it is stored, in another transaction: two processes
 //! giving budgets at the same moment may together give a little more than the parent has, which
 //! costs nothing, since what any frame has left is bounded by every budget on its path.
 
-use std::sync::{Mutex, PoisonError};
-
 use flame_model::budget::{Allowance, BudgetedFrame, FrameBudget, Spend};
 use flame_model::cost::PriceTable;
-use flame_model::{Actor, EventDetail, EventKind, Frame, FrameId, TreeId};
-use flame_store::{Store, StoreError, SubtreeUsage};
+use flame_model::{Actor, Frame, FrameId, TreeId};
+use flame_store::{BudgetedSpend, Store, StoreError};
 use serde::Serialize;
 
 use crate::frames::{default_to_focus, resolve_tree, with_fresh_ids};
-use crate::{ApiError, ErrorCode, Flame, MAX_EVENTS_FOLLOWED};
+use crate::{ApiError, ErrorCode, Flame};
 
 /// A frame's budget as the window, `flame budget` and `flame status` show it.
 #[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
@@ -47,134 +44,19 @@ impl BudgetView {
     }
 }
 
-/// The spends of one tree's budgeted frames, as of an event seq.
-#[derive(Debug, Default)]
-pub(crate) struct BudgetLedger(Mutex<Option<TreeLedger>>);
-
-#[derive(Debug)]
-struct TreeLedger {
-    tree: TreeId,
-    /// Every event up to this one is in the sums.
-    seq: i64,
-    /// The tree's budgeted frames, sorted by id.
-    budgeted: Vec<Budgeted>,
-}
-
-#[derive(Debug)]
-struct Budgeted {
-    frame: FrameId,
-    budget: FrameBudget,
-    usage: SubtreeUsage,
-}
-
-impl TreeLedger {
-    fn read(store: &Store, tree: &TreeId) -> Result<TreeLedger, StoreError> {
-        let snapshot = store.budget_snapshot(tree)?;
-        let budgeted = snapshot
-            .budgets
-            .into_iter()
-            .map(|(frame, budget, usage)| Budgeted { frame, budget, usage })
-            .collect();
-        Ok(TreeLedger { tree: tree.clone(), seq: snapshot.seq, budgeted })
-    }
-
-    /// Brought up to date with the events since it was read (see the module's documentation).
-    fn follow(mut self, store: &Store) -> Result<TreeLedger, StoreError> {
-        let events = store.events_since(self.seq, MAX_EVENTS_FOLLOWED + 1)?;
-        if events.len() > MAX_EVENTS_FOLLOWED as usize {
-            return TreeLedger::read(store, &self.tree);
-        }
-        let Some(last) = events.last().map(|e| e.seq) else { return Ok(self) };
-        for event in events.iter().filter(|e| e.tree == self.tree) {
-            match (event.kind, &event.detail) {
-                (EventKind::MessageAdded, EventDetail::MessageAdded { message }) => {
-                    if self.budgeted.is_empty() {
-                        continue;
-                    }
-                    let Some(reply) = store.reply_usage(*message)? else { continue };
-                    for frame in store.frame_and_ancestor_ids(&reply.frame)? {
-                        if let Ok(i) = self.budgeted.binary_search_by(|b| b.frame.cmp(&frame)) {
-                            let usage = &mut self.budgeted[i].usage;
-                            add_usage(usage, &reply.usage);
-                            usage.tool_calls = usage.tool_calls.saturating_add(reply.tool_calls);
-                        }
-                    }
-                }
-                (EventKind::BudgetSet, _) => {
-                    let at = self.budgeted.binary_search_by(|b| b.frame.cmp(&event.frame));
-                    match (store.budget(&event.frame)?, at) {
-                        (Some(budget), Ok(i)) => self.budgeted[i].budget = budget,
-                        (None, Ok(i)) => {
-                            self.budgeted.remove(i);
-                        }
-                        (None, Err(_)) => {}
-                        // A frame newly budgeted: its subtree's spend is read with the rest,
-                        // as of one moment, so that no later reply is counted twice.
-                        (Some(_), Err(_)) => return TreeLedger::read(store, &self.tree),
-                    }
-                }
-                // A frame left its parent, or frames came or went in bulk: the subtrees are no
-                // longer what the sums were made of.
-                (EventKind::Moved | EventKind::Deleted | EventKind::Imported, _)
-                | (EventKind::TreeDeleted, _) => return TreeLedger::read(store, &self.tree),
-                _ => {}
-            }
-        }
-        self.seq = last;
-        Ok(self)
-    }
-
-    /// The budgeted frames among `path` (root first), each with its spend at `prices`.
-    fn on_path(&self, path: &[FrameId], prices: &PriceTable) -> Vec<BudgetedFrame> {
-        path.iter()
-            .filter_map(|frame| {
-                let i = self.budgeted.binary_search_by(|b| b.frame.cmp(frame)).ok()?;
-                Some(self.budgeted[i].priced(prices))
-            })
-            .collect()
-    }
-}
-
-impl Budgeted {
-    fn priced(&self, prices: &PriceTable) -> BudgetedFrame {
-        BudgetedFrame {
-            frame: self.frame.clone(),
-            budget: self.budget,
-            spent: Spend::priced(&self.usage.by_model, self.usage.tool_calls, prices),
-        }
-    }
-}
-
-/// Adds one reply's usage to a subtree's, in its model's row.
-fn add_usage(usage: &mut SubtreeUsage, reply: &flame_model::cost::ModelUsage) {
-    match usage.by_model.iter_mut().find(|row| row.model == reply.model) {
-        Some(row) => row.usage.add(&reply.usage),
-        None => usage.by_model.push(reply.clone()),
-    }
-}
-
-impl BudgetLedger {
-    /// Runs `read` on tree `tree`'s ledger, brought up to date first.
-    fn with<T>(
-        &self,
-        store: &Store,
-        tree: &TreeId,
-        read: impl FnOnce(&TreeLedger) -> T,
-    ) -> Result<T, StoreError> {
-        let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let ledger = match kept.take() {
-            Some(ledger) if ledger.tree == *tree => ledger.follow(store)?,
-            _ => TreeLedger::read(store, tree)?,
-        };
-        let result = read(&ledger);
-        *kept = Some(ledger);
-        Ok(result)
+/// A budgeted frame's spend at `prices`.
+fn priced(budgeted: BudgetedSpend, prices: &PriceTable) -> BudgetedFrame {
+    let usage = &budgeted.usage;
+    BudgetedFrame {
+        frame: budgeted.frame,
+        budget: budgeted.budget,
+        spent: Spend::priced(&usage.by_model, usage.tool_calls, prices),
     }
 }
 
 impl Flame {
     /// What frame `frame` has left by the budgets on its path: the agent's check before each
-    /// model call. Reads only what changed since the last check in its tree.
+    /// model call. Reads the budgets on the frame's path and their kept spends alone.
     pub fn allowance(&self, frame: &FrameId) -> Result<Allowance, ApiError> {
         let store = self.store();
         Ok(self.allowance_in(&store, frame)?)
@@ -196,15 +78,11 @@ impl Flame {
         frame: &FrameId,
         read: impl FnOnce(&[BudgetedFrame]) -> T,
     ) -> Result<T, StoreError> {
-        let mut path = store.frame_and_ancestor_ids(frame)?;
-        let Some(root) = path.last() else {
-            return Err(flame_model::FrameError::NoSuchFrame(frame.clone()).into());
-        };
-        let tree = store.frame(root)?.tree;
-        path.reverse();
-        self.config.with_prices(|prices| {
-            self.budgets.with(store, &tree, |ledger| read(&ledger.on_path(&path, prices)))
-        })
+        let budgets = store.budgets_on_path(frame)?;
+        let on_path: Vec<BudgetedFrame> = self
+            .config
+            .with_prices(|prices| budgets.into_iter().map(|b| priced(b, prices)).collect());
+        Ok(read(&on_path))
     }
 
     /// How a frame is named in what Flame says of budgets: `frame f… "Title"`.
@@ -243,10 +121,8 @@ impl Flame {
         store: &Store,
         tree: &TreeId,
     ) -> Result<Vec<BudgetView>, StoreError> {
-        let frames: Vec<FrameId> = self
-            .budgets
-            .with(store, tree, |l| l.budgeted.iter().map(|b| b.frame.clone()).collect())?;
-        frames.iter().map(|frame| self.budget_view(store, frame)).collect()
+        let budgeted = store.tree_budgets(tree)?;
+        budgeted.iter().map(|b| self.budget_view(store, &b.frame)).collect()
     }
 
     /// The first of tree `tree`'s budgets that is spent, in words for a followed tree: Flame

@@ -23,13 +23,19 @@
 //! when the settled messages start over, and it is told `trust_frames_unchanged` when the last
 //! assembly succeeded at the seq the kept frames were followed from and every event of the tree
 //! since is a message added to the focus.
+//!
+//! The frame's stored context is kept parsed too ([`KeptFrameContext`]): it is most of what a
+//! call reads (its JSON names every frame the model was told of), and it changes only when a
+//! call stores what it changed, which this process keeps as it stores it. Each save has a
+//! number (`Store::frame_context_version`), so an assembly reads one column to know that the
+//! kept context is still the stored one, and reads it again when another process saved since.
 
 use std::path::PathBuf;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use flame_context::{Budget, CachePolicy, CallRules, ContextDoc, ContextInput, NextCall};
 use flame_model::{Actor, FrameContext, FrameId, NewMessage, Role};
-use flame_store::Store;
+use flame_store::{Store, StoreError};
 
 use crate::frames::{DEFAULT_BUDGET, DEFAULT_ENCODING, default_to_focus};
 use crate::{ApiError, Flame};
@@ -37,6 +43,57 @@ use crate::{ApiError, Flame};
 /// The policy of the last call prepared, which the inspector's preview assumes.
 #[derive(Debug, Default)]
 pub(crate) struct LastPolicy(Mutex<CachePolicy>);
+
+/// The stored context of the frame last assembled for, parsed, with the number of the save it
+/// is (see the module's documentation).
+#[derive(Debug, Default)]
+pub(crate) struct KeptFrameContext(Mutex<Option<KeptContextOf>>);
+
+#[derive(Debug)]
+struct KeptContextOf {
+    frame: FrameId,
+    /// The save it is; `None`: the frame had none.
+    version: Option<i64>,
+    context: Option<Arc<FrameContext>>,
+}
+
+impl KeptFrameContext {
+    /// Frame `frame`'s context as stored now: the kept one while no save was made since, else
+    /// read (and kept).
+    pub(crate) fn read(
+        &self,
+        store: &Store,
+        frame: &FrameId,
+    ) -> Result<Option<Arc<FrameContext>>, StoreError> {
+        let version = store.frame_context_version(frame)?;
+        let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(k) = kept.as_ref()
+            && k.frame == *frame
+            && k.version == version
+        {
+            return Ok(k.context.clone());
+        }
+        let read = store.versioned_frame_context(frame)?;
+        let context = read.context.map(Arc::new);
+        *kept = Some(KeptContextOf {
+            frame: frame.clone(),
+            version: read.version,
+            context: context.clone(),
+        });
+        Ok(context)
+    }
+
+    /// Keeps `context` as frame `frame`'s, stored by save number `version`.
+    fn saved(&self, frame: &FrameId, version: i64, context: FrameContext) -> Arc<FrameContext> {
+        let context = Arc::new(context);
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(KeptContextOf {
+            frame: frame.clone(),
+            version: Some(version),
+            context: Some(Arc::clone(&context)),
+        });
+        context
+    }
+}
 
 impl Flame {
     /// Exactly what the next model call in frame `id` (default: the focused frame of the
@@ -50,9 +107,9 @@ impl Flame {
         let policy = *self.last_policy.0.lock().unwrap_or_else(PoisonError::into_inner);
         let store = self.store();
         let focus = default_to_focus(&store, id)?;
-        let stored = store.frame_context(&focus)?;
+        let stored = self.kept_context.read(&store, &focus)?;
         let now = self.env().now();
-        let mut doc = self.next_call(&store, &focus, budget, stored.as_ref(), policy, now)?.doc;
+        let mut doc = self.next_call(&store, &focus, budget, stored.as_deref(), policy, now)?.doc;
         let mut recorded = flame_model::Usage::default();
         for row in store.usage_by_model(&focus)? {
             recorded.add(&row.usage);
@@ -76,8 +133,8 @@ impl Flame {
         let now = self.env().now();
         let next = {
             let store = self.store();
-            let stored = store.frame_context(frame)?;
-            self.next_call(&store, frame, Some(budget), stored.as_ref(), policy, now)?
+            let stored = self.kept_context.read(&store, frame)?;
+            self.next_call(&store, frame, Some(budget), stored.as_deref(), policy, now)?
         };
         let Some(update) = next.update else { return Ok(next.doc) };
         let note = update.note.as_ref().map(|text| {
@@ -85,19 +142,18 @@ impl Flame {
             let tokens = crate::frames::count_message(&note);
             (note, tokens)
         });
-        let noted = note.is_some();
-        self.write(Actor::Agent, |store, change, _| {
+        let saved = self.write(Actor::Agent, |store, change, _| {
             let note = note.as_ref().map(|(note, tokens)| (note, *tokens));
-            store.save_frame_context(change, frame, &update.context, note)
+            store.save_frame_context(change, frame, update.context, note)
         })?;
-        if !noted {
+        let stored = self.kept_context.saved(frame, saved.version, saved.context);
+        if saved.note.is_none() {
             return Ok(next.doc);
         }
         // The note is a message now: the context is assembled again with it stored, as every
         // later call will send it.
         let store = self.store();
-        let stored = store.frame_context(frame)?;
-        let again = self.next_call(&store, frame, Some(budget), stored.as_ref(), policy, now)?;
+        let again = self.next_call(&store, frame, Some(budget), Some(&stored), policy, now)?;
         debug_assert!(again.update.is_none(), "a stored note leaves nothing to store");
         Ok(again.doc)
     }

@@ -121,9 +121,6 @@ pub struct Flame {
     config: config::Config,
     /// The recorded usage of the tree whose costs were last read, kept up to date.
     usage: cost::UsageCache,
-    /// The spends of the budgeted frames of the tree whose budgets were last read, kept up to
-    /// date.
-    budgets: budget::BudgetLedger,
     /// The files the finished frames' subtrees of the tree last assembled for touched, kept up
     /// to date.
     subtree_trails: subtree_trails::SubtreeTrails,
@@ -137,6 +134,8 @@ pub struct Flame {
     outline_ahead: outline::OutlineAhead,
     /// The cache policy of the last call prepared, which the context's preview assumes.
     last_policy: calls::LastPolicy,
+    /// The stored context of the frame last assembled for, parsed.
+    kept_context: calls::KeptFrameContext,
     /// The followed sessions' readers.
     following: follow::Following,
     /// Flame's folders besides the data directory that the front ends named (`add_own_folders`):
@@ -198,13 +197,13 @@ impl Flame {
             env: Mutex::new(env),
             config: config::Config::new(config),
             usage: cost::UsageCache::default(),
-            budgets: budget::BudgetLedger::default(),
             subtree_trails: subtree_trails::SubtreeTrails::default(),
             settled_messages: settled_messages::SettledMessages::default(),
             path_frames: path_frames::PathFrames::default(),
             kept_parts: Mutex::default(),
             outline_ahead: outline::OutlineAhead::default(),
             last_policy: calls::LastPolicy::default(),
+            kept_context: calls::KeptFrameContext::default(),
             following: follow::Following::default(),
             own_folders: Mutex::default(),
             sandbox_slot: command_place::SandboxSlot::default(),

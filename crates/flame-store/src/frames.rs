@@ -29,8 +29,9 @@ mod trail;
 mod trees;
 mod writer;
 
-pub use budgets::{BudgetSnapshot, ReplyUsage, SubtreeUsage};
+pub use budgets::{BudgetedSpend, SubtreeUsage};
 pub use checkpoints::{CheckpointRow, LaterChange, MAX_CHECKPOINT_PATHS, NewCheckpoint};
+pub use contexts::{SavedContext, VersionedContext};
 pub use flame_model::RollbackRecord;
 pub use follow::{
     FollowCursor, FollowFrameChange, FollowMessage, FollowNewFrame, FollowStored, FollowUpdate,

@@ -56,12 +56,12 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode as SqliteCode, OpenFlags};
 
 pub use frames::{
-    BudgetSnapshot, Change, CheckpointRow, DeletedTree, FollowCursor, FollowFrameChange,
+    BudgetedSpend, Change, CheckpointRow, DeletedTree, FollowCursor, FollowFrameChange,
     FollowMessage, FollowNewFrame, FollowStored, FollowUpdate, FollowedFrame, FollowedSession,
     GATEWAY_SOURCE, GatewayCall, LaterChange, MAX_CHECKPOINT_PATHS, MAX_MESSAGE_BYTES,
     MAX_TRAIL_PATH_BYTES, MAX_TRAIL_PATHS, NewCheckpoint, OpenReply, PlanItem, Pop, ReplyOwner,
-    ReplyUsage, Rewrite, RollbackRecord, StoredToolResult, SubtreeUsage, TreeSummary, fit_reply,
-    truncation_note,
+    Rewrite, RollbackRecord, SavedContext, StoredToolResult, SubtreeUsage, TreeSummary,
+    VersionedContext, fit_reply, truncation_note,
 };
 pub use import::{ImportCounts, ImportedMessage};
 pub use migrations::LATEST_SCHEMA_VERSION;

@@ -43,6 +43,7 @@ const MIGRATIONS: &[Migration] = &[
     Migration { version: 17, sql: include_str!("migrations/0017_budgets.sql") },
     Migration { version: 18, sql: include_str!("migrations/0018_tree_network.sql") },
     Migration { version: 19, sql: include_str!("migrations/0019_gateway.sql") },
+    Migration { version: 20, sql: include_str!("migrations/0020_kept_spends.sql") },
 ];
 
 /// The version a freshly opened database is at.
@@ -444,5 +445,45 @@ mod tests {
         assert_eq!(store.search("importedword", Some(&tree), 50).unwrap().len(), 1);
         assert_eq!(pending(&store), 0);
         store.check_search_index().unwrap();
+    }
+
+    /// A database at version 17 (budgets summed when asked) opens with each budget's subtree
+    /// spend kept, summed once by the migration (a frame's own replies, its children's, by
+    /// model, with their tool calls; a reply that recorded nothing keeps no row), and its stored
+    /// contexts numbered 0 until they are saved again.
+    #[test]
+    fn a_version_17_database_keeps_what_each_budget_spent() {
+        use flame_model::FrameId;
+
+        let (_dir, store) = opened_at(
+            17,
+            &[OLD_TREE, OLD_ROOT, r#"INSERT INTO frames (id, tree_id, parent_id, position, title, success_criteria, status, created_at)
+                       VALUES ('f0000000002', 't0000000001', 'f0000000001', 0, 'Child', 'c', 'in_progress', 2);
+                   INSERT INTO frame_budgets (frame_id, tree_id, tokens) VALUES ('f0000000001', 't0000000001', 1000),
+                                                                                ('f0000000002', 't0000000001', 500);
+                   INSERT INTO messages (id, frame_id, role, content, tokens, model, created_at, usage_input, usage_output, tool_call_count)
+                       VALUES (1, 'f0000000001', 'assistant', 'a', 1, 'gpt-4o', 3, 10, 1, 0),
+                              (2, 'f0000000002', 'assistant', 'b', 1, 'gpt-4o', 4, 20, 2, 3),
+                              (3, 'f0000000002', 'assistant', 'c', 1, NULL, 5, NULL, NULL, 0),
+                              (4, 'f0000000002', 'user', 'd', 1, NULL, 6, NULL, NULL, 0);
+                   INSERT INTO frame_contexts (frame_id, state) VALUES ('f0000000002', '{}');"#]
+                .concat(),
+        );
+        let child = FrameId::from_trusted("f0000000002".into());
+        let on_path = store.budgets_on_path(&child).unwrap();
+        let spent: Vec<(u64, u64, u64, usize)> = on_path
+            .iter()
+            .map(|b| {
+                let input = b.usage.by_model.iter().map(|r| r.usage.input_tokens).sum();
+                let output = b.usage.by_model.iter().map(|r| r.usage.output_tokens).sum();
+                (input, output, b.usage.tool_calls, b.usage.by_model.len())
+            })
+            .collect();
+        assert_eq!(spent, [(30, 3, 3, 1), (20, 2, 3, 1)], "the root's, then the child's");
+        for budgeted in &on_path {
+            let summed = store.subtree_usage(&budgeted.frame).unwrap();
+            assert_eq!(budgeted.usage.tool_calls, summed.tool_calls);
+        }
+        assert_eq!(store.frame_context_version(&child).unwrap(), Some(0));
     }
 }

@@ -420,4 +420,44 @@ mod calls {
         s.flame.delete_tree(A, &tree.id).unwrap();
         assert!(s.flame.frame_context(&tree.root).unwrap().is_none());
     }
+
+    /// The facade keeps a frame's stored context parsed between calls; a save by another
+    /// process (a request to make the opening again, a call that made one) is seen at the next
+    /// call, and what this process kept of its own saves is what a fresh process reads.
+    #[test]
+    fn a_kept_context_is_read_again_after_another_process_saves_it() {
+        let s = Scratch::new(73);
+        let tree = s.flame.create_tree(A, "Root", "Ship it", None).unwrap();
+        s.flame.append(A, &tree.root, Role::User, "start here").unwrap();
+        s.flame.prepare_call(&tree.root, DEFAULT_BUDGET, policy()).unwrap();
+        let kept = s.flame.prepare_call(&tree.root, DEFAULT_BUDGET, policy()).unwrap();
+        assert!(!kept.report.opening.made_now);
+
+        let other = s.reopen(74);
+        other.rebuild_context(A, &tree.root).unwrap();
+        let preview = s.flame.context(Some(&tree.root), None).unwrap();
+        assert!(preview.report.opening.made_now, "the request another process stored is seen");
+        assert_eq!(preview.report.opening.reason, OpeningReason::Asked);
+        let made = other.prepare_call(&tree.root, DEFAULT_BUDGET, policy()).unwrap();
+        assert_eq!(made.report.opening.generation, 2);
+        let call = s.flame.prepare_call(&tree.root, DEFAULT_BUDGET, policy()).unwrap();
+        assert!(!call.report.opening.made_now, "the opening another process made is sent");
+        assert_eq!((call.report.opening.generation, &call.xml), (2, &made.xml));
+
+        // A note this process stores with its context: the next call here sends what a process
+        // that reads the store afresh sends.
+        let child = s.flame.push(A, None, "Auth", "login works").unwrap().id;
+        s.flame.pop(A, Some(&child), &done("JWT login in src/auth.rs")).unwrap();
+        let noted = s.flame.prepare_call(&tree.root, DEFAULT_BUDGET, policy()).unwrap();
+        let note = noted.messages.last().unwrap();
+        assert!(note.role == Role::Note && note.content.contains("JWT login"), "{note:?}");
+        let here = s.flame.prepare_call(&tree.root, DEFAULT_BUDGET, policy()).unwrap();
+        let fresh = s.reopen(75).prepare_call(&tree.root, DEFAULT_BUDGET, policy()).unwrap();
+        assert_eq!((&here.xml, &here.messages), (&fresh.xml, &fresh.messages));
+        assert_eq!(here.report.opening.noted_frames, 0);
+        assert_eq!(
+            s.flame.frame_context(&tree.root).unwrap(),
+            other.frame_context(&tree.root).unwrap()
+        );
+    }
 }

@@ -546,6 +546,7 @@ impl Writer<'_> {
         self.tx
             .prepare_cached("UPDATE trees SET message_tokens = message_tokens + ?2 WHERE id = ?1")?
             .execute(params![tree.as_str(), m.tokens as i64])?;
+        self.spend_reply(tree, &m.frame, id)?;
         self.event(
             tree,
             &m.frame,

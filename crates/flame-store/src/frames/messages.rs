@@ -158,6 +158,7 @@ impl Store {
                 usage.input, usage.output, usage.cache_read, usage.cache_write, usage.cache_write_long, tool_call_count(reply)])?;
             let target = w.frame(&frame)?;
             w.count_message(&target, tokens)?;
+            w.spend_reply(&target.tree, &frame, id)?;
             w.event(&target.tree, &frame, EventKind::MessageAdded, &EventDetail::MessageAdded { message: id })?;
             read_message(w.tx, id)
         })
@@ -214,6 +215,7 @@ impl Writer<'_> {
         self.tx.prepare_cached(&insert_messages_sql(1))?.execute(&row.values()[..])?;
         let id = MessageId(self.tx.last_insert_rowid());
         self.count_message(&target, tokens)?;
+        self.spend_reply(&target.tree, frame, id)?;
         self.event(
             &target.tree,
             frame,

@@ -125,6 +125,9 @@ impl Store {
                 ))
                 .into());
             }
+            if target.id != old_parent {
+                w.move_spends(&frame.tree, id, &old_parent, &target.id)?;
+            }
             // Take the frame out of its old place, then put it in the new one.
             w.shift_positions(&old_parent, frame.position + 1, -1)?;
             let count = w.child_count(&target.id)? - u32::from(target.id == old_parent);

@@ -1,5 +1,6 @@
 //! The store's one integration test binary: opening and migrating, the frame lifecycle, import.
 
+mod budgets;
 mod foreign;
 mod frames;
 mod import;

@@ -146,11 +146,13 @@ fn a_frames_context_is_kept_with_its_note_and_an_unreadable_one_is_none() {
         }]),
     };
     let note = NewMessage::text(Role::Note, "[Flame] a frame changed");
-    let stored = store.save_frame_context(change(2), &root, &context, Some((&note, 6))).unwrap();
-    let stored = stored.unwrap();
+    let saved =
+        store.save_frame_context(change(2), &root, context.clone(), Some((&note, 6))).unwrap();
+    let stored = saved.note.clone().unwrap();
     let kept = store.frame_context(&root).unwrap().unwrap();
     assert_eq!(kept.notes, [stored.id], "the note's id is kept with the context");
     assert_eq!(kept.instructions, context.instructions, "and what its opening's instructions were");
+    assert_eq!(saved.context, kept, "the save returns the context as it reads back");
     assert_eq!(store.messages(&root).unwrap().last().unwrap().content, note.content);
     assert!(store.ask_context_rebuild(change(3), &root).unwrap());
     let asked = store.frame_context(&root).unwrap().unwrap();
@@ -168,14 +170,14 @@ fn a_frames_context_is_kept_with_its_note_and_an_unreadable_one_is_none() {
     };
     conn.execute("UPDATE frame_openings SET opening = 'as first written'", []).unwrap();
     let masked = flame_model::FrameContext { rewritten_per_mille: 40, ..kept.clone() };
-    store.save_frame_context(change(4), &root, &masked, None).unwrap();
+    store.save_frame_context(change(4), &root, masked.clone(), None).unwrap();
     assert_eq!(opening_row(&conn), (1, "as first written".to_owned()));
     let second = flame_model::FrameContext {
         generation: 2,
         opening: "<stack-context>2</stack-context>".into(),
         ..masked
     };
-    store.save_frame_context(change(5), &root, &second, None).unwrap();
+    store.save_frame_context(change(5), &root, second.clone(), None).unwrap();
     assert_eq!(opening_row(&conn), (2, second.opening.clone()));
     assert_eq!(store.frame_context(&root).unwrap().as_ref(), Some(&second));
     conn.execute("UPDATE frame_openings SET generation = 1", []).unwrap();
@@ -184,4 +186,60 @@ fn a_frames_context_is_kept_with_its_note_and_an_unreadable_one_is_none() {
     conn.execute("UPDATE frame_contexts SET state = '{\"generation\": \"many\"}'", []).unwrap();
     assert_eq!(store.frame_context(&root).unwrap(), None);
     assert!(!store.ask_context_rebuild(change(4), &root).unwrap());
+}
+
+/// Every save of a frame's context, and every request to make its opening again, is given a
+/// number no save had before, in any frame and after a tree's deletion too: a process that keeps
+/// a frame's context parsed knows from that number alone whether it is still what is stored.
+#[test]
+fn every_save_of_a_frames_context_has_a_new_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("flame.db")).unwrap();
+    let mut ids = IdSource::seeded(4);
+    let (tree, root, child) = (ids.tree_id(), ids.frame_id(), ids.frame_id());
+    store.create_tree(change(1), &tree, &root, "Build", "It works", None).unwrap();
+    store.push(change(2), &child, &root, "Parse", "Parses").unwrap();
+    assert_eq!(store.frame_context_version(&root).unwrap(), None);
+    let context = flame_model::FrameContext {
+        generation: 1,
+        opening: "<stack-context/>".into(),
+        opening_tokens: 5,
+        reason: flame_model::OpeningReason::Entered,
+        made_at: 1,
+        first_message: None,
+        omission: None,
+        sections: vec![],
+        masked_through: None,
+        told: vec![],
+        notes: vec![],
+        superseded_notes: vec![],
+        rebuild_asked: false,
+        rewritten_per_mille: 0,
+        budget_told: None,
+        instructions: None,
+    };
+    let mut given = Vec::new();
+    let first = store.save_frame_context(change(3), &root, context.clone(), None).unwrap().version;
+    given.push(first);
+    assert_eq!(store.frame_context_version(&root).unwrap(), Some(first));
+    given.push(store.save_frame_context(change(4), &child, context.clone(), None).unwrap().version);
+    assert_eq!(store.frame_context_version(&root).unwrap(), Some(first), "another frame's save");
+    // Another process's saves are seen, and numbered after this one's.
+    let mut other = Store::open(store.path()).unwrap();
+    assert!(other.ask_context_rebuild(change(5), &root).unwrap());
+    let asked = store.versioned_frame_context(&root).unwrap();
+    assert!(asked.context.unwrap().rebuild_asked);
+    given.push(asked.version.unwrap());
+    given.push(other.save_frame_context(change(6), &root, context.clone(), None).unwrap().version);
+    // The tree deleted and made again with the same ids: its first save is a new number.
+    store.delete_tree(change(7), &tree).unwrap();
+    assert_eq!(store.frame_context_version(&root).unwrap(), None);
+    store.create_tree(change(8), &tree, &root, "Build", "It works", None).unwrap();
+    given.push(store.save_frame_context(change(9), &root, context.clone(), None).unwrap().version);
+    let mut distinct = given.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), given.len(), "{given:?}");
+    assert!(given.windows(2).all(|w| w[0] < w[1]), "{given:?}");
+    assert_eq!(store.versioned_frame_context(&root).unwrap().version, given.last().copied());
 }
