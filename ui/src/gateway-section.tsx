@@ -6,9 +6,10 @@
 // what the agent's own requests would have cost. Every figure is the backend's; the list is read
 // again whenever the gateway ends a call (`onGatewayCalled`).
 
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 
 import type { Answer, Backend } from "./backend";
+import { useCoalescedRead } from "./coalesced-read";
 import type {
   ApiError,
   GatewayMode,
@@ -71,32 +72,17 @@ export function GatewaySection({
   const [port, setPort] = useState("");
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
-  const reading = useRef<"idle" | "running" | "owed">("idle");
-
   const shown = (next: GatewayStatus) => {
     setStatus(next);
     setPort(String(next.settings.port));
   };
 
   // The sessions, read again after each call; calls that end while a read runs cost one more.
-  const readSessions = async () => {
-    if (reading.current !== "idle") {
-      reading.current = "owed";
-      return;
-    }
-    reading.current = "running";
-    for (;;) {
-      const answer = await backend.gatewaySessions();
-      if (answer.status === "ok") setSessions(answer.data);
-      else setError(answer.error);
-      if ((reading.current as string) === "owed") {
-        reading.current = "running";
-        continue;
-      }
-      reading.current = "idle";
-      return;
-    }
-  };
+  const readSessions = useCoalescedRead(async () => {
+    const answer = await backend.gatewaySessions();
+    if (answer.status === "ok") setSessions(answer.data);
+    else setError(answer.error);
+  });
 
   useEffect(() => {
     void backend.gatewayStatus().then((answer) => {

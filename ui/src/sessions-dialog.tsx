@@ -9,6 +9,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 
 import type { Answer, Backend } from "./backend";
+import { useCoalescedRead } from "./coalesced-read";
 import type {
   FollowRead_Serialize as FollowRead,
   Agent,
@@ -69,30 +70,16 @@ export function SessionsDialog({
   // A followed tree's spent budget only warns (Flame does not drive that agent): the newest
   // warning of each session, from the reads since the view opened.
   const [budgetNotices, setBudgetNotices] = useState<ReadonlyMap<string, string>>(new Map());
-  const reading = useRef<"idle" | "running" | "owed">("idle");
   const close = useRef<HTMLButtonElement>(null);
 
-  const read = async () => {
-    if (reading.current !== "idle") {
-      reading.current = "owed";
-      return;
-    }
-    reading.current = "running";
-    for (;;) {
-      const answer = await backend.sessions(null);
-      setLoad(
-        answer.status === "ok"
-          ? { state: "ready", list: answer.data }
-          : { state: "failed", error: answer.error },
-      );
-      if ((reading.current as string) === "owed") {
-        reading.current = "running";
-        continue;
-      }
-      reading.current = "idle";
-      return;
-    }
-  };
+  const read = useCoalescedRead(async () => {
+    const answer = await backend.sessions(null);
+    setLoad(
+      answer.status === "ok"
+        ? { state: "ready", list: answer.data }
+        : { state: "failed", error: answer.error },
+    );
+  });
 
   useEffect(() => {
     close.current?.focus();
