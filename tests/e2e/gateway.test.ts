@@ -4,30 +4,13 @@
 // settings name; the session becomes a tree that the tree menu lists and that grows with the
 // next call, the view lists it with what it was billed, and its frame's header says so too.
 
-import { createServer } from "node:net";
 import { join } from "node:path";
 
 import { By } from "selenium-webdriver";
 import { describe, expect, it } from "vitest";
 
 import { FakeModel } from "./fake-model";
-import { keepScreenshot, textOf, withApp, type App } from "./harness";
-
-/** A port nothing listens on now. */
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address !== null
-          ? resolvePort(address.port)
-          : reject(new Error("no port was assigned")),
-      );
-    });
-  });
-}
+import { freePort, keepScreenshot, textOf, withApp, type App } from "./harness";
 
 const SYSTEM = { role: "system", content: "You are opencode, a coding agent." };
 const ASK = { role: "user", content: "How long is notes.txt?" };

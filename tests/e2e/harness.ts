@@ -27,7 +27,8 @@ function tauriDriverPath(): string {
   return join(cargoHome, "bin/tauri-driver");
 }
 
-function freePort(): Promise<number> {
+/** A port on 127.0.0.1 that nothing listens on now. */
+export function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
     server.once("error", reject);

@@ -8,7 +8,6 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -17,7 +16,7 @@ import { By, Key } from "selenium-webdriver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { flame } from "./flame-cli";
-import { type App, keepScreenshot, withApp } from "./harness";
+import { type App, freePort, keepScreenshot, withApp } from "./harness";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const START = resolve(REPO, "../shared/peers/llama-server/start.sh");
@@ -40,20 +39,6 @@ if (!PRESENT) {
 }
 
 let server: { port: number; pid: number } | null = null;
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => {
-        if (address !== null && typeof address === "object") resolvePort(address.port);
-        else reject(new Error("no port was assigned"));
-      });
-    });
-  });
-}
 
 beforeAll(async () => {
   if (!PRESENT) return;
