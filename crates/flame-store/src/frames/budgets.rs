@@ -302,6 +302,16 @@ fn add_spend(
 ) -> Result<(), StoreError> {
     let by = |n: i64| if sign == Sign::Add { n } else { -n };
     let [input, output, cache_read, cache_write, cache_write_long, calls] = row.counts.map(by);
+    let values = params![
+        frame.as_str(),
+        row.model,
+        input,
+        output,
+        cache_read,
+        cache_write,
+        cache_write_long,
+        calls
+    ];
     let changed = conn
         .prepare_cached(
             "UPDATE budget_spends SET input = input + ?3, output = output + ?4,
@@ -309,16 +319,7 @@ fn add_spend(
                  cache_write_long = cache_write_long + ?7, tool_calls = tool_calls + ?8
              WHERE frame_id = ?1 AND model IS ?2",
         )?
-        .execute(params![
-            frame.as_str(),
-            row.model,
-            input,
-            output,
-            cache_read,
-            cache_write,
-            cache_write_long,
-            calls
-        ])?;
+        .execute(values)?;
     match (changed, sign) {
         (0, Sign::Add) => {
             conn.prepare_cached(
@@ -326,16 +327,7 @@ fn add_spend(
                      cache_write, cache_write_long, tool_calls)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             )?
-            .execute(params![
-                frame.as_str(),
-                row.model,
-                input,
-                output,
-                cache_read,
-                cache_write,
-                cache_write_long,
-                calls
-            ])?;
+            .execute(values)?;
         }
         (_, Sign::Take) => {
             conn.prepare_cached(

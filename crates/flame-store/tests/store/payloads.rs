@@ -122,21 +122,6 @@ fn a_frames_context_is_kept_with_its_note_and_an_unreadable_one_is_none() {
     store.create_tree(change(1), &tree, &root, "Build the app", "A working app", None).unwrap();
     assert_eq!(store.frame_context(&root).unwrap(), None);
     let context = flame_model::FrameContext {
-        generation: 1,
-        opening: "<stack-context/>".into(),
-        opening_tokens: 5,
-        reason: flame_model::OpeningReason::Entered,
-        made_at: 1,
-        first_message: None,
-        omission: None,
-        sections: vec![],
-        masked_through: None,
-        told: vec![],
-        notes: vec![],
-        superseded_notes: vec![],
-        rebuild_asked: false,
-        rewritten_per_mille: 0,
-        budget_told: None,
         instructions: Some(vec![flame_model::InstructionFileReport {
             path: "AGENTS.md".into(),
             scope: flame_model::InstructionScope::Workspace,
@@ -144,6 +129,7 @@ fn a_frames_context_is_kept_with_its_note_and_an_unreadable_one_is_none() {
             sent: 40,
             problem: None,
         }]),
+        ..opening_context()
     };
     let note = NewMessage::text(Role::Note, "[Flame] a frame changed");
     let saved =
@@ -200,24 +186,7 @@ fn every_save_of_a_frames_context_has_a_new_number() {
     store.create_tree(change(1), &tree, &root, "Build", "It works", None).unwrap();
     store.push(change(2), &child, &root, "Parse", "Parses").unwrap();
     assert_eq!(store.frame_context_version(&root).unwrap(), None);
-    let context = flame_model::FrameContext {
-        generation: 1,
-        opening: "<stack-context/>".into(),
-        opening_tokens: 5,
-        reason: flame_model::OpeningReason::Entered,
-        made_at: 1,
-        first_message: None,
-        omission: None,
-        sections: vec![],
-        masked_through: None,
-        told: vec![],
-        notes: vec![],
-        superseded_notes: vec![],
-        rebuild_asked: false,
-        rewritten_per_mille: 0,
-        budget_told: None,
-        instructions: None,
-    };
+    let context = opening_context();
     let mut given = Vec::new();
     let first = store.save_frame_context(change(3), &root, context.clone(), None).unwrap().version;
     given.push(first);
@@ -242,4 +211,26 @@ fn every_save_of_a_frames_context_has_a_new_number() {
     assert_eq!(distinct.len(), given.len(), "{given:?}");
     assert!(given.windows(2).all(|w| w[0] < w[1]), "{given:?}");
     assert_eq!(store.versioned_frame_context(&root).unwrap().version, given.last().copied());
+}
+
+/// A frame context just opened, with nothing told, masked or noted yet.
+fn opening_context() -> flame_model::FrameContext {
+    flame_model::FrameContext {
+        generation: 1,
+        opening: "<stack-context/>".into(),
+        opening_tokens: 5,
+        reason: flame_model::OpeningReason::Entered,
+        made_at: 1,
+        first_message: None,
+        omission: None,
+        sections: vec![],
+        masked_through: None,
+        told: vec![],
+        notes: vec![],
+        superseded_notes: vec![],
+        rebuild_asked: false,
+        rewritten_per_mille: 0,
+        budget_told: None,
+        instructions: None,
+    }
 }
