@@ -702,7 +702,7 @@ impl Flame {
                     key: keyed(&draft.frames[m.frame].key, generation),
                     frame: ids[m.frame].clone(),
                     ordinal,
-                    message: m.message.clone(),
+                    message: (*m.message).clone(),
                     tokens: m.tokens,
                     at: m.at,
                 });

@@ -241,7 +241,7 @@ pub(crate) fn imported_messages(draft: &Draft) -> Vec<ImportedMessage> {
         .iter()
         .map(|m| ImportedMessage {
             frame: m.frame,
-            message: m.message.clone(),
+            message: (*m.message).clone(),
             tokens: m.tokens,
             at: m.at,
         })

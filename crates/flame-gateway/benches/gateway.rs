@@ -4,7 +4,8 @@
 //! - `gateway.first_byte_overhead_150k_{observe,context}_median`: the time to the reply's first
 //!   byte through the gateway less the time straight to the upstream, for a Claude Code-like
 //!   session whose requests carry about 150k tokens, each request the one before plus a tool
-//!   call and its result (the median over the session's calls);
+//!   call and its result (the median over the session's calls of each call's difference: each
+//!   request goes straight and through each gateway one after the other);
 //! - `gateway.chunk_overhead_median`: what the gateway adds per streamed chunk, on a reply of
 //!   2,000 chunks (the difference of the medians of whole replies, over the chunks);
 //! - `gateway.memory_growth_1000_requests`: the process's resident memory after 1,000 more
@@ -179,8 +180,10 @@ async fn time_in(
     (first_at, start.elapsed())
 }
 
-/// Runs the 150k session against `url`: the first-byte time of each timed call.
-async fn session_150k(url: &str, calls: usize) -> Vec<Duration> {
+/// Runs the 150k session against each of `urls`, call by call: for each timed call, the time to
+/// its reply's first byte from each URL, taken one after the other so that what the machine is
+/// doing meanwhile weighs on each alike.
+async fn session_150k(urls: &[String], calls: usize) -> Vec<Vec<Duration>> {
     let client = reqwest::Client::new();
     // About 150k tokens of history before the timed calls: 150 turns of about 1k tokens.
     let mut messages = vec![json!({"role": "user", "content": "Read the project and fix the bug"})];
@@ -188,11 +191,16 @@ async fn session_150k(url: &str, calls: usize) -> Vec<Duration> {
         messages.extend(turn(n, 700));
     }
     // The first call reads the whole history once; the timed ones each add a turn.
-    time(&client, url, request(&messages)).await;
-    let mut times = Vec::with_capacity(calls);
+    for url in urls {
+        time(&client, url, request(&messages)).await;
+    }
+    let mut times = vec![Vec::with_capacity(calls); urls.len()];
     for n in 150..150 + calls {
         messages.extend(turn(n, 700));
-        times.push(time(&client, url, request(&messages)).await.0);
+        let body = request(&messages);
+        for (url, times) in urls.iter().zip(&mut times) {
+            times.push(time(&client, url, body.clone()).await.0);
+        }
     }
     times
 }
@@ -216,17 +224,26 @@ fn main() {
         let base = upstream(1).await;
         let client = reqwest::Client::new();
         if !only_memory {
-            let direct = median(session_150k(&format!("{base}/v1/messages"), calls).await);
-            for mode in [Mode::Observe, Mode::Context] {
-                let (address, _dir) = gateway(mode, &base).await;
-                let through = median(session_150k(&format!("{address}/v1/messages"), calls).await);
-                let added = through.saturating_sub(direct);
+            let modes = [Mode::Observe, Mode::Context];
+            let mut gateways = Vec::new();
+            let mut urls = vec![format!("{base}/v1/messages")];
+            for mode in modes {
+                let (address, dir) = gateway(mode, &base).await;
+                urls.push(format!("{address}/v1/messages"));
+                gateways.push(dir);
+            }
+            let times = session_150k(&urls, calls).await;
+            for (mode, through) in modes.iter().zip(&times[1..]) {
+                // Each call's time through the gateway less the same call's straight.
+                let added: Vec<Duration> =
+                    through.iter().zip(&times[0]).map(|(t, d)| t.saturating_sub(*d)).collect();
                 println!(
                     "BENCH gateway.first_byte_overhead_150k_{}_median {:.2} ms",
                     mode.as_str(),
-                    added.as_secs_f64() * 1e3
+                    median(added).as_secs_f64() * 1e3
                 );
             }
+            drop(gateways);
 
             // Per chunk: whole replies of many chunks, straight and through the gateway.
             let chunky = upstream(CHUNKS).await;

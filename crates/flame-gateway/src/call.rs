@@ -109,6 +109,8 @@ pub(crate) async fn run(
         }
     };
     open_session(&state, &placed).await;
+    // The budgets are read beside the building of what is sent: neither waits for the other.
+    let refusal = refusal(&state, &placed);
     if state.mode == Mode::Context {
         // The context names frames by their ids: every frame is stored before it is sent.
         store_new_frames(&state, &placed).await;
@@ -127,7 +129,7 @@ pub(crate) async fn run(
     let sent = Sent { context, model: request.model(), client: placed.client, rewrite };
     let streamed = request.streamed();
     drop(request);
-    if let Some(refusal) = refusal(&state, &placed).await {
+    if let Some(refusal) = refusal.await.ok().flatten() {
         let status = http::StatusCode::BAD_REQUEST.as_u16();
         record(&state, &placed, &sent, status, Reply::default(), Some(refusal.clone())).await;
         return error_response(Some(wire), &ClientError::refused(refusal));
@@ -256,17 +258,18 @@ fn budget_frame(state: &State, placed: &Placed) -> Option<FrameId> {
     }
 }
 
-/// Why the call must not be sent, when a budget on its frame's path is spent.
-async fn refusal(state: &Arc<State>, placed: &Placed) -> Option<String> {
-    let frame = budget_frame(state, placed)?;
+/// Why the call must not be sent, when a budget on its frame's path is spent: read on the
+/// blocking pool, begun at once.
+fn refusal(state: &Arc<State>, placed: &Placed) -> tokio::task::JoinHandle<Option<String>> {
+    let frame = budget_frame(state, placed);
     let flame = state.flame.clone();
-    match blocking(move || flame.gateway_refusal(&frame)).await? {
+    tokio::task::spawn_blocking(move || match flame.gateway_refusal(&frame?) {
         Ok(refusal) => refusal,
         Err(err) => {
             tracing::warn!("the gateway could not check a budget: {}", err.message);
             None
         }
-    }
+    })
 }
 
 /// Reads the reply into its thread and stores the session and the call.

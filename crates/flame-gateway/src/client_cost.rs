@@ -17,7 +17,7 @@ use flame_import::wire::{WireFormat, WireThread};
 use flame_model::prompt_cache::{Block, CacheRules, PromptCache};
 use flame_model::{CacheLifetime, Timestamp, Usage};
 
-use crate::request::Request;
+use crate::request::{Item, Request};
 
 /// The most fixed parts whose token counts are kept: a session has a handful (its main
 /// thread's, its subagents').
@@ -37,6 +37,11 @@ fn mark(wire: WireFormat, bytes: &str) -> Option<CacheLifetime> {
         return None;
     }
     Some(if bytes.contains("\"1h\"") { CacheLifetime::Long } else { CacheLifetime::Short })
+}
+
+/// [`mark`] of an item, whose bytes were looked through for a mark as they were read.
+fn item_mark(wire: WireFormat, item: &Item<'_>) -> Option<CacheLifetime> {
+    if item.marked { mark(wire, item.raw.get()) } else { None }
 }
 
 impl ClientCache {
@@ -78,7 +83,7 @@ impl ClientCache {
                 made.iter().map(|m| messages.get(m.message).map_or(0, |m| m.tokens)).sum::<u64>()
                     + MESSAGE_OVERHEAD
             };
-            blocks.push(Block { hash: item.hash, tokens, mark: mark(self.wire, item.raw.get()) });
+            blocks.push(Block { hash: item.hash, tokens, mark: item_mark(self.wire, item) });
         }
         self.cache.send(at, &blocks).usage()
     }
@@ -89,7 +94,7 @@ impl ClientCache {
         blocks.extend(request.conversation().iter().map(|item| Block {
             hash: item.hash,
             tokens: item.raw.get().len() as u64 / 4,
-            mark: mark(self.wire, item.raw.get()),
+            mark: item_mark(self.wire, item),
         }));
         self.cache.send(at, &blocks).usage()
     }

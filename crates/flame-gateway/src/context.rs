@@ -20,9 +20,15 @@
 //!
 //! An item Flame does not change is sent as the client's own bytes; a changed one is written
 //! from its parsed JSON (keys in order), so the same linear request always gives the same bytes.
+//! What a changed item was written as is kept for the session's next call ([`Rewritten`]), by
+//! everything its rewrite reads: on a long conversation most changed items are masked results
+//! that stay the same from call to call, and reading and writing them again was the larger part
+//! of what the gateway added to a call.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::hash::Hasher;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use flame_api::Rewrite;
@@ -46,7 +52,18 @@ pub(crate) struct Built {
 enum Emit {
     /// The client's own bytes, by item position.
     Raw(usize),
-    Edited(Value),
+    /// An item Flame changed, as written.
+    Rewritten(Arc<str>),
+    /// A note Flame adds.
+    Note(Value),
+}
+
+/// The items a session's last call changed, as written, by what their rewrite reads
+/// ([`Edit::key`]); `None` for an item left out. Only the last call's are kept, so what it holds
+/// is bounded by one request.
+#[derive(Debug, Default)]
+pub(crate) struct Rewritten {
+    items: HashMap<u64, Option<Arc<str>>>,
 }
 
 /// The request to send for `placed` in context mode; `None` sends the client's own (a side
@@ -84,7 +101,7 @@ pub(crate) fn request(
     };
     let thread = &session.wire.threads[thread_index].thread;
     let conversation = session.replayer.conversation();
-    let body = render(request, thread, &held, &call, conversation)?;
+    let body = render(request, thread, &held, &call, conversation, &mut session.rewritten)?;
     let opening = &call.doc.report.opening;
     let rewrite = if opening.made_now {
         Some(match opening.reason {
@@ -119,6 +136,7 @@ fn render(
     held: &[usize],
     call: &ReplayedCall,
     lifetime: CacheLifetime,
+    rewritten: &mut Rewritten,
 ) -> Option<Bytes> {
     let wire = request.wire;
     let messages = thread.messages();
@@ -162,8 +180,9 @@ fn render(
         }
     };
     for (_, text) in notes.iter().filter(|(after, _)| after.is_none()) {
-        emitted.push(Emit::Edited(note(text)));
+        emitted.push(Emit::Note(note(text)));
     }
+    let mut kept = HashMap::new();
     for p in first_item..conversation.len() {
         let made = thread.made(p);
         let here: Vec<usize> =
@@ -192,13 +211,25 @@ fn render(
         });
         let changed = made.iter().any(|m| edit.changes(m.message))
             || (wire == WireFormat::Anthropic
-                && (raw.contains("\"cache_control\"")
-                    || (text_message && !raw.contains("\"content\":["))));
+                && (conversation[p].marked || (text_message && !raw.contains("\"content\":["))));
         if changed {
-            let mut value: Value = serde_json::from_str(raw).ok()?;
-            if let Some(value) = edit.apply(wire, &mut value, made) {
-                emitted.push(Emit::Edited(value));
+            let rewrite = || -> Option<Option<Arc<str>>> {
+                let mut value: Value = serde_json::from_str(raw).ok()?;
+                Some(edit.apply(wire, &mut value, made).map(|v| Arc::from(v.to_string())))
+            };
+            let key = edit.key(wire, conversation[p].hash, made);
+            let written = match rewritten.items.remove(&key) {
+                Some(kept) => {
+                    // A kept rewrite is the one made now: every test build checks it.
+                    debug_assert_eq!(Some(&kept), rewrite().as_ref(), "a kept rewrite differs");
+                    kept
+                }
+                None => rewrite()?,
+            };
+            if let Some(text) = &written {
+                emitted.push(Emit::Rewritten(text.clone()));
             }
+            kept.insert(key, written);
         } else {
             emitted.push(Emit::Raw(p));
         }
@@ -213,9 +244,10 @@ fn render(
         }
         for (_, text) in notes.iter().filter(|(after, _)| after.is_some_and(|a| here.contains(&a)))
         {
-            emitted.push(Emit::Edited(note(text)));
+            emitted.push(Emit::Note(note(text)));
         }
     }
+    rewritten.items = kept;
     Some(write(request, call, lifetime, &emitted, previous_end))
 }
 
@@ -244,6 +276,45 @@ impl Edit<'_> {
         let unanswered = !self.trailing
             && original.tool_calls.iter().flatten().any(|c| !self.answered.contains(c.id.as_str()));
         cut || unanswered
+    }
+
+    /// What the rewrite of an item whose bytes hash to `item`, read into the messages `made`,
+    /// depends on, hashed: everything [`Edit::apply`] reads.
+    fn key(&self, wire: WireFormat, item: u64, made: &[flame_import::wire::Made]) -> u64 {
+        let mut hasher = rustc_hash::FxHasher::default();
+        hasher.write_u64(item);
+        hasher.write_u8(match wire {
+            WireFormat::Anthropic => 0,
+            WireFormat::Responses => 1,
+            WireFormat::Chat => 2,
+        });
+        hasher.write_u8(u8::from(self.frozen) | (u8::from(self.trailing) << 1));
+        let text = |hasher: &mut rustc_hash::FxHasher, text: &str| {
+            hasher.write(text.as_bytes());
+            hasher.write_usize(text.len());
+        };
+        for m in made {
+            hasher.write_usize(m.block.map_or(usize::MAX, |b| b));
+            let original = &self.messages[m.message].message;
+            match self.sent.get(&m.message) {
+                None => hasher.write_u8(0),
+                Some(sent) => {
+                    hasher.write_u8(1);
+                    text(&mut hasher, &sent.content);
+                    for call in sent.tool_calls.iter().flatten() {
+                        text(&mut hasher, &call.id);
+                        text(&mut hasher, &call.arguments.to_string());
+                    }
+                }
+            }
+            if let Some(result) = &original.tool_result {
+                hasher.write_u8(u8::from(self.called.contains(result.tool_call_id.as_str())));
+            }
+            for call in original.tool_calls.iter().flatten() {
+                hasher.write_u8(u8::from(self.answered.contains(call.id.as_str())));
+            }
+        }
+        hasher.finish()
     }
 
     /// The item as Flame sends it, or `None` when nothing of it is sent.
@@ -492,19 +563,24 @@ fn write(
     for (i, emit) in emitted.iter().enumerate() {
         let marked = wire == WireFormat::Anthropic && (Some(i) == last || Some(i) == previous_end);
         let text = match emit {
-            Emit::Raw(p) if !marked => Cow::Borrowed(conversation[*p].raw.get()),
-            Emit::Raw(p) => {
-                let mut value: Value =
-                    serde_json::from_str(conversation[*p].raw.get()).unwrap_or(Value::Null);
-                mark_last_block(&mut value, conversation_long);
-                Cow::Owned(value.to_string())
-            }
-            Emit::Edited(value) if marked => {
+            Emit::Raw(p) => Cow::Borrowed(conversation[*p].raw.get()),
+            Emit::Rewritten(text) => Cow::Borrowed(&**text),
+            Emit::Note(value) if !marked => Cow::Owned(value.to_string()),
+            Emit::Note(value) => {
                 let mut value = value.clone();
                 mark_last_block(&mut value, conversation_long);
                 Cow::Owned(value.to_string())
             }
-            Emit::Edited(value) => Cow::Owned(value.to_string()),
+        };
+        // A marked item is read again to take its mark: a written item reads back as the value
+        // it was written from, so it is written the same as before it was kept.
+        let text = match (emit, marked) {
+            (Emit::Raw(_) | Emit::Rewritten(_), true) => {
+                let mut value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+                mark_last_block(&mut value, conversation_long);
+                Cow::Owned(value.to_string())
+            }
+            _ => text,
         };
         items.push(text);
     }

@@ -17,33 +17,119 @@ use std::hash::Hasher;
 
 use flame_import::wire::WireFormat;
 use http::HeaderMap;
-use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-/// A request body's top-level fields, in the order the client wrote them.
+/// A request body's top-level fields, in the order the client wrote them. The conversation's
+/// field (`messages`, `input`) is read into its items as the body is read, in the same pass, and
+/// holds `null` here.
 #[derive(Debug)]
 pub(crate) struct Fields<'a>(pub Vec<(Cow<'a, str>, &'a RawValue)>);
 
-impl<'de: 'a, 'a> serde::Deserialize<'de> for Fields<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct FieldsVisitor;
-        impl<'de> Visitor<'de> for FieldsVisitor {
-            type Value = Fields<'de>;
+/// A body's fields with its conversation's field read: what one pass over the body gives.
+struct Read<'a> {
+    fields: Fields<'a>,
+    conversation: Conversation<'a>,
+}
 
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
+/// What the conversation's field holds.
+#[derive(Debug, Default)]
+enum Conversation<'a> {
+    #[default]
+    Absent,
+    Items(Vec<&'a RawValue>),
+    /// A Responses `input` given as one text.
+    Text(String),
+    /// Anything else, by what it is.
+    NotAList(&'static str),
+}
 
-            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Fields<'de>, M::Error> {
-                let mut fields = Vec::new();
-                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-                    let value: &'de RawValue = map.next_value()?;
-                    fields.push((key, value));
-                }
-                Ok(Fields(fields))
+/// Reads a body whose conversation is in the field `name`.
+struct BodySeed(&'static str);
+
+impl<'de> DeserializeSeed<'de> for BodySeed {
+    type Value = Read<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Read<'de>, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for BodySeed {
+    type Value = Read<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Read<'de>, M::Error> {
+        let mut read = Read { fields: Fields(Vec::new()), conversation: Conversation::Absent };
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            if key == self.0 && matches!(read.conversation, Conversation::Absent) {
+                read.conversation = map.next_value_seed(ConversationSeed)?;
+                read.fields.0.push((key, RawValue::NULL));
+            } else {
+                let value: &'de RawValue = map.next_value()?;
+                read.fields.0.push((key, value));
             }
         }
-        deserializer.deserialize_map(FieldsVisitor)
+        Ok(read)
+    }
+}
+
+/// Reads the conversation's field: a list is split into its items, each kept as written.
+struct ConversationSeed;
+
+impl<'de> DeserializeSeed<'de> for ConversationSeed {
+    type Value = Conversation<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ConversationSeed {
+    type Value = Conversation<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a list or a text")
+    }
+
+    fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(item) = seq.next_element::<&'de RawValue>()? {
+            items.push(item);
+        }
+        Ok(Conversation::Items(items))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Self::Value, E> {
+        Ok(Conversation::Text(text.to_owned()))
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Conversation::NotAList("an object"))
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Conversation::NotAList("a boolean"))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(Conversation::NotAList("a number"))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(Conversation::NotAList("a number"))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(Conversation::NotAList("a number"))
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Conversation::NotAList("null"))
     }
 }
 
@@ -52,6 +138,8 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Fields<'a> {
 pub(crate) struct Item<'a> {
     pub raw: &'a RawValue,
     pub hash: u64,
+    /// Whether its bytes hold an Anthropic cache mark (`"cache_control"`).
+    pub marked: bool,
 }
 
 /// A parsed request.
@@ -59,10 +147,10 @@ pub(crate) struct Item<'a> {
 pub(crate) struct Request<'a> {
     pub wire: WireFormat,
     pub fields: Fields<'a>,
-    /// The field that holds the conversation (`messages`, `input`), by index in `fields`.
-    pub items_field: Option<usize>,
     /// Every item of that field, in order.
     pub items: Vec<Item<'a>>,
+    /// That field's text, when it is one (a Responses `input` given as one text).
+    text: Option<String>,
     /// How many of `items` open the conversation as part of its fixed part.
     pub fixed_items: usize,
     /// A hash of the fixed part: its fields and its items.
@@ -89,24 +177,40 @@ pub(crate) fn item_hash(bytes: &str) -> u64 {
 }
 
 impl<'a> Request<'a> {
-    /// Reads a body of `wire`.
+    /// Reads a body of `wire`, in one pass over its bytes.
     pub fn parse(wire: WireFormat, body: &'a [u8]) -> Result<Request<'a>, RequestError> {
-        let fields: Fields<'a> =
-            serde_json::from_slice(body).map_err(|e| RequestError::NotJson(e.to_string()))?;
         let name = match wire {
             WireFormat::Anthropic | WireFormat::Chat => "messages",
             WireFormat::Responses => "input",
         };
-        let items_field = fields.0.iter().position(|(k, _)| k == name);
-        let items: Vec<Item<'a>> = match items_field.map(|i| fields.0[i].1) {
+        let mut deserializer = serde_json::Deserializer::from_slice(body);
+        let read = BodySeed(name)
+            .deserialize(&mut deserializer)
+            .and_then(|read| deserializer.end().map(|()| read))
+            .map_err(|e| RequestError::NotJson(e.to_string()))?;
+        let Read { fields, conversation } = read;
+        let mark = memchr::memmem::Finder::new(b"\"cache_control\"");
+        let (items, input_text): (Vec<Item<'a>>, _) = match conversation {
+            Conversation::Absent => (Vec::new(), None),
+            Conversation::Items(items) => {
+                let items = items
+                    .into_iter()
+                    .map(|raw| Item {
+                        raw,
+                        hash: item_hash(raw.get()),
+                        marked: mark.find(raw.get().as_bytes()).is_some(),
+                    })
+                    .collect();
+                (items, None)
+            }
             // A Responses input may be one text: it is one user message, not a list.
-            Some(raw) if raw.get().trim_start().starts_with('"') => Vec::new(),
-            Some(raw) => serde_json::from_str::<Vec<&'a RawValue>>(raw.get())
-                .map_err(|e| RequestError::NotAList { field: name, detail: e.to_string() })?
-                .into_iter()
-                .map(|raw| Item { raw, hash: item_hash(raw.get()) })
-                .collect(),
-            None => Vec::new(),
+            Conversation::Text(text) if wire == WireFormat::Responses => (Vec::new(), Some(text)),
+            Conversation::Text(_) => {
+                return Err(RequestError::NotAList { field: name, detail: "a text".into() });
+            }
+            Conversation::NotAList(what) => {
+                return Err(RequestError::NotAList { field: name, detail: what.into() });
+            }
         };
         let fixed_items = match wire {
             WireFormat::Anthropic => 0,
@@ -134,8 +238,8 @@ impl<'a> Request<'a> {
         Ok(Request {
             wire,
             fields,
-            items_field,
             items,
+            text: input_text,
             fixed_items,
             fixed_hash: hasher.finish(),
             fixed_text: Cow::Owned(text),
@@ -173,8 +277,7 @@ impl<'a> Request<'a> {
 
     /// A Responses `input` given as one text, as the user message it stands for.
     pub fn text_input(&self) -> Option<serde_json::Value> {
-        let raw = self.items_field.map(|i| self.fields.0[i].1)?;
-        let text: String = serde_json::from_str(raw.get()).ok()?;
+        let text = self.text.as_ref()?;
         Some(serde_json::json!({"type": "message", "role": "user", "content": text}))
     }
 
@@ -185,8 +288,8 @@ impl<'a> Request<'a> {
         hasher.write_u64(self.fixed_hash);
         if let Some(first) = self.conversation().first() {
             hasher.write_u64(first.hash);
-        } else if let Some(raw) = self.items_field.map(|i| self.fields.0[i].1) {
-            hasher.write(raw.get().as_bytes());
+        } else if let Some(text) = &self.text {
+            hasher.write(text.as_bytes());
         }
         hasher.finish()
     }
@@ -349,6 +452,37 @@ mod tests {
             Request::parse(WireFormat::Chat, br#"{"messages": 3}"#),
             Err(RequestError::NotAList { field: "messages", .. })
         ));
+    }
+
+    /// The conversation's field is read in the same pass as the rest: a Responses `input` given
+    /// as one text is its user message, escapes read, and each item knows whether it is marked.
+    #[test]
+    fn the_conversation_is_read_with_the_body() {
+        let body = br#"{"input":"say \"hi\"\n","model":"m"}"#;
+        let request = Request::parse(WireFormat::Responses, body).unwrap();
+        assert!(request.items.is_empty());
+        let message = request.text_input().unwrap();
+        assert_eq!(message["content"], "say \"hi\"\n");
+        assert_eq!(request.model().as_deref(), Some("m"));
+        let body = br#"{"messages":[{"role":"user","content":"a"},{"role":"user","content":[{"type":"text","text":"b","cache_control":{"type":"ephemeral"}}]}]}"#;
+        let request = Request::parse(WireFormat::Anthropic, body).unwrap();
+        let marked: Vec<bool> = request.items.iter().map(|i| i.marked).collect();
+        assert_eq!(marked, [false, true]);
+        for (body, what) in [
+            (&br#"{"messages":null}"#[..], "null"),
+            (br#"{"messages":{"role":"user"}}"#, "an object"),
+            (br#"{"messages":"text"}"#, "a text"),
+        ] {
+            match Request::parse(WireFormat::Anthropic, body) {
+                Err(RequestError::NotAList { field: "messages", detail }) => {
+                    assert_eq!(detail, what)
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        // A body cut short is not JSON, though its conversation was read whole.
+        let cut = br#"{"messages":[{"role":"user","content":"a"}],"model":"#;
+        assert!(matches!(Request::parse(WireFormat::Chat, cut), Err(RequestError::NotJson(_))));
     }
 
     #[test]

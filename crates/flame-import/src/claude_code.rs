@@ -473,7 +473,7 @@ impl ThreadReader {
 
     fn push(&mut self, message: NewMessage) -> usize {
         self.thread.messages.push(ThreadMessage {
-            message,
+            message: message.into(),
             at: self.last_at,
             tokens: 0,
             starts: self.next_start.take(),
@@ -608,7 +608,7 @@ impl ThreadReader {
         } else if let Some(s) = message["content"].as_str() {
             text.push_str(s);
         }
-        let target = &mut self.thread.messages[index].message;
+        let target = std::sync::Arc::make_mut(&mut self.thread.messages[index].message);
         if !text.is_empty() {
             if !target.content.is_empty() {
                 target.content.push_str("\n\n");

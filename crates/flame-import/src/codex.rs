@@ -150,7 +150,7 @@ impl CodexReader {
 
     fn push(&mut self, message: NewMessage, at: Timestamp) -> usize {
         self.thread.messages.push(ThreadMessage {
-            message,
+            message: message.into(),
             at,
             tokens: 0,
             starts: self.next_start.take(),

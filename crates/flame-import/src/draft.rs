@@ -3,6 +3,7 @@
 //! draft becomes a real tree ([`Draft::materialise`]), from the caller's `IdSource`.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use flame_model::{
     FileTrail, Frame, FrameTree, IdSource, MAX_DEPTH, MAX_TITLE_CHARS, NewMessage, Status,
@@ -97,7 +98,8 @@ impl DraftFrame {
 #[derive(Debug, Clone, PartialEq)]
 pub struct DraftMessage {
     pub frame: usize,
-    pub message: NewMessage,
+    /// Shared with the thread it was read from (`thread.rs`).
+    pub message: Arc<NewMessage>,
     pub tokens: u64,
     pub at: Timestamp,
 }
@@ -394,8 +396,9 @@ impl Draft {
             while !m.message.content.is_char_boundary(keep) {
                 keep -= 1;
             }
-            m.message.content.truncate(keep);
-            m.message.content.push_str(&note);
+            let message = Arc::make_mut(&mut m.message);
+            message.content.truncate(keep);
+            message.content.push_str(&note);
             m.tokens = count_message(LIVE_ENCODING, &m.message);
             self.report.problem(format!(
                 "message {} of frame {:?}: {length} bytes, cut to {max_bytes}",
@@ -536,7 +539,7 @@ mod tests {
         for _ in 0..2 {
             draft.messages.push(DraftMessage {
                 frame: 0,
-                message: NewMessage::text(flame_model::Role::User, "hi"),
+                message: NewMessage::text(flame_model::Role::User, "hi").into(),
                 tokens: u64::MAX,
                 at: 1,
             });
@@ -591,7 +594,7 @@ mod tests {
         for text in ["short", &"€".repeat(400)] {
             draft.messages.push(DraftMessage {
                 frame: 0,
-                message: NewMessage::text(flame_model::Role::User, text),
+                message: NewMessage::text(flame_model::Role::User, text).into(),
                 tokens: 1,
                 at: 1,
             });

@@ -220,7 +220,7 @@ pub fn into_draft(mut export: Export) -> Result<Draft, String> {
             };
             draft.messages.push(DraftMessage {
                 frame: new_index[i],
-                message,
+                message: message.into(),
                 tokens,
                 at: m.created_at,
             });

@@ -389,7 +389,7 @@ fn read_session(
                     at: Timestamp,
                     start: &mut Option<SegmentStart>| {
         t.messages.push(ThreadMessage {
-            message,
+            message: message.into(),
             at,
             tokens: 0,
             starts: start.take(),

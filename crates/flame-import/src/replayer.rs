@@ -20,10 +20,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use flame_context::request::Prompt;
-use flame_context::{Budget, CachePolicy, CallRules, ContextDoc, ContextInput};
+use flame_context::{Budget, CachePolicy, CallRules, ContextDoc, ContextInput, KeptParts};
 use flame_model::{
-    FileTrail, Frame, FrameContext, FrameId, IdSource, Message, MessageId, Role, Status, Timestamp,
-    TreeId,
+    FileTrail, Frame, FrameContext, FrameId, IdSource, Message, MessageId, NewMessage, Role,
+    Status, Timestamp, TreeId,
 };
 use flame_tokens::Encoding;
 
@@ -82,13 +82,37 @@ pub struct Replayer {
     keep: usize,
     contexts: HashMap<String, FrameContext>,
     notes: HashMap<String, Vec<Arc<Message>>>,
+    /// What each frame's last call made, kept for its next.
+    kept: HashMap<String, FrameKept>,
+}
+
+/// What a frame's last call made, kept for its next: a session's calls each send the frame's
+/// messages again with a few more, and making each message and each masked result again was
+/// most of what a call cost (the gateway makes one before every request it sends).
+#[derive(Debug, Default)]
+struct FrameKept {
+    /// The frame's messages, each beside the draft message it was made from: a message whose
+    /// draft message is the same (the same `Arc`) is not made again.
+    made: Vec<(Arc<NewMessage>, Arc<Message>)>,
+    /// The messages the call was given, notes included: those that open the next call's
+    /// messages unchanged (the same `Arc`s) are its settled messages.
+    given: Vec<Arc<Message>>,
+    /// The masked forms and frame texts `flame_context::next_call` keeps between calls.
+    parts: KeptParts,
 }
 
 impl Replayer {
     /// A replayer counting in `encoding`, for calls to a provider of `policy`, keeping the
     /// newest `keep` tool results whole.
     pub fn new(encoding: Encoding, policy: CachePolicy, keep: usize) -> Replayer {
-        Replayer { encoding, policy, keep, contexts: HashMap::new(), notes: HashMap::new() }
+        Replayer {
+            encoding,
+            policy,
+            keep,
+            contexts: HashMap::new(),
+            notes: HashMap::new(),
+            kept: HashMap::new(),
+        }
     }
 
     /// The draft's frames with the ids `ids` gives them, or ids made from their keys (which stay
@@ -168,14 +192,28 @@ impl Replayer {
         let mut ordinal_of: HashMap<usize, usize> = HashMap::new();
         let mut messages: Vec<Arc<Message>> = Vec::new();
         let focus = frames[frame].id.clone();
+        let kept = self.kept.entry(key.clone()).or_default();
+        let made = &mut kept.made;
         for (index, m) in draft.messages.iter().enumerate().filter(|(_, m)| m.frame == frame) {
             let n = ordinal_of.len();
             ordinal_of.insert(index, n);
             if n >= before {
                 continue;
             }
-            messages.push(Arc::new(Message {
-                id: frame_message_id(n),
+            let id = frame_message_id(n);
+            let kept = made.get(n).filter(|(from, sent)| {
+                Arc::ptr_eq(from, &m.message)
+                    && sent.id == id
+                    && sent.frame == focus
+                    && sent.tokens == m.tokens
+                    && sent.created_at == m.at
+            });
+            if let Some((_, sent)) = kept {
+                messages.push(sent.clone());
+                continue;
+            }
+            let sent = Arc::new(Message {
+                id,
                 frame: focus.clone(),
                 role: m.message.role,
                 content: m.message.content.clone(),
@@ -186,8 +224,12 @@ impl Replayer {
                 usage: m.message.usage,
                 created_at: m.at,
                 interrupted: m.message.interrupted,
-            }));
+            });
+            made.truncate(n);
+            made.push((m.message.clone(), sent.clone()));
+            messages.push(sent);
         }
+        made.truncate(messages.len());
         let upto = frame_message_id(before);
         for note in self.notes.get(&key).into_iter().flatten().filter(|n| n.id < upto) {
             let at = messages.partition_point(|m| m.id < note.id);
@@ -268,8 +310,20 @@ impl Replayer {
         let rules = CallRules { now: at, policy: self.policy };
         let stored = self.contexts.get(&key);
         let had_context = stored.is_some();
+        // The messages the frame's last call was given that open this one's are settled; when
+        // one it was given is not among them, a message id may name another message now.
+        let settled = messages
+            .iter()
+            .zip(&kept.given)
+            .take_while(|(now, then)| Arc::ptr_eq(now, then))
+            .count();
+        if settled < kept.given.len() {
+            kept.parts.forget_messages();
+        }
         let next =
-            flame_context::next_call(&input, stored, &rules, None).map_err(|e| e.to_string())?;
+            flame_context::next_call(&input, stored, &rules, Some((&mut kept.parts, settled)))
+                .map_err(|e| e.to_string())?;
+        kept.given = messages;
         let mut doc = next.doc;
         if let Some(update) = next.update {
             let mut context = update.context;
@@ -304,5 +358,48 @@ impl Replayer {
         doc.system_shared = doc.system.len();
         let made_again = doc.report.opening.made_now && had_context;
         Ok(ReplayedCall { doc, focus, made_again })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a frame's last call made is kept only to be made again faster: a replayer that
+    /// forgets it before every call sends the same, call by call, masked results included.
+    #[test]
+    fn what_is_kept_between_calls_changes_nothing_sent() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/claude-code/4d5611e5-241a-462a-8d15-5122611a9569.jsonl");
+        let draft =
+            crate::import(&path, None, &crate::ImportOptions::default(), &mut |_| {}).unwrap();
+        let frames = Replayer::frames(&draft, None).unwrap();
+        let policy = CachePolicy::anthropic(None);
+        let mut keeping = Replayer::new(Encoding::ClaudeEstimate, policy, 1);
+        let mut forgetting = Replayer::new(Encoding::ClaudeEstimate, policy, 1);
+        // Each message's place among its frame's messages.
+        let mut ordinal = Vec::with_capacity(draft.messages.len());
+        let mut counts: HashMap<usize, usize> = HashMap::new();
+        for m in &draft.messages {
+            let n = counts.entry(m.frame).or_default();
+            ordinal.push(*n);
+            *n += 1;
+        }
+        let mut masked = 0;
+        for call in &draft.calls {
+            let site = CallSite {
+                frame: call.frame,
+                before: ordinal[call.message],
+                at: call.at,
+                fixed: 900,
+            };
+            forgetting.kept.clear();
+            let kept = keeping.call_in(&draft, &frames, None, site).unwrap();
+            let fresh = forgetting.call_in(&draft, &frames, None, site).unwrap();
+            assert_eq!(kept, fresh, "the call at {}", call.at);
+            masked += kept.doc.messages.iter().filter(|m| m.content.starts_with("[Flame]")).count();
+        }
+        assert!(draft.calls.len() > 100, "{} calls", draft.calls.len());
+        assert!(masked > 0, "no result was masked");
     }
 }

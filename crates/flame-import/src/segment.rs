@@ -263,7 +263,7 @@ mod tests {
 
     fn m(role: Role, text: &str, starts: Option<SegmentStart>) -> ThreadMessage {
         ThreadMessage {
-            message: NewMessage::text(role, text),
+            message: NewMessage::text(role, text).into(),
             at: 0,
             tokens: 1,
             starts,

@@ -5,6 +5,8 @@
 //! changes and places it in the draft. This module sits below both, so that neither format's
 //! reader and the segmentation depend on each other.
 
+use std::sync::Arc;
+
 use flame_model::{NewMessage, Timestamp};
 use flame_tokens::{Encoding, count_message};
 
@@ -26,7 +28,9 @@ pub enum SegmentStart {
 /// One message of a thread with what segmentation and linking need to know about it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ThreadMessage {
-    pub message: NewMessage,
+    /// Shared with the drafts made from the thread, which are made again at every call a live
+    /// session makes (`wire.rs`): a message is copied once, when it is read.
+    pub message: Arc<NewMessage>,
     pub at: Timestamp,
     pub tokens: u64,
     /// A new segment of the main thread begins at this message.
@@ -70,7 +74,7 @@ mod tests {
 
     fn message(text: &str) -> ThreadMessage {
         ThreadMessage {
-            message: NewMessage::text(Role::User, text),
+            message: NewMessage::text(Role::User, text).into(),
             at: 0,
             tokens: 0,
             starts: None,

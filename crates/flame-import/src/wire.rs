@@ -137,7 +137,7 @@ impl ItemReader {
     fn push(&mut self, message: NewMessage, at: Timestamp, encoding: Encoding) -> usize {
         let tokens = count_message(encoding, &message);
         self.messages.push(ThreadMessage {
-            message,
+            message: message.into(),
             at,
             tokens,
             starts: self.next_start.take(),
@@ -375,8 +375,9 @@ impl WireThread {
         if let Reader::Items(reader) = &mut self.reader
             && let Some(message) = reader.messages.get_mut(first)
         {
-            message.message.usage = Some(usage);
-            message.message.model = model.map(str::to_owned);
+            let message = std::sync::Arc::make_mut(&mut message.message);
+            message.usage = Some(usage);
+            message.model = model.map(str::to_owned);
             reader.calls.push((first, at, usage.prompt_tokens()));
         }
         self.count_tokens();
