@@ -20,7 +20,7 @@
 //!
 //! An item Flame does not change is sent as the client's own bytes; a changed one is written
 //! from its parsed JSON (keys in order), so the same linear request always gives the same bytes.
-//! What a changed item was written as is kept for the session's next call ([`Rewritten`]), by
+//! What a changed item was written as is kept for the session's next call (`rewritten.rs`), by
 //! everything its rewrite reads: on a long conversation most changed items are masked results
 //! that stay the same from call to call, and reading and writing them again was the larger part
 //! of what the gateway added to a call.
@@ -38,6 +38,7 @@ use flame_model::{CacheLifetime, FrameId, Message, OpeningReason, Timestamp};
 use serde_json::{Value, json};
 
 use crate::request::Request;
+use crate::rewritten::Rewritten;
 use crate::sessions::{Placed, Sessions};
 
 /// A request made of Flame's context.
@@ -56,14 +57,6 @@ enum Emit {
     Rewritten(Arc<str>),
     /// A note Flame adds.
     Note(Value),
-}
-
-/// The items a session's last call changed, as written, by what their rewrite reads
-/// ([`Edit::key`]); `None` for an item left out. Only the last call's are kept, so what it holds
-/// is bounded by one request.
-#[derive(Debug, Default)]
-pub(crate) struct Rewritten {
-    items: HashMap<u64, Option<Arc<str>>>,
 }
 
 /// The request to send for `placed` in context mode; `None` sends the client's own (a side

@@ -38,6 +38,7 @@ mod errors;
 pub mod forward;
 pub mod reply;
 mod request;
+mod rewritten;
 pub mod sessions;
 
 use std::convert::Infallible;

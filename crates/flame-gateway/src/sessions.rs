@@ -81,7 +81,7 @@ pub(crate) struct Session {
     /// What context mode keeps between the session's calls (`flame_import::replayer`).
     pub replayer: Replayer,
     /// The items context mode changed at the session's last call, as written.
-    pub rewritten: crate::context::Rewritten,
+    pub rewritten: crate::rewritten::Rewritten,
     pub last_used: Timestamp,
 }
 
@@ -274,7 +274,7 @@ impl Sessions {
             frames: HashMap::new(),
             client_cache: ClientCache::new(request.wire),
             replayer: Replayer::new(request.wire.encoding(), policy(request.wire), self.keep),
-            rewritten: crate::context::Rewritten::default(),
+            rewritten: crate::rewritten::Rewritten::default(),
             last_used: at,
         });
         let index = self.sessions.len() - 1;
