@@ -126,22 +126,39 @@ pub(crate) async fn run(
             }
         }
     };
-    let sent = Sent { context, model: request.model(), client: placed.client, rewrite };
-    let streamed = request.streamed();
-    drop(request);
+    let (model, streamed) = (request.model(), request.streamed());
+    let client_cost = || {
+        let mut sessions = state.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        sessions.client_cost(&placed, &request, at)
+    };
     if let Some(refusal) = refusal.await.ok().flatten() {
+        let sent = Sent { context, model, client: client_cost(), rewrite };
+        drop(request);
         let status = http::StatusCode::BAD_REQUEST.as_u16();
         record(&state, &placed, &sent, status, Reply::default(), Some(refusal.clone())).await;
         return error_response(Some(wire), &ClientError::refused(refusal));
     }
-    let response =
-        match state.forwarder.send(wire, method, &path_and_query, &headers, outgoing).await {
-            Ok(response) => response,
-            Err(message) => {
-                record(&state, &placed, &sent, 0, Reply::default(), None).await;
-                return error_response(Some(wire), &ClientError::upstream(message));
-            }
-        };
+    // The request goes upstream at once, and what the client's own request would have cost is
+    // reckoned while it travels. A set of one task, so that the request is dropped with the call
+    // (a client that hangs up) as it was before it had a task of its own.
+    let mut sending = tokio::task::JoinSet::new();
+    let forwarding = state.clone();
+    sending.spawn(async move {
+        forwarding.forwarder.send(wire, method, &path_and_query, &headers, outgoing).await
+    });
+    let sent = Sent { context, model, client: client_cost(), rewrite };
+    drop(request);
+    let sent_upstream = match sending.join_next().await {
+        Some(Ok(sent)) => sent,
+        _ => Err("Flame's gateway lost the request it was sending upstream".to_owned()),
+    };
+    let response = match sent_upstream {
+        Ok(response) => response,
+        Err(message) => {
+            record(&state, &placed, &sent, 0, Reply::default(), None).await;
+            return error_response(Some(wire), &ClientError::upstream(message));
+        }
+    };
     let status = response.status();
     let head = response.headers().clone();
     let (sender, receiver) = mpsc::channel::<Bytes>(CHUNKS_IN_FLIGHT);

@@ -97,8 +97,6 @@ pub(crate) struct Placed {
     /// The stored frame whose budgets bound the call: the call's frame, or the nearest of its
     /// ancestors that is stored already.
     pub budget_frame: Option<FrameId>,
-    /// What the client's own request would cost under the cache model (input only).
-    pub client: Usage,
     /// The session's draft with the request read: what the call's context is assembled from.
     pub draft: std::sync::Arc<WireDraft>,
 }
@@ -221,10 +219,6 @@ impl Sessions {
             growth = entry.wire.threads[t].thread.update(&items, at)?;
             entry.marks[t] = marks;
         }
-        let client = match thread {
-            Some(t) => entry.client_cache.send(request, &entry.wire.threads[t].thread, at),
-            None => entry.client_cache.send_side(request, at),
-        };
         let draft = entry.wire.draft();
         let frame = match thread {
             Some(t) => frame_of(&draft, t, entry.wire.threads[t].thread.messages().len()),
@@ -246,7 +240,6 @@ impl Sessions {
             id: entry.id.clone(),
             growth,
             budget_frame,
-            client,
             draft: std::sync::Arc::new(draft),
         })
     }
@@ -325,6 +318,19 @@ impl Sessions {
         });
         entry.marks.push(marks);
         Some(index)
+    }
+
+    /// What the client's own request, placed as `placed`, would cost under the cache model
+    /// (input only). Asked once per request, after it is placed: the model follows the
+    /// session's requests in turn.
+    pub fn client_cost(&mut self, placed: &Placed, request: &Request<'_>, at: Timestamp) -> Usage {
+        let Some(session) = self.sessions.get_mut(placed.session) else {
+            return Usage::default();
+        };
+        match placed.thread.and_then(|t| session.wire.threads.get(t)) {
+            Some(thread) => session.client_cache.send(request, &thread.thread, at),
+            None => session.client_cache.send_side(request, at),
+        }
     }
 
     /// Reads the upstream's whole reply into the thread it answers.
