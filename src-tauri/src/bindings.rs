@@ -14,7 +14,7 @@ use specta_typescript::Typescript;
 use tauri::Runtime;
 use tauri_specta::{Builder, collect_commands, collect_events};
 
-use crate::{change_watch, commands, follower, gateway};
+use crate::{change_watch, commands, damage_watch, follower, gateway};
 
 const HEADER: &str = "// Generated from the Rust types by src-tauri/src/bindings.rs. Do not edit by hand:\n\
 // run `make bindings` (FLAME_BLESS=1 cargo test -p flame-desktop bindings) after changing them.";
@@ -85,6 +85,7 @@ pub fn builder<R: Runtime>() -> Builder<R> {
         ])
         .events(collect_events![
             change_watch::TreeChanged,
+            damage_watch::DatabaseDamaged,
             follower::FollowRead,
             gateway::GatewayCalled
         ])

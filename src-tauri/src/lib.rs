@@ -12,14 +12,16 @@
 //! after an import), and runs the window. A failed start does not end the process: `Startup` keeps
 //! the `ApiError`, every command returns it, and the window shows it. `assemble` puts the commands,
 //! events and state on a `tauri::Builder`, for the app and the command tests alike; its setup hook
-//! starts `change_watch.rs`, the follower, the gateway when the settings say so (`gateway.rs`),
-//! and applies the webview's one WebKitGTK setting (`webkit.rs`). When the app exits, the gateway
-//! lets its port go and the MCP servers the agent started are stopped
-//! (`Startup::stop_mcp_servers`).
+//! starts `change_watch.rs`, the database's quick check, left aside at open so that a large
+//! store's window opens at once (`damage_watch.rs`; every write waits for it), the follower, the
+//! gateway when the settings say so (`gateway.rs`), and applies the webview's one WebKitGTK
+//! setting (`webkit.rs`). When the app exits, the gateway lets its port go and the MCP servers
+//! the agent started are stopped (`Startup::stop_mcp_servers`).
 
 pub mod bindings;
 mod change_watch;
 mod commands;
+mod damage_watch;
 mod dialogs;
 mod follower;
 mod gateway;
@@ -27,6 +29,7 @@ mod startup;
 mod webkit;
 
 pub use change_watch::TreeChanged;
+pub use damage_watch::DatabaseDamaged;
 pub use follower::FollowRead;
 pub use gateway::{GatewayCalled, GatewayStatus};
 pub use startup::Startup;
@@ -48,6 +51,7 @@ pub fn assemble<R: Runtime>(builder: tauri::Builder<R>, startup: Startup) -> tau
             bindings.mount_events(app);
             app.manage(dialogs::Dialogs::new(app.handle().clone()));
             change_watch::spawn(app.handle().clone());
+            damage_watch::spawn(app.handle());
             // Where the agents keep their sessions, from the environment as they read it.
             let homes = flame_api::agent_homes_from_env();
             app.manage(follower::spawn(app.handle().clone(), homes));

@@ -69,7 +69,11 @@ impl Startup {
         // first outline.
         let config = Settings::at_or_default(settings_path.as_deref())
             .facade_config(settings_path.as_deref());
-        let flame = data_dir.and_then(|data_dir| Flame::open(data_dir, config)).map(Arc::new);
+        // The database's quick check runs beside the window's first reads (on a 100k-frame
+        // store it took longer than the rest of the opening); every write waits for it.
+        let flame = data_dir
+            .and_then(|data_dir| Flame::open_checking_aside(data_dir, config))
+            .map(Arc::new);
         let environment = Environment::inherited();
         if let Ok(flame) = &flame {
             // The settings' folder may hold keys and the approval policy: never a workspace.

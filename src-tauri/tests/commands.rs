@@ -282,6 +282,46 @@ fn a_change_from_another_process_is_announced_to_the_window() {
     assert!(outline["id"].as_array().unwrap().iter().any(|id| id == pushed.id.as_str()));
 }
 
+/// The window opens with the database's quick check aside; when the check then finds the file
+/// damaged, the window is told (it shows what it shows for a database found damaged at start),
+/// `app_info` says so from then on, and nothing is written to the file.
+#[test]
+fn a_database_found_damaged_after_the_window_opened_is_announced_and_never_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    {
+        let flame = open_flame(&home);
+        let tree = flame.create_tree(Actor::Person, "Build", "It works", None).unwrap();
+        let text = "a message long enough to fill pages of the database. ".repeat(20);
+        for _ in 0..30 {
+            flame.append(Actor::Person, &tree.root, flame_model::Role::User, &text).unwrap();
+        }
+    }
+    let database = home.join("flame.db");
+    let mut bytes = std::fs::read(&database).unwrap();
+    let middle = bytes.len() / 4096 / 2;
+    bytes[middle * 4096..(middle + 1) * 4096].fill(0);
+    std::fs::write(&database, &bytes).unwrap();
+
+    let (mut app, window) = window_on(&home);
+    let (tx, rx) = mpsc::channel::<String>();
+    app.listen_any("database-damaged", move |event| {
+        let _ = tx.send(event.payload().to_owned());
+    });
+    #[allow(deprecated)]
+    app.run_iteration(|_, _| {});
+    let payload = rx.recv_timeout(Duration::from_secs(10)).expect("the window is told");
+    let payload: Value = serde_json::from_str(&payload).unwrap();
+    assert_eq!(payload["error"]["code"], "database_unreadable", "{payload}");
+    assert!(payload["error"]["message"].as_str().unwrap().contains("is damaged"), "{payload}");
+    let err = invoke(&window, "app_info").expect_err("app_info reports the damage");
+    assert_eq!(err, payload["error"]);
+    let refused = invoke_with(&window, "create_tree", json!({"title": "B", "criteria": "C"}));
+    assert_eq!(refused.expect_err("nothing is written")["code"], "database_unreadable");
+    drop((window, app));
+    assert_eq!(std::fs::read(&database).unwrap(), bytes, "the damaged file was written");
+}
+
 #[test]
 fn frame_context_returns_the_context_and_its_account() {
     let tmp = tempfile::tempdir().unwrap();

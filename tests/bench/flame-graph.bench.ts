@@ -23,9 +23,9 @@
 import { Origin, type WebDriver, type WebElement } from "selenium-webdriver";
 import { describe, it } from "vitest";
 
-import { APP_BINARY, withApp, type App } from "../e2e/harness";
+import { APP_BINARY, withApp } from "../e2e/harness";
 import { scaleFixture } from "./fixture";
-import { processesOf, startedAt } from "./process-start";
+import { firstFramesPainted, median, percentile, timeOpening } from "./opening";
 
 // What `window.__flameBench` returns: `BenchResult` of ui/src/flame-graph/bench.ts, which only the
 // bench build of the UI holds (`make bench` embeds it in the release build), restated
@@ -61,36 +61,6 @@ const OPENINGS = 3;
 
 function line(name: string, value: number, unit: string) {
   process.stdout.write(`BENCH ${name} ${value.toFixed(1)} ${unit}\n`);
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
-}
-
-/** Waits until the graph has painted the tree's frames; returns when that paint ended. */
-async function firstFramesPainted(driver: WebDriver): Promise<number> {
-  return driver.wait<number>(
-    async () =>
-      (await driver.executeScript<number | null>(
-        "return window.__flameGraph ? window.__flameGraph.firstFramesPaintedAt() : null",
-      )) ?? false,
-    120_000,
-    "the flame graph never drew the tree",
-  );
-}
-
-/** The page's marks of the opening, in milliseconds after the process started. */
-async function openingMarks(driver: WebDriver, spawnedAt: number): Promise<string> {
-  const marks = await driver.executeScript<{ name: string; at: number }[]>(
-    `return performance.getEntriesByType("mark")
-       .filter((m) => m.name.startsWith("flame:"))
-       .map((m) => ({ name: m.name, at: performance.timeOrigin + m.startTime }));`,
-  );
-  const origin = await driver.executeScript<number>("return performance.timeOrigin");
-  return [
-    `page loaded at ${(origin - spawnedAt).toFixed(0)}`,
-    ...marks.map((m) => `${m.name.slice("flame:".length)} at ${(m.at - spawnedAt).toFixed(0)}`),
-  ].join(", ");
 }
 
 /**
@@ -170,31 +140,6 @@ async function panAndZoom(driver: WebDriver, canvas: WebElement, graph: WebEleme
   await press(driver, graph, "-", 14);
   for (let k = 0; k < 2; k++) await drag(driver, at, { x: 300, y: 0 }, 12);
   return driver.executeScript<number[]>("return window.__flameGraph.timePaints(false)");
-}
-
-/**
- * How long `app` took from its process's start to its first paint of a tree's frames, in
- * milliseconds; the page's marks of the opening go to stderr under `label`.
- */
-async function timeOpening(app: App, label: string): Promise<number> {
-  await app.driver.manage().setTimeouts({ script: 120_000 });
-  const paintedAt = await firstFramesPainted(app.driver);
-  const pids = processesOf(APP_BINARY, `FLAME_HOME=${app.home}`);
-  const pid = pids[pids.length - 1];
-  if (pid === undefined) throw new Error(`no ${APP_BINARY} runs on ${app.home}`);
-  const spawnedAt = startedAt(pid);
-  const took = paintedAt - spawnedAt;
-  process.stderr.write(
-    `${label}: ${took.toFixed(0)} ms; ${await openingMarks(app.driver, spawnedAt)}\n`,
-  );
-  return took;
-}
-
-function median(values: number[]): number {
-  return percentile(
-    [...values].sort((a, b) => a - b),
-    0.5,
-  );
 }
 
 describe("flame graph benchmark", () => {

@@ -92,6 +92,31 @@ describe("App", () => {
     expect(root.querySelector("[data-testid=graph-pane]")).toBeNull();
   });
 
+  it("shows the startup error once the backend finds the open database damaged", async () => {
+    let announce: (error: ApiError) => void = () => undefined;
+    const root = await mount(
+      fakeBackend({
+        outline: () => answer(OUTLINE),
+        onDatabaseDamaged: (listener) => {
+          announce = listener;
+          return Promise.resolve(() => undefined);
+        },
+      }),
+    );
+    expect(root.querySelector("[data-testid=graph-pane]")).not.toBeNull();
+    await act(async () => {
+      announce({
+        code: "database_unreadable",
+        message: "the database at /x/flame.db is damaged; SQLite found: page 7 is never used",
+      });
+      await settle();
+    });
+    const alert = root.querySelector("[role=alert]");
+    expect(alert?.getAttribute("data-code")).toBe("database_unreadable");
+    expect(alert?.textContent).toContain("is damaged; SQLite found: page 7");
+    expect(root.querySelector("[data-testid=graph-pane]")).toBeNull();
+  });
+
   it("says it is opening until the backend answers", async () => {
     const root = await mount(fakeBackend({ appInfo: () => new Promise(() => undefined) }));
     expect(root.querySelector(".status-bar")?.textContent).toContain("Opening");

@@ -46,6 +46,11 @@ export type Backend = Pick<typeof commands, Exclude<WindowCommand, WrappedComman
   outline(tree: TreeId | null): Promise<Answer<TreeOutline>>;
   /** Calls `listener` with the newest event seq whenever the data directory changes. */
   onTreeChanged(listener: (seq: number) => void): Promise<() => void>;
+  /**
+   * Calls `listener` with what the database's quick check found if it finds the file damaged
+   * after the window opened (the check runs beside the opening; nothing is written meanwhile).
+   */
+  onDatabaseDamaged(listener: (error: ApiError) => void): Promise<() => void>;
   /** Calls `listener` with what the backend read whenever it has read a followed session. */
   onFollowRead(listener: (read: FollowRead) => void): Promise<() => void>;
   /** Calls `listener` whenever the gateway has ended a call (answered, refused or failed). */

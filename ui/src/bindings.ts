@@ -229,6 +229,7 @@ export const commands = {
 
 /** Events */
 export const events = {
+	databaseDamaged: makeEvent<DatabaseDamaged, DatabaseDamaged>("database-damaged"),
 	followRead: makeEvent<FollowRead_Serialize, FollowRead_Deserialize>("follow-read"),
 	gatewayCalled: makeEvent<GatewayCalled_Serialize, GatewayCalled_Deserialize>("gateway-called"),
 	treeChanged: makeEvent<TreeChanged, TreeChanged>("tree-changed"),
@@ -715,6 +716,12 @@ export type DataDirSource =
 "flame_home" | 
 /**  The platform's data directory, such as `~/.local/share/flame` on Linux. */
 "platform";
+
+/**  The database's quick check found the file damaged; nothing is written to it. */
+export type DatabaseDamaged = {
+	/**  What the check found, as opening a damaged database reports it. */
+	error: ApiError,
+};
 
 /**  What deleting a tree removed. */
 export type DeletedTree = {

@@ -39,6 +39,8 @@ const backend: Backend = {
   answerRequest: (frame, answer, model, listener) =>
     typed.answerRequest(frame, answer, model, channelTo(listener)),
   onTreeChanged: (listener) => events.treeChanged.listen((event) => listener(event.payload.seq)),
+  onDatabaseDamaged: (listener) =>
+    events.databaseDamaged.listen((event) => listener(event.payload.error)),
   onFollowRead: (listener) =>
     events.followRead.listen((event) =>
       listener({

@@ -132,6 +132,7 @@ export function fakeBackend(parts: Partial<Backend>): Backend {
     gatewaySessions: () => answer([]),
     gatewayFrame: () => answer(null),
     onTreeChanged: () => Promise.resolve(() => undefined),
+    onDatabaseDamaged: () => Promise.resolve(() => undefined),
     onFollowRead: () => Promise.resolve(() => undefined),
     onGatewayCalled: () => Promise.resolve(() => undefined),
     ...parts,

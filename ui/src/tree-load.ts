@@ -1,7 +1,9 @@
 // The window's app info and current tree. The outline is reloaded after each command the window
 // runs and whenever `TreeChanged` carries a seq newer than the one on screen, and reloads never
 // overlap. The first outline is asked for as the script starts (`main.tsx`), since on a large
-// tree that read is most of what opening waits for.
+// tree that read is most of what opening waits for. A database that the quick check, run beside
+// the opening, finds damaged fails the load as a database found damaged at start does: the
+// listener is registered before the app info is asked for, so the news cannot fall between them.
 
 import { useEffect, useRef, useState } from "preact/hooks";
 
@@ -66,8 +68,16 @@ export function useTreeLoad(backend: Backend, firstOutline?: Promise<Answer<Tree
   useEffect(() => {
     let live = true;
     let unlisten: (() => void) | null = null;
+    let unlistenDamage: (() => void) | null = null;
+    let damaged = false;
+    void backend
+      .onDatabaseDamaged((error) => {
+        damaged = true;
+        setLoad({ state: "failed", error });
+      })
+      .then((stop) => (live ? (unlistenDamage = stop) : stop()));
     void backend.appInfo().then((result) => {
-      if (!live) return;
+      if (!live || damaged) return;
       if (result.status === "ok") {
         setLoad({ state: "ready", info: result.data });
         void reload();
@@ -83,6 +93,7 @@ export function useTreeLoad(backend: Backend, firstOutline?: Promise<Answer<Tree
     return () => {
       live = false;
       unlisten?.();
+      unlistenDamage?.();
     };
   }, [backend]);
 

@@ -49,6 +49,10 @@ impl ApiError {
     }
 
     pub(crate) fn from_open(err: OpenError) -> ApiError {
+        ApiError::from_open_ref(&err)
+    }
+
+    pub(crate) fn from_open_ref(err: &OpenError) -> ApiError {
         let code = match err {
             OpenError::NotADatabase { .. }
             | OpenError::TooNew { .. }
@@ -84,6 +88,7 @@ impl From<StoreError> for ApiError {
     fn from(err: StoreError) -> ApiError {
         match err {
             StoreError::Frame(err) => err.into(),
+            StoreError::Unusable(err) => ApiError::from_open_ref(&err),
             other => ApiError::internal("update the database", other),
         }
     }

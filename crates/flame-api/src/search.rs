@@ -52,14 +52,17 @@ const CATCH_UP_STEP_ROWS: u64 = 20_000;
 impl Flame {
     /// Indexes for search the frames and messages imports left to index
     /// (`Store::catch_up_search`), on a connection of its own and in steps of
-    /// [`CATCH_UP_STEP_ROWS`], so it holds neither the facade's store nor SQLite's write lock for
-    /// long; returns how many frames and message ids it covered. For a thread of its own after an
-    /// import and at start, so that the first search does not wait for a large import; a search
-    /// that comes first indexes them itself.
+    /// [`CATCH_UP_STEP_ROWS`], held to the database's quick check like every connection of the
+    /// process (`flame_store::DamageCheck`), so it holds neither the facade's store nor SQLite's
+    /// write lock for long; returns how many frames and message ids it covered. For a thread of
+    /// its own after an import and at start, so that the first search does not wait for a large
+    /// import; a search that comes first indexes them itself.
     pub fn catch_up_search(&self) -> Result<u64, ApiError> {
-        // `Flame::open` checked the database; a second check of every page would only delay.
-        let store =
-            Store::open_another(&self.data_dir.database_path()).map_err(ApiError::from_open)?;
+        // The facade's store holds the database's one check, run or to run: a second check of
+        // every page would only delay.
+        let check = self.store().damage_check().clone();
+        let store = Store::open_another(&self.data_dir.database_path(), &check)
+            .map_err(ApiError::from_open)?;
         let mut covered = 0;
         loop {
             match store.catch_up_search_step(CATCH_UP_STEP_ROWS)? {

@@ -9,8 +9,10 @@
 //! `TooNew`, `Damaged`, `Sqlite`) because the callers tell the person something different for each.
 //! `Store::open` runs SQLite's quick check first, naming at most `MAX_DAMAGE_LISTED` problems
 //! (about 2.4 s on a 1 GB database once cached), so a damaged or newer file is refused before
-//! anything writes to it and left exactly as it was; `Store::open_another` opens a second
-//! connection for a process that has already checked the file (the search catch-up's).
+//! anything writes to it and left exactly as it was. `Store::open_checking_aside` reads at once
+//! and leaves the check to run beside the first reads (`damage_check.rs`): every commit waits
+//! for it, and none is made on a damaged file. `Store::open_another` opens a second connection
+//! held to the same check (the search catch-up's).
 //!
 //! Reads go through a 64 MiB page cache and are not memory-mapped (`mmap_size = 0`): mapped pages a
 //! read had touched stayed resident as long as the app ran (256 MiB after opening a 100k-frame
@@ -41,6 +43,7 @@
 //! frame, the model and the four columns of assistant messages, so the usage queries read it alone
 //! and never parse JSON (an `EXPLAIN QUERY PLAN` test checks it).
 
+mod damage_check;
 pub mod foreign;
 mod frames;
 mod import;
@@ -51,10 +54,12 @@ mod search;
 pub mod synthetic;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode as SqliteCode, OpenFlags};
 
+pub use damage_check::DamageCheck;
 pub use frames::{
     BudgetedSpend, Change, CheckpointRow, DeletedTree, FollowCursor, FollowFrameChange,
     FollowMessage, FollowNewFrame, FollowStored, FollowUpdate, FollowedFrame, FollowedSession,
@@ -74,7 +79,7 @@ use flame_model::FrameError;
 
 /// How long a writer waits for another process's lock before giving up. The app, the command
 /// line and MCP servers share one database, so short waits are normal and must not fail.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Why the store could not be opened. Callers branch on this: an unreadable file is shown to the
 /// person differently from a location that cannot be written at all.
@@ -119,6 +124,10 @@ pub enum StoreError {
     /// SQLite failed; the transaction was rolled back.
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// The file's quick check found it unusable, so nothing is written to it
+    /// ([`Store::open_checking_aside`]).
+    #[error("{0}")]
+    Unusable(Arc<OpenError>),
 }
 
 impl StoreError {
@@ -138,6 +147,8 @@ impl StoreError {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// The file's quick check, which every commit on `conn` waits for.
+    check: DamageCheck,
 }
 
 impl Store {
@@ -146,30 +157,63 @@ impl Store {
     /// and applies any pending migrations. The folder must already exist. The check reads every
     /// page: about 2.4 s for a 1 GB database (100k frames, 1M messages) once cached.
     pub fn open(path: &Path) -> Result<Store, OpenError> {
-        Store::open_with(path, true)
+        Store::open_with(path, Checking::Now)
     }
 
-    /// Another connection to a database this process has opened with [`Store::open`], which
-    /// checked it: opened the same way but without checking every page again.
-    pub fn open_another(path: &Path) -> Result<Store, OpenError> {
-        Store::open_with(path, false)
+    /// Opens the database at `path` as [`Store::open`] does, but leaves its quick check to run
+    /// beside the first reads: its [`DamageCheck`] ([`Store::damage_check`]) is the caller's to
+    /// run (`DamageCheck::run`, on a thread of its own), and every commit waits for it; none is
+    /// made if it finds the file damaged. A file that a migration must change first, or that is
+    /// new, is checked before it opens, as by [`Store::open`].
+    pub fn open_checking_aside(path: &Path) -> Result<Store, OpenError> {
+        Store::open_with(path, Checking::Aside)
     }
 
-    fn open_with(path: &Path, check: bool) -> Result<Store, OpenError> {
+    /// Another connection to a database this process has opened, held to the same quick check
+    /// `check` (its commits wait for it): opened the same way but without checking every page
+    /// again.
+    pub fn open_another(path: &Path, check: &DamageCheck) -> Result<Store, OpenError> {
+        Store::open_with(path, Checking::With(check.clone()))
+    }
+
+    fn open_with(path: &Path, checking: Checking) -> Result<Store, OpenError> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI;
-        let mut conn =
-            Connection::open_with_flags(path, flags).map_err(|source| classify(path, source))?;
-        if check {
-            conn.busy_timeout(BUSY_TIMEOUT).map_err(|source| classify(path, source))?;
-            quick_check(&conn, path)?;
-        }
-        configure(&conn).map_err(|source| classify(path, source))?;
+        let sqlite = |source| classify(path, source);
+        let mut conn = Connection::open_with_flags(path, flags).map_err(sqlite)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(sqlite)?;
+        let checking = match checking {
+            // Only a file at this version may be read before it is checked: any other is
+            // migrated (written) or refused as it opens.
+            Checking::Aside
+                if migrations::current_version(&conn).map_err(sqlite)? == LATEST_SCHEMA_VERSION =>
+            {
+                Checking::With(DamageCheck::pending(path))
+            }
+            Checking::Aside => Checking::Now,
+            other => other,
+        };
+        let check = match checking {
+            Checking::With(check) => {
+                check.guard(&mut conn).map_err(sqlite)?;
+                check
+            }
+            _ => {
+                quick_check(&conn, path)?;
+                DamageCheck::passed(path)
+            }
+        };
+        configure(&conn).map_err(sqlite)?;
         migrations::apply(&mut conn, path)?;
         tracing::debug!(path = %path.display(), "store opened");
-        Ok(Store { conn, path: path.to_path_buf() })
+        Ok(Store { conn, path: path.to_path_buf(), check })
+    }
+
+    /// The file's quick check, which every commit on this connection waits for.
+    pub fn damage_check(&self) -> &DamageCheck {
+        &self.check
     }
 
     /// The database file's path.
@@ -195,7 +239,7 @@ pub const MAX_DAMAGE_LISTED: usize = 5;
 /// Runs SQLite's quick check (every page's structure and the records' format, without checking
 /// the indexes against their tables, which would read every row again) before anything writes to
 /// the file: a damaged database is refused with what the check found, and left as it was.
-fn quick_check(conn: &Connection, path: &Path) -> Result<(), OpenError> {
+pub(crate) fn quick_check(conn: &Connection, path: &Path) -> Result<(), OpenError> {
     let rows: Vec<String> = conn
         .prepare(&format!("PRAGMA quick_check({MAX_DAMAGE_LISTED})"))
         .and_then(|mut stmt| stmt.query_map([], |row| row.get(0))?.collect())
@@ -252,8 +296,18 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
 /// The bound of each connection's page cache, in KiB (`configure`).
 pub(crate) const PAGE_CACHE_KIB: u32 = 64 * 1024;
 
+/// When a connection's file is checked.
+enum Checking {
+    /// Before the connection is handed out.
+    Now,
+    /// Beside its first reads, unless the file must be migrated first.
+    Aside,
+    /// By this check, shared with the connections opened before it.
+    With(DamageCheck),
+}
+
 /// Sorts an SQLite error met while opening into the cases a person can act on differently.
-fn classify(path: &Path, source: rusqlite::Error) -> OpenError {
+pub(crate) fn classify(path: &Path, source: rusqlite::Error) -> OpenError {
     let path = path.to_path_buf();
     match source.sqlite_error_code() {
         Some(SqliteCode::NotADatabase) => OpenError::NotADatabase { path },

@@ -238,6 +238,11 @@ impl Store {
         if !pending {
             return Ok(0);
         }
+        // Indexing writes: it waits for the file's quick check here rather than in its commit,
+        // under the write lock (`damage_check.rs`), and leaves a damaged file unindexed.
+        if self.check.wait().is_err() {
+            return Ok(0);
+        }
         let tx = rusqlite::Transaction::new_unchecked(
             &self.conn,
             rusqlite::TransactionBehavior::Immediate,

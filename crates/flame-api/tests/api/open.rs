@@ -83,3 +83,42 @@ fn logging_writes_a_rotating_file_in_the_diagnostics_folder() {
     let text = fs::read_to_string(&files[0]).unwrap();
     assert!(text.contains("a line that must reach the file"), "{text}");
 }
+
+/// The window opens with the database's quick check aside (it read every page of a 100k-frame
+/// store before the window could show anything): a damaged file is still never written — every
+/// write waits for the check and is refused with what it found, as opening refuses it — and
+/// once the check has run, the app's info says so too.
+#[test]
+fn opened_with_its_check_aside_a_damaged_database_is_never_written() {
+    use flame_model::{Actor, Role};
+
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    {
+        let flame = Flame::open(data_dir_at(&home), FlameConfig::default()).unwrap();
+        let tree = flame.create_tree(Actor::Person, "Build", "It works", None).unwrap();
+        let text = "a message long enough to fill pages of the database. ".repeat(20);
+        for _ in 0..30 {
+            flame.append(Actor::Person, &tree.root, Role::User, &text).unwrap();
+        }
+    }
+    let database = home.join("flame.db");
+    assert!(!home.join("flame.db-wal").exists(), "the log was checkpointed on close");
+    let mut bytes = fs::read(&database).unwrap();
+    let page = 4096;
+    let middle = bytes.len() / page / 2;
+    bytes[middle * page..(middle + 1) * page].fill(0);
+    fs::write(&database, &bytes).unwrap();
+
+    let flame = Flame::open_checking_aside(data_dir_at(&home), FlameConfig::default()).unwrap();
+    let err = flame.create_tree(Actor::Person, "More", "It works", None).unwrap_err();
+    assert_eq!(err.code, ErrorCode::DatabaseUnreadable);
+    assert!(
+        err.message.contains("is damaged; SQLite found:") && err.message.contains("left the file"),
+        "{}",
+        err.message
+    );
+    assert_eq!(flame.info().unwrap_err(), err);
+    drop(flame);
+    assert_eq!(fs::read(&database).unwrap(), bytes, "the damaged file was written");
+}

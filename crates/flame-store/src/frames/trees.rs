@@ -246,6 +246,17 @@ impl Store {
     /// that holds no tree, and never again (it is remembered in `store_meta`), so the sample
     /// appears on a new data directory's first start and does not come back once deleted.
     pub fn claim_first_start(&mut self) -> Result<bool, StoreError> {
+        // Every start but the first only reads: a write waits for the file's quick check
+        // (`damage_check.rs`), which a window opening on a large store must not wait for.
+        let claimed: bool = self.conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM store_meta WHERE key = 'first_start_done')",
+            [],
+            |row| row.get(0),
+        )?;
+        if claimed {
+            return Ok(false);
+        }
+        self.check.wait().map_err(StoreError::Unusable)?;
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let inserted = tx.execute(
             "INSERT INTO store_meta (key, value) VALUES ('first_start_done', '1')

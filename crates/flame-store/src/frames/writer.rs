@@ -23,6 +23,9 @@ impl Store {
         change: Change,
         body: impl FnOnce(&mut Writer<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
+        // The commit would wait for the file's check anyway (`damage_check.rs`): waiting first
+        // says plainly why nothing was written.
+        self.check.wait().map_err(StoreError::Unusable)?;
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let result = body(&mut Writer { tx: &tx, change })?;
         tx.commit()?;

@@ -2,7 +2,8 @@
 
 use std::fs;
 
-use flame_store::{LATEST_SCHEMA_VERSION, MAX_DAMAGE_LISTED, OpenError, Store};
+use flame_model::{Actor, IdSource};
+use flame_store::{Change, LATEST_SCHEMA_VERSION, MAX_DAMAGE_LISTED, OpenError, Store, StoreError};
 
 #[test]
 fn opening_creates_a_wal_database_at_the_latest_version() {
@@ -117,4 +118,73 @@ fn past_max_damage_listed_the_rest_of_the_damage_is_not_listed() {
         OpenError::Damaged { found, .. } => assert_eq!(found.len(), MAX_DAMAGE_LISTED, "{found:?}"),
         other => panic!("expected Damaged, got {other:?}"),
     }
+}
+
+/// Opened with its quick check aside, a damaged database is read at once, but nothing is ever
+/// written to it: each write waits for the check and is refused with what it found — through
+/// `Store::write`, through a statement of its own, and on a second connection held to the same
+/// check — and the file is left as it was.
+#[test]
+fn a_damaged_database_opened_with_its_check_aside_is_read_but_never_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("flame.db");
+    let size = filled_database(&path);
+    let pages = fs::metadata(&path).unwrap().len() as usize / size;
+    zero_page(&path, pages / 2, size);
+    let damaged = fs::read(&path).unwrap();
+
+    let mut store = Store::open_checking_aside(&path).unwrap();
+    let check = store.damage_check().clone();
+    assert!(check.outcome().is_none(), "the check is the caller's to run");
+    assert_eq!(store.current_tree().unwrap(), None, "reads need not wait");
+    let found = check.run().unwrap_err();
+    assert!(found.to_string().contains("is damaged; SQLite found:"), "{found}");
+
+    let mut ids = IdSource::seeded(1);
+    let change = Change { actor: Actor::Person, at: 1 };
+    let refused = store.create_tree(change, &ids.tree_id(), &ids.frame_id(), "A", "b", None);
+    match refused.unwrap_err() {
+        StoreError::Unusable(err) => assert!(matches!(*err, OpenError::Damaged { .. })),
+        other => panic!("expected Unusable, got {other:?}"),
+    }
+    // A statement outside `Store::write`: its commit is rolled back.
+    let raw = store.update_reply(flame_model::MessageId(1), "text", 2).unwrap_err();
+    assert!(raw.to_string().contains("constraint failed"), "{raw}");
+    let mut another = Store::open_another(&path, &check).unwrap();
+    assert!(another.create_tree(change, &ids.tree_id(), &ids.frame_id(), "A", "b", None).is_err());
+    drop((store, another));
+    assert_eq!(fs::read(&path).unwrap(), damaged, "the file must not be changed");
+}
+
+/// A file a migration would change is checked before it opens, even with the check aside.
+#[test]
+fn a_damaged_database_of_an_older_version_is_refused_at_open_even_with_the_check_aside() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("flame.db");
+    let size = filled_database(&path);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.pragma_update(None, "user_version", LATEST_SCHEMA_VERSION - 1).unwrap();
+    drop(conn);
+    let pages = fs::metadata(&path).unwrap().len() as usize / size;
+    zero_page(&path, pages / 2, size);
+    let damaged = fs::read(&path).unwrap();
+    let err = Store::open_checking_aside(&path).unwrap_err();
+    assert!(matches!(err, OpenError::Damaged { .. }), "{err:?}");
+    assert_eq!(fs::read(&path).unwrap(), damaged, "the file must not be changed");
+}
+
+/// Opened with its check aside, a whole database is written once the check has passed.
+#[test]
+fn a_whole_database_opened_with_its_check_aside_is_written_once_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("flame.db");
+    filled_database(&path);
+    let mut store = Store::open_checking_aside(&path).unwrap();
+    let check = store.damage_check().clone();
+    let writer = std::thread::spawn(move || check.run());
+    let mut ids = IdSource::seeded(2);
+    let change = Change { actor: Actor::Person, at: 1 };
+    let tree = store.create_tree(change, &ids.tree_id(), &ids.frame_id(), "A", "b", None).unwrap();
+    writer.join().unwrap().unwrap();
+    assert_eq!(store.current_tree().unwrap(), Some(tree.id));
 }
