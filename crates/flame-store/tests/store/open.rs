@@ -82,6 +82,14 @@ fn filled_database(path: &std::path::Path) -> usize {
     usize::try_from(size).unwrap()
 }
 
+/// Zeroes the page in the middle of the database at `path` (pages of `size` bytes); returns the
+/// damaged file's bytes, which nothing may change.
+fn damage_a_middle_page(path: &std::path::Path, size: usize) -> Vec<u8> {
+    let pages = fs::metadata(path).unwrap().len() as usize / size;
+    zero_page(path, pages / 2, size);
+    fs::read(path).unwrap()
+}
+
 /// Overwrites page `page` (numbered from 1) of the database file with zeros.
 fn zero_page(path: &std::path::Path, page: usize, size: usize) {
     let mut bytes = fs::read(path).unwrap();
@@ -94,9 +102,7 @@ fn a_zeroed_page_is_found_at_open_and_the_file_left_as_it_was() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("flame.db");
     let size = filled_database(&path);
-    let pages = fs::metadata(&path).unwrap().len() as usize / size;
-    zero_page(&path, pages / 2, size);
-    let damaged = fs::read(&path).unwrap();
+    let damaged = damage_a_middle_page(&path, size);
 
     let err = Store::open(&path).unwrap_err();
     assert!(matches!(err, OpenError::Damaged { .. }), "{err:?}");
@@ -129,9 +135,7 @@ fn a_damaged_database_opened_with_its_check_aside_is_read_but_never_written() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("flame.db");
     let size = filled_database(&path);
-    let pages = fs::metadata(&path).unwrap().len() as usize / size;
-    zero_page(&path, pages / 2, size);
-    let damaged = fs::read(&path).unwrap();
+    let damaged = damage_a_middle_page(&path, size);
 
     let mut store = Store::open_checking_aside(&path).unwrap();
     let check = store.damage_check().clone();
@@ -165,9 +169,7 @@ fn a_damaged_database_of_an_older_version_is_refused_at_open_even_with_the_check
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.pragma_update(None, "user_version", LATEST_SCHEMA_VERSION - 1).unwrap();
     drop(conn);
-    let pages = fs::metadata(&path).unwrap().len() as usize / size;
-    zero_page(&path, pages / 2, size);
-    let damaged = fs::read(&path).unwrap();
+    let damaged = damage_a_middle_page(&path, size);
     let err = Store::open_checking_aside(&path).unwrap_err();
     assert!(matches!(err, OpenError::Damaged { .. }), "{err:?}");
     assert_eq!(fs::read(&path).unwrap(), damaged, "the file must not be changed");
