@@ -222,6 +222,8 @@ fn main() {
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     runtime.block_on(async {
         let base = upstream(1).await;
+        // The benchmark's own clients are built before any gateway's, which chooses it otherwise.
+        flame_models::use_ring_for_tls();
         let client = reqwest::Client::new();
         if !only_memory {
             let modes = [Mode::Observe, Mode::Context];

@@ -85,6 +85,7 @@ pub(crate) struct Forwarder {
 
 impl Forwarder {
     pub fn new(upstreams: Upstreams) -> Result<Forwarder, String> {
+        flame_models::use_ring_for_tls();
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(CONNECT_TIMEOUT)

@@ -340,6 +340,7 @@ impl Server {
                 let config = StreamableHttpClientTransportConfig::with_uri(url)
                     .custom_headers(custom)
                     .max_sse_event_size(self.limits.max_message_bytes);
+                use_ring_for_tls();
                 let transport = StreamableHttpClientTransport::from_config(config);
                 match tokio::time::timeout(self.limits.start, client_config().serve(transport))
                     .await
@@ -542,6 +543,17 @@ fn tool_list(server: &str, tools: Vec<Tool>, more: bool) -> ToolList {
         ));
     }
     list
+}
+
+/// Gives rustls ring's cryptography for the process, as `flame_models::use_ring_for_tls` does
+/// (this crate depends on no Flame crate): the streamable HTTP transport builds its reqwest client
+/// itself, which reqwest refuses while the process has no cryptography chosen.
+fn use_ring_for_tls() {
+    static CHOSEN: std::sync::Once = std::sync::Once::new();
+    CHOSEN.call_once(|| {
+        // Flame's model clients may have chosen first; their choice is the same.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
 }
 
 #[cfg(test)]

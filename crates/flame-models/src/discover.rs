@@ -214,6 +214,7 @@ impl Discovery {
     /// A discovery that gives each server `timeout` to answer (twice for Ollama, whose windows
     /// take a request per model). It never goes through a proxy: the servers are local.
     pub fn new(timeout: Duration) -> Discovery {
+        crate::use_ring_for_tls();
         let http = reqwest::Client::builder()
             .no_proxy()
             .connect_timeout(timeout)

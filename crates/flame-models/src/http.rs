@@ -64,8 +64,20 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
     })
 }
 
+/// Gives rustls, for the whole process, the cryptography every HTTPS client of Flame uses: ring's
+/// (the workspace's Cargo.toml says why not reqwest's default). Called before each client is
+/// built, since reqwest refuses to build one while the process has none; the first call chooses.
+pub fn use_ring_for_tls() {
+    static CHOSEN: std::sync::Once = std::sync::Once::new();
+    CHOSEN.call_once(|| {
+        // Another part of the process may have chosen first; its choice serves as well.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
 impl Client {
     pub fn new(retry: RetryPolicy) -> Client {
+        use_ring_for_tls();
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(15))
             .read_timeout(IDLE_TIMEOUT)

@@ -62,7 +62,7 @@ pub use decode::decode_stream;
 /// a request offers are described as everywhere else in Flame, and a request's messages and
 /// cache marks are what `flame-context` shapes.
 pub use flame_model::{CacheLifetime, CacheMark, ChatMessage, ToolCall, ToolSpec, Usage};
-pub use http::{Client, MAX_REDIRECTS, RetryPolicy, request_body};
+pub use http::{Client, MAX_REDIRECTS, RetryPolicy, request_body, use_ring_for_tls};
 pub use provider_models::{MAX_PROVIDER_LIST_PAGES, PROVIDER_LIST_TIMEOUT, ProviderModels};
 /// The SSE parser the live client reads streams through, for the gateway, which reads the
 /// replies it passes on the same way.

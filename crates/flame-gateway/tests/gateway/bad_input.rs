@@ -96,7 +96,7 @@ async fn a_stream_cut_mid_event_ends_the_clients_stream_with_an_error_and_keeps_
     })
     .await;
     let gateway = Harness::start(Mode::Observe, upstream).await;
-    let response = reqwest::Client::new()
+    let response = crate::http_client()
         .post(format!("{}/v1/messages", gateway.base))
         .header("x-claude-code-session-id", "bad-input-1")
         .body(request("hello").to_string())
@@ -133,7 +133,7 @@ async fn a_client_that_hangs_up_mid_stream_leaves_the_gateway_working() {
     })
     .await;
     let gateway = Harness::start(Mode::Observe, upstream).await;
-    let response = reqwest::Client::new()
+    let response = crate::http_client()
         .post(format!("{}/v1/messages", gateway.base))
         .header("x-claude-code-session-id", "bad-input-1")
         .body(request("hello").to_string())

@@ -51,7 +51,7 @@ impl Recorder {
         let sent: Arc<Mutex<Vec<Bytes>>> = Arc::default();
         let kept = sent.clone();
         tokio::spawn(async move {
-            let client = reqwest::Client::new();
+            let client = crate::http_client();
             loop {
                 let Ok((stream, _)) = listener.accept().await else { return };
                 let (kept, client, gateway) = (kept.clone(), client.clone(), gateway.clone());

@@ -40,6 +40,13 @@ impl Drop for Harness {
     }
 }
 
+/// The tests' own HTTP client, with the process's TLS cryptography chosen first as the gateway
+/// chooses it (reqwest builds no client before one is).
+pub fn http_client() -> reqwest::Client {
+    flame_models::use_ring_for_tls();
+    reqwest::Client::new()
+}
+
 /// A key no file, row or error may hold.
 pub const SENTINEL_KEY: &str = "sk-flame-sentinel-0f9e8d7c6b5a";
 
@@ -84,8 +91,7 @@ impl Harness {
         headers: &[(&str, &str)],
         body: impl Into<Bytes>,
     ) -> (u16, Bytes) {
-        let mut request =
-            reqwest::Client::new().post(format!("{}{path}", self.base)).body(body.into());
+        let mut request = http_client().post(format!("{}{path}", self.base)).body(body.into());
         for (name, value) in headers {
             request = request.header(*name, *value);
         }

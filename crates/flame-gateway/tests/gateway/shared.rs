@@ -223,7 +223,7 @@ async fn through_gateway(session: &str) -> Figures {
     let gateway = Gateway::bind(config, flame.clone()).await.unwrap();
     let base = format!("http://{}/v1/messages", gateway.address());
     tokio::spawn(gateway.serve(std::future::pending()));
-    let client = reqwest::Client::new();
+    let client = crate::http_client();
     for call in &calls {
         now.store(call.at, Ordering::SeqCst);
         let body = json!({
