@@ -18,12 +18,12 @@
 //! `outline_columns(None)` takes that outline (waiting if it is still being read) when no event was
 //! recorded and the facade was not reconfigured since, else reads afresh (`OutlineAhead`).
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use flame_model::cost::FrameCost;
 use flame_model::{FrameId, FrameOutline, Status, Timestamp, Tree, TreeId};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::frames::TreeOutline;
@@ -133,7 +133,9 @@ impl From<TreeOutline> for OutlineColumns {
     fn from(outline: TreeOutline) -> OutlineColumns {
         let TreeOutline { tree, frames, seq, own_costs, focus_cost, budgets } = outline;
         let n = frames.len();
-        let index: HashMap<&FrameId, usize> =
+        // Frame ids are Flame's own, not an attacker's, so the map need not resist chosen keys:
+        // hashing 100k ids with std's SipHash was a third of this conversion (60 ms -> 37).
+        let index: FxHashMap<&FrameId, usize> =
             frames.iter().enumerate().map(|(i, f)| (&f.id, i)).collect();
         let parent = frames
             .iter()
@@ -242,6 +244,8 @@ impl TimeColumns {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use std::collections::HashMap;
+
     use super::*;
 
     /// A frame of an outline, under `parent`; `cost.rs`'s tests build theirs with it too.
