@@ -106,7 +106,14 @@ export async function withApp(
   const extraEnv = options.env ? await options.env(scratch) : {};
   const [port, nativePort] = [await freePort(), await freePort()];
 
+  // The driver's and the app's output, its last MAX_OUTPUT characters: what a failure shows. One
+  // launch (in a test that timed out and passed when retried) once wrote past the 512 MiB a
+  // string may hold, and every chunk after that was an uncaught error that failed the whole run.
   let output = "";
+  const keep = (text: string) => {
+    output += text;
+    if (output.length > 2 * MAX_OUTPUT) output = output.slice(-MAX_OUTPUT);
+  };
   const tauriDriver = spawn(
     tauriDriverPath(),
     ["--port", String(port), "--native-port", String(nativePort)],
@@ -115,9 +122,9 @@ export async function withApp(
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
-  tauriDriver.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  tauriDriver.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  tauriDriver.once("error", (err) => (output += `\nspawn failed: ${err.message}`));
+  tauriDriver.stdout?.on("data", (chunk: Buffer) => keep(chunk.toString()));
+  tauriDriver.stderr?.on("data", (chunk: Buffer) => keep(chunk.toString()));
+  tauriDriver.once("error", (err) => keep(`\nspawn failed: ${err.message}`));
 
   let driver: WebDriver | undefined;
   try {
@@ -158,6 +165,9 @@ export async function withApp(
  * answering must not hold the test past vitest's timeout, which would hide why it failed.
  */
 const CLEANUP_MS = 10_000;
+
+/** How much of the driver's and the app's output a launch keeps, in characters: 1 Mi. */
+const MAX_OUTPUT = 1 << 20;
 
 /** `work`, or nothing once `ms` have passed (said on stderr): for cleanup that must not hang. */
 async function within(ms: number, work: Promise<unknown>, what: string): Promise<void> {
