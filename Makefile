@@ -127,11 +127,13 @@ agents:
 bindings:
 	FLAME_BLESS=1 $(CARGO) test -p flame-desktop --lib bindings
 
-# The golden stack-context documents of the spec's tree, one per focus, and the cost texts the
-# window's TypeScript is checked against (ui/src/cost-text.cases.json).
+# The golden stack-context documents of the spec's tree, one per focus, and the cases the
+# window's TypeScript is checked against (ui/src/cost-text.cases.json,
+# ui/src/outline-preview.cases.json).
 bless:
 	FLAME_BLESS=1 $(CARGO) test -p flame-context --test context golden
 	FLAME_BLESS=1 $(CARGO) test -p flame-model the_window_s_cost_text_cases
+	FLAME_BLESS=1 $(CARGO) test -p flame-api --lib the_window_s_preview_cases
 
 fmt:
 	$(CARGO) fmt --all

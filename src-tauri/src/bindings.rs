@@ -28,6 +28,7 @@ pub fn builder<R: Runtime>() -> Builder<R> {
         .commands(collect_commands![
             commands::app_info,
             commands::outline,
+            commands::outline_preview,
             commands::frame_cost,
             commands::frame_detail,
             commands::frame_messages,

@@ -21,8 +21,8 @@ use flame_agent::{Answer, ChatEvent, ChatOutcome, GeneratedResults, WaitingReque
 use flame_api::{
     ApiError, AppInfo, Budget, BudgetView, CheckpointStorage, ContextDoc, DeletedTree,
     EarlierMessages, ExportFormat, ExportProgress, ExportScope, ExportSummary, FrameChanges,
-    FrameDetail, FrameView, GatewaySavings, GatewaySessionView, OutlineColumns, PlanSpec,
-    PopRequest, RollbackOutcome, TreeListEntry, window_paths,
+    FrameDetail, FrameView, GatewaySavings, GatewaySessionView, OutlineColumns, OutlinePreview,
+    PlanSpec, PopRequest, RollbackOutcome, TreeListEntry, window_paths,
 };
 use flame_model::budget::FrameBudget;
 use flame_model::cost::FrameCost;
@@ -54,6 +54,15 @@ pub fn outline(
     tree: Option<TreeId>,
 ) -> Result<OutlineColumns, ApiError> {
     startup.flame()?.outline_columns(tree.as_ref())
+}
+
+/// The top of a large current tree, read ahead while the window started, for the window to draw
+/// until the whole outline comes; null for a smaller tree, or when it was taken or not read.
+/// Off the main thread: it waits while the tree's frames are read ahead.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn outline_preview(startup: State<'_, Startup>) -> Result<Option<OutlinePreview>, ApiError> {
+    Ok(startup.flame()?.outline_preview())
 }
 
 /// One frame's cost at the prices in use: its own and its subtree's, and its own usage by model

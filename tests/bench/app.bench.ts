@@ -28,7 +28,7 @@ import { describe, expect, it } from "vitest";
 
 import { APP_BINARY, withApp, type App } from "../e2e/harness";
 import { scaleFixture } from "./fixture";
-import { median, timeOpening } from "./opening";
+import { framesPainted, median, timeOpening, type Opening } from "./opening";
 import { processesOf } from "./process-start";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -162,14 +162,7 @@ describe("the app", () => {
     await withApp(
       "app memory 100k",
       async (app) => {
-        await app.driver.wait(
-          async () =>
-            (await app.driver.executeScript<number | null>(
-              "return window.__flameGraph ? window.__flameGraph.firstFramesPaintedAt() : null",
-            )) ?? false,
-          120_000,
-          "the flame graph never drew the tree",
-        );
+        await framesPainted(app.driver, "whole");
         const processes = await idleMemory(app);
         report("100k", processes);
         line("app.open_100k_rss", sum(processes, "pss") / MIB, "MiB");
@@ -183,7 +176,7 @@ describe("the app", () => {
 
   it("opens on the 100k-frame tree nearly as fast as on a new data directory", async () => {
     const fixture = await scaleFixture();
-    const opened: { new: number[]; large: number[] } = { new: [], large: [] };
+    const opened: { new: Opening[]; large: Opening[] } = { new: [], large: [] };
     for (let k = 0; k < OPENINGS; k++) {
       await withApp("app open new", async (app) => {
         opened.new.push(await timeOpening(app, `ratio: open new ${k + 1}`));
@@ -196,7 +189,12 @@ describe("the app", () => {
         { prepareHome: () => Promise.resolve(fixture.home) },
       );
     }
-    const ratio = median(opened.large) / median(opened.new);
+    const ratioOf = (which: keyof Opening) =>
+      median(opened.large.map((o) => o[which])) / median(opened.new.map((o) => o[which]));
+    // The whole tree's first paint, after the preview's on the 100k-frame tree, has no goal: it
+    // is printed so that what the preview hides stays in sight.
+    process.stdout.write(`BENCH app.open_100k_whole_ratio ${ratioOf("whole").toFixed(2)} x\n`);
+    const ratio = ratioOf("first");
     process.stdout.write(`BENCH app.open_100k_ratio ${ratio.toFixed(2)} x\n`);
     expect(ratio, "the 100k-frame opening over the new one").toBeLessThanOrEqual(
       MAX_OPEN_100K_RATIO,

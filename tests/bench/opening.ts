@@ -1,8 +1,10 @@
 // How long the window takes to open: from the moment its process started (read from /proc) to
 // the end of the first paint that drew a tree's frames (the page records
-// `performance.timeOrigin + performance.now()` then; both are the system's wall clock), with the
-// page's marks of the opening (outline asked and received, laid out, first paint) on stderr. Used
-// by flame-graph.bench.ts (app.open_new, app.open_100k) and app.bench.ts (their ratio in one run).
+// `performance.timeOrigin + performance.now()` then; both are the system's wall clock), and to
+// the end of the first paint of the whole tree (later on a large tree, whose preview of its top
+// levels is drawn first), with the page's marks of the opening (preview received, outline asked
+// and received, laid out, first paint, whole tree painted) on stderr. Used by
+// flame-graph.bench.ts (app.open_new, app.open_100k) and app.bench.ts (their ratios in one run).
 
 import type { WebDriver } from "selenium-webdriver";
 
@@ -21,16 +23,26 @@ export function median(values: number[]): number {
   );
 }
 
-/** Waits until the graph has painted the tree's frames; returns when that paint ended. */
-export async function firstFramesPainted(driver: WebDriver): Promise<number> {
+/**
+ * Waits until the graph has painted frames (`first`: perhaps a large tree's preview) or the whole
+ * tree's (`whole`); returns when that paint ended.
+ */
+export async function framesPainted(driver: WebDriver, which: "first" | "whole"): Promise<number> {
+  const hook = which === "first" ? "firstFramesPaintedAt" : "wholeTreePaintedAt";
   return driver.wait<number>(
     async () =>
       (await driver.executeScript<number | null>(
-        "return window.__flameGraph ? window.__flameGraph.firstFramesPaintedAt() : null",
+        `return window.__flameGraph ? window.__flameGraph.${hook}() : null`,
       )) ?? false,
     120_000,
     "the flame graph never drew the tree",
   );
+}
+
+/** When the window's first paint of frames and of the whole tree ended, in ms after its start. */
+export interface Opening {
+  first: number;
+  whole: number;
 }
 
 /** The page's marks of the opening, in milliseconds after the process started. */
@@ -48,19 +60,20 @@ async function openingMarks(driver: WebDriver, spawnedAt: number): Promise<strin
 }
 
 /**
- * How long `app` took from its process's start to its first paint of a tree's frames, in
- * milliseconds; the page's marks of the opening go to stderr under `label`.
+ * How long `app` took from its process's start to its first paint of a tree's frames and of the
+ * whole tree, in milliseconds; the page's marks of the opening go to stderr under `label`.
  */
-export async function timeOpening(app: App, label: string): Promise<number> {
+export async function timeOpening(app: App, label: string): Promise<Opening> {
   await app.driver.manage().setTimeouts({ script: 120_000 });
-  const paintedAt = await firstFramesPainted(app.driver);
+  const wholeAt = await framesPainted(app.driver, "whole");
+  const paintedAt = await framesPainted(app.driver, "first");
   const pids = processesOf(APP_BINARY, `FLAME_HOME=${app.home}`);
   const pid = pids[pids.length - 1];
   if (pid === undefined) throw new Error(`no ${APP_BINARY} runs on ${app.home}`);
   const spawnedAt = startedAt(pid);
-  const took = paintedAt - spawnedAt;
+  const took = { first: paintedAt - spawnedAt, whole: wholeAt - spawnedAt };
   process.stderr.write(
-    `${label}: ${took.toFixed(0)} ms; ${await openingMarks(app.driver, spawnedAt)}\n`,
+    `${label}: ${took.first.toFixed(0)} ms, whole tree ${took.whole.toFixed(0)} ms; ${await openingMarks(app.driver, spawnedAt)}\n`,
   );
   return took;
 }

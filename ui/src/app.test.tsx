@@ -201,6 +201,76 @@ describe("App", () => {
     expect(reads).toBe(1);
   });
 
+  it("draws a large tree's preview until its outline comes, and acts on nothing meanwhile", async () => {
+    let focused = 0;
+    let give: (outline: TreeOutline_Serialize) => void = () => undefined;
+    const whole = new Promise<{ status: "ok"; data: TreeOutline_Serialize }>((resolve) => {
+      give = (data) => resolve({ status: "ok", data });
+    });
+    const backend = fakeBackend({
+      focusFrame: () => {
+        focused++;
+        return answer(null as never);
+      },
+    });
+    const preview: TreeOutline_Serialize = { ...OUTLINE, frames: OUTLINE.frames.slice(0, 1) };
+    const root = document.createElement("div");
+    document.body.append(root);
+    await act(async () => {
+      render(<App backend={backend} firstOutline={whole} firstPreview={answer(preview)} />, root);
+      await settle();
+    });
+    await act(settle);
+    const items = () =>
+      [...root.querySelectorAll("[role=treeitem]")].map((e) => e.getAttribute("data-frame-id"));
+    expect(items()).toEqual(["f0000000001"]);
+    expect(root.textContent).not.toContain("Reading the tree");
+    expect(root.querySelector("[data-testid=weight-mode]")).toBeNull();
+    expect(root.querySelector("[data-testid=focused-frame]")).toBeNull();
+    // A frame of the preview picked while the rest of the window has no tree does nothing.
+    await act(async () => {
+      root.querySelector<HTMLElement>("[role=treeitem]")?.click();
+      await settle();
+    });
+    expect(focused).toBe(0);
+    // The outline replaces the preview, in the same graph.
+    const graph = root.querySelector("[data-testid=flame-graph]");
+    await act(async () => {
+      give(OUTLINE);
+      await settle();
+    });
+    await act(settle);
+    expect(items()).toEqual(["f0000000001", "f0000000002"]);
+    expect(root.querySelector("[data-testid=flame-graph]")).toBe(graph);
+    expect(root.querySelector("[data-testid=focused-frame]")).not.toBeNull();
+  });
+
+  it("draws no preview that comes after the outline", async () => {
+    let give: (answer: { status: "ok"; data: TreeOutline_Serialize | null }) => void = () =>
+      undefined;
+    const late = new Promise<{ status: "ok"; data: TreeOutline_Serialize | null }>((resolve) => {
+      give = resolve;
+    });
+    const root = document.createElement("div");
+    document.body.append(root);
+    await act(async () => {
+      render(
+        <App backend={fakeBackend({})} firstOutline={answer(OUTLINE)} firstPreview={late} />,
+        root,
+      );
+      await settle();
+    });
+    await act(async () => {
+      give({ status: "ok", data: { ...OUTLINE, frames: OUTLINE.frames.slice(0, 1) } });
+      await settle();
+    });
+    const items = [...root.querySelectorAll("[role=treeitem]")];
+    expect(items.map((e) => e.getAttribute("data-frame-id"))).toEqual([
+      "f0000000001",
+      "f0000000002",
+    ]);
+  });
+
   it("reloads the tree when the backend announces a newer change, not an older one", async () => {
     let reads = 0;
     let announce: (seq: number) => void = () => undefined;

@@ -26,15 +26,17 @@ import { WorkspaceLine, chooseWorkspace, removeWorkspace } from "./workspace-lin
 
 /** The whole window: the two panes and the status bar, or the startup error. `firstOutline`, when
  * given, is the current tree's outline already asked for, which the first load takes instead of
- * asking again. */
+ * asking again; `firstPreview` its preview, which the graph draws until the outline comes. */
 export function App({
   backend,
   firstOutline,
+  firstPreview,
 }: {
   backend: Backend;
   firstOutline?: Promise<Answer<TreeOutline>>;
+  firstPreview?: Promise<Answer<TreeOutline | null>>;
 }) {
-  const { load, tree, reload } = useTreeLoad(backend, firstOutline);
+  const { load, tree, reload } = useTreeLoad(backend, firstOutline, firstPreview);
   const commands = useWindowCommands(backend, reload);
   const { run, runInPlace, dispatch, setNotice } = commands;
   const [dialogs, show] = useDialogs();

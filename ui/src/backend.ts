@@ -32,7 +32,13 @@ export type Answer<T> = { status: "ok"; data: T } | { status: "error"; error: Ap
  * answer is reshaped (see main.tsx).
  */
 type WrappedCommand =
-  "outline" | "sendMessage" | "answerAgain" | "answerRequest" | "importSession" | "exportFrames";
+  | "outline"
+  | "outlinePreview"
+  | "sendMessage"
+  | "answerAgain"
+  | "answerRequest"
+  | "importSession"
+  | "exportFrames";
 
 /**
  * What the UI may call: every command the window is granted (`WindowCommand`, generated from
@@ -44,6 +50,11 @@ export type Backend = Pick<typeof commands, Exclude<WindowCommand, WrappedComman
    * command's columns made into one `FrameOutline` per frame (`outline.ts`).
    */
   outline(tree: TreeId | null): Promise<Answer<TreeOutline>>;
+  /**
+   * The top of a large current tree, read ahead while the window started, as the flame graph
+   * draws it until the whole outline comes (`expandPreview`); null when there is none.
+   */
+  outlinePreview(): Promise<Answer<TreeOutline | null>>;
   /** Calls `listener` with the newest event seq whenever the data directory changes. */
   onTreeChanged(listener: (seq: number) => void): Promise<() => void>;
   /**

@@ -16,6 +16,12 @@ export const commands = {
 	 */
 	outline: (tree: TreeId | null) => typedError<OutlineColumns_Serialize, ApiError>(__TAURI_INVOKE("outline", { tree })),
 	/**
+	 *  The top of a large current tree, read ahead while the window started, for the window to draw
+	 *  until the whole outline comes; null for a smaller tree, or when it was taken or not read.
+	 *  Off the main thread: it waits while the tree's frames are read ahead.
+	 */
+	outlinePreview: () => typedError<OutlinePreview_Serialize | null, ApiError>(__TAURI_INVOKE("outline_preview")),
+	/**
 	 *  One frame's cost at the prices in use: its own and its subtree's, and its own usage by model
 	 *  (the graph's tooltip reads it for the frame under the pointer; the outline carries the focused
 	 *  frame's). Off the main thread: after a change, the first one works out the whole tree's costs.
@@ -846,6 +852,20 @@ export type FlameContextCost =
 { kind: "not_available"; reason: string } | 
 /**  The whole session's and each frame's. */
 { kind: "priced"; session: CostSummary; frames: ([FrameId, CostSummary])[] };
+
+/**
+ *  The frames of a preview whose children it leaves out, and what those children's subtrees
+ *  weigh together in the flame graph's additive width modes: `frames[k]`, `tokens[k]` and
+ *  `messages[k]` belong to the frame at `index[k]` of the preview's columns. (Wall time and cost
+ *  are not additive over a subtree as the graph weighs them, or are not read yet: the window
+ *  draws no preview by them.)
+ */
+export type FoldedSubtrees = {
+	index: number[],
+	frames: number[],
+	tokens: number[],
+	messages: number[],
+};
 
 /**  What one read of a followed session did. */
 export type FollowOutcome = FollowOutcome_Serialize | FollowOutcome_Deserialize;
@@ -2224,6 +2244,37 @@ export type OutlineColumns_Serialize = {
 	budgets: BudgetView_Serialize[],
 };
 
+/**
+ *  The top of a tree, for the window to draw while the whole outline comes: every frame of the
+ *  tree's first levels (whole levels, as many as fit in [`PREVIEW_MAX_FRAMES`]), as
+ *  [`OutlineColumns`] without costs or budgets, which are read after it.
+ */
+export type OutlinePreview = OutlinePreview_Serialize | OutlinePreview_Deserialize;
+
+/**
+ *  The top of a tree, for the window to draw while the whole outline comes: every frame of the
+ *  tree's first levels (whole levels, as many as fit in [`PREVIEW_MAX_FRAMES`]), as
+ *  [`OutlineColumns`] without costs or budgets, which are read after it.
+ */
+export type OutlinePreview_Deserialize = {
+	columns: OutlineColumns_Deserialize,
+	/**  How many frames the whole tree has. */
+	whole_frames: number,
+	folded: FoldedSubtrees,
+};
+
+/**
+ *  The top of a tree, for the window to draw while the whole outline comes: every frame of the
+ *  tree's first levels (whole levels, as many as fit in [`PREVIEW_MAX_FRAMES`]), as
+ *  [`OutlineColumns`] without costs or budgets, which are read after it.
+ */
+export type OutlinePreview_Serialize = {
+	columns: OutlineColumns_Serialize,
+	/**  How many frames the whole tree has. */
+	whole_frames: number,
+	folded: FoldedSubtrees,
+};
+
 /**  Where a waiting command would run, for the person deciding on it. */
 export type PlacePreview = 
 /**  In the sandbox, with the network (the tree allows it) or without. */
@@ -3139,6 +3190,7 @@ function makeEvent<TListen, TEmit = TListen>(name: string, serialize?: (payload:
 export type WindowCommand =
   | "appInfo"
   | "outline"
+  | "outlinePreview"
   | "frameCost"
   | "frameDetail"
   | "frameView"

@@ -6,6 +6,7 @@ import type { Backend } from "./backend";
 import { FlameGraph, type FrameRequest, type GraphColour } from "./flame-graph/flame-graph";
 import { WEIGHT_MODES, type WeightMode } from "./flame-graph/layout";
 import { NewTreeForm, type NewTreeActions } from "./new-tree-form";
+import { previewDrawsBy } from "./outline";
 import { STATUS_STYLE } from "./status-style";
 import type { ShowDialogs } from "./app-dialogs";
 import type { TreeLoad } from "./tree-load";
@@ -44,6 +45,13 @@ export function GraphPane({
 }) {
   const { notice, dispatch } = commands;
   const outline = tree.state === "ready" ? tree.outline : null;
+  // While a large tree is read, its preview is drawn, in the same place as the tree will be so the
+  // graph's view carries over; it takes no action, as the rest of the window has no tree yet.
+  const preview =
+    tree.state === "loading" && tree.preview !== undefined && previewDrawsBy(mode)
+      ? tree.preview
+      : null;
+  const drawn = outline ?? preview;
   return (
     <section class="pane graph-pane" aria-label="Flame graph" data-testid="graph-pane">
       <header class="pane-header graph-header">
@@ -109,17 +117,20 @@ export function GraphPane({
           <p class="error-message">{tree.error.message}</p>
         </div>
       )}
-      {tree.state === "loading" && <div class="empty-state muted">Reading the tree…</div>}
-      {outline && (
+      {tree.state === "loading" && preview === null && (
+        <div class="empty-state muted">Reading the tree…</div>
+      )}
+      {drawn && (
         <FlameGraph
           backend={backend}
-          outline={outline}
+          outline={drawn}
+          preview={outline === null}
           mode={mode}
           colour={colour}
-          onFocus={(frame) => void dispatch({ kind: "focus", id: frame.id })}
-          onRequest={onRequest}
+          onFocus={(frame) => outline && void dispatch({ kind: "focus", id: frame.id })}
+          onRequest={(request) => outline && onRequest(request)}
           onMove={(frame, parent, position) =>
-            void dispatch({ kind: "move", id: frame.id, parent: parent.id, position })
+            outline && void dispatch({ kind: "move", id: frame.id, parent: parent.id, position })
           }
         />
       )}

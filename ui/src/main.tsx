@@ -13,7 +13,7 @@ import {
 import { installBenchHooks } from "./flame-graph/bench";
 import { withApiErrors } from "./ipc-errors";
 import { markOnce } from "./marks";
-import { expandOutline } from "./outline";
+import { expandOutline, expandPreview } from "./outline";
 
 const root = document.getElementById("app");
 if (root === null) {
@@ -32,6 +32,11 @@ const backend: Backend = {
   outline: async (tree) => {
     const answer = await typed.outline(tree);
     return answer.status === "ok" ? { status: "ok", data: expandOutline(answer.data) } : answer;
+  },
+  outlinePreview: async () => {
+    const answer = await typed.outlinePreview();
+    if (answer.status !== "ok") return answer;
+    return { status: "ok", data: answer.data === null ? null : expandPreview(answer.data) };
   },
   sendMessage: (frame, text, model, listener) =>
     typed.sendMessage(frame, text, model, channelTo(listener)),
@@ -65,10 +70,12 @@ const backend: Backend = {
   },
 };
 // Reading the tree's outline is most of what a window opening on a large tree waits for, so it
-// is asked for as the script starts, alongside the app's first reads, rather than after them.
+// is asked for as the script starts, alongside the app's first reads, rather than after them;
+// a large tree's preview, which the graph draws until then, first.
+const firstPreview = backend.outlinePreview();
 markOnce("flame:outline-asked");
 const firstOutline = backend.outline(null);
-render(<App backend={backend} firstOutline={firstOutline} />, root);
+render(<App backend={backend} firstOutline={firstOutline} firstPreview={firstPreview} />, root);
 
 // The benchmark's entry points, for tests/bench (make bench), only in the bench build of the UI
 // (`vite build --mode bench`): in the product build the condition is false when Vite compiles it,

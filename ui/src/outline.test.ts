@@ -1,9 +1,19 @@
 import { describe, expect, it } from "vitest";
 
-import type { OutlineColumns_Serialize as OutlineColumns } from "./bindings";
+import type {
+  OutlineColumns_Serialize as OutlineColumns,
+  OutlinePreview_Serialize as OutlinePreview,
+} from "./bindings";
 import { pathToRoot } from "./chat/frame-header";
-import { layoutInputOf } from "./flame-graph/layout";
-import { expandOutline, knownOwnCosts, knownParentIndexes } from "./outline";
+import { layoutInputOf, layoutTree, WEIGHT_MODES } from "./flame-graph/layout";
+import {
+  expandOutline,
+  expandPreview,
+  knownOwnCosts,
+  knownParentIndexes,
+  previewDrawsBy,
+} from "./outline";
+import previewCasesText from "./outline-preview.cases.json?raw";
 import { outlineFrame } from "./test-backend";
 import { frameCost } from "./test-costs";
 
@@ -143,5 +153,58 @@ describe("the parents of an expanded outline", () => {
     const weights = layoutInputOf(outline.frames, "cost", 0).ownWeight;
     expect(Array.from(weights)).toEqual([1_500, 0, 700]);
     expect(weights).toEqual(layoutInputOf(copy, "cost", 0, byId).ownWeight);
+  });
+});
+
+/** A tree's whole columns and its preview, as Rust writes them (`flame_api::outline`'s test). */
+const PREVIEW_CASE = JSON.parse(previewCasesText) as {
+  whole: OutlineColumns;
+  preview: OutlinePreview;
+};
+
+describe("a preview", () => {
+  /** Each frame's depth and extent by id, laid out by `mode`. */
+  function placed(outline: ReturnType<typeof expandOutline>, mode: (typeof WEIGHT_MODES)[number]) {
+    const layout = layoutTree(layoutInputOf(outline.frames, mode, 0));
+    const byId = new Map<string, [number, number, number]>();
+    for (let r = 0; r < layout.count; r++) {
+      const frame = outline.frames[layout.source[r]!]!;
+      byId.set(frame.id, [layout.depth[r]!, layout.x0[r]!, layout.x1[r]!]);
+    }
+    return byId;
+  }
+
+  it("puts each of its frames where the whole tree's layout puts it", () => {
+    const whole = expandOutline(PREVIEW_CASE.whole);
+    const preview = expandPreview(PREVIEW_CASE.preview);
+    expect(preview.frames.length).toBeLessThan(whole.frames.length);
+    expect(PREVIEW_CASE.preview.folded.index.length).toBeGreaterThan(0);
+    for (const mode of WEIGHT_MODES.filter(previewDrawsBy)) {
+      const all = placed(whole, mode);
+      const top = placed(preview, mode);
+      expect(top.size, mode).toBe(preview.frames.length);
+      for (const [id, [depth, x0, x1]] of top) {
+        const [d, w0, w1] = all.get(id)!;
+        expect(depth, `${mode}: ${id}`).toBe(d);
+        expect(x0, `${mode}: ${id}`).toBeCloseTo(w0, 12);
+        expect(x1, `${mode}: ${id}`).toBeCloseTo(w1, 12);
+      }
+    }
+  });
+
+  it("is not laid out as the whole tree without what it leaves out", () => {
+    // Without its folded weights, the frames with subtrees left out would be narrower: the
+    // test above would fail if the layout did not add them.
+    const whole = placed(expandOutline(PREVIEW_CASE.whole), "tokens");
+    const bare = placed(expandOutline(PREVIEW_CASE.preview.columns), "tokens");
+    const moved = [...bare].filter(([id, [, x0, x1]]) => {
+      const [, w0, w1] = whole.get(id)!;
+      return Math.abs(x0 - w0) > 1e-9 || Math.abs(x1 - w1) > 1e-9;
+    });
+    expect(moved.length).toBeGreaterThan(0);
+  });
+
+  it("is drawn by the modes whose weights add up over a subtree only", () => {
+    expect(WEIGHT_MODES.filter(previewDrawsBy)).toEqual(["tokens", "equal", "messages"]);
   });
 });

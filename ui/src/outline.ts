@@ -10,6 +10,7 @@
 import type {
   FrameOutline_Serialize as FrameOutline,
   OutlineColumns_Serialize as OutlineColumns,
+  OutlinePreview_Serialize as OutlinePreview,
   TreeOutline_Serialize as TreeOutline,
 } from "./bindings";
 
@@ -78,5 +79,52 @@ export function expandOutline(columns: OutlineColumns): TreeOutline {
   }
   if (columns.focus_cost !== null) outline.focus_cost = columns.focus_cost;
   if (columns.budgets.length > 0) outline.budgets = columns.budgets;
+  return outline;
+}
+
+/** The width modes a preview can be laid out by: those whose weights add up over a subtree. */
+export type FoldedMode = "tokens" | "messages" | "equal";
+
+/** Whether a preview can be drawn by `mode` (see `OutlinePreview`'s folded weights). */
+export function previewDrawsBy(mode: string): mode is FoldedMode {
+  return mode === "tokens" || mode === "messages" || mode === "equal";
+}
+
+// What each frame of a preview `expandPreview` made carries of the subtrees under it that the
+// preview leaves out, by index and mode (0 for a frame with nothing left out).
+const foldedColumns = new WeakMap<readonly FrameOutline[], Record<FoldedMode, Float64Array>>();
+
+/**
+ * What the frames under each of `frames` that its preview leaves out weigh by `mode`, by index,
+ * when `expandPreview` made the list; else undefined. The layout adds it to the frame's own
+ * weight, so each frame of the preview is as wide as in the whole tree.
+ */
+export function knownFoldedWeights(
+  frames: readonly FrameOutline[],
+  mode: FoldedMode,
+): Float64Array | undefined {
+  return foldedColumns.get(frames)?.[mode];
+}
+
+/**
+ * The top of a large tree (`OutlinePreview`) as the outline the flame graph draws until the
+ * whole outline comes: its frames as `expandOutline` makes them, with the weights of what it
+ * leaves out kept beside them (`knownFoldedWeights`).
+ */
+export function expandPreview(preview: OutlinePreview): TreeOutline {
+  const outline = expandOutline(preview.columns);
+  const n = outline.frames.length;
+  const columns = {
+    tokens: new Float64Array(n),
+    messages: new Float64Array(n),
+    equal: new Float64Array(n),
+  };
+  const { index, frames, tokens, messages } = preview.folded;
+  index.forEach((i, k) => {
+    columns.tokens[i] = tokens[k]!;
+    columns.messages[i] = messages[k]!;
+    columns.equal[i] = frames[k]!;
+  });
+  foldedColumns.set(outline.frames, columns);
   return outline;
 }

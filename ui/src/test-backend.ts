@@ -81,6 +81,7 @@ export function fakeBackend(parts: Partial<Backend>): Backend {
   return {
     appInfo: () => answer(INFO),
     outline: () => answer<TreeOutline_Serialize>(NO_TREE),
+    outlinePreview: () => answer<TreeOutline_Serialize | null>(null),
     frameCost: refuse,
     setFrameBudget: refuse,
     createTree: refuse,

@@ -4,6 +4,8 @@
 // tree that read is most of what opening waits for. A database that the quick check, run beside
 // the opening, finds damaged fails the load as a database found damaged at start does: the
 // listener is registered before the app info is asked for, so the news cannot fall between them.
+// A large tree's preview (its top levels, `OutlinePreview`), asked for beside the first outline,
+// is held in the loading state until the outline comes, for the graph to draw meanwhile.
 
 import { useEffect, useRef, useState } from "preact/hooks";
 
@@ -16,16 +18,21 @@ export type Load =
 
 /** The current tree as the window knows it. */
 export type TreeLoad =
-  | { state: "loading" }
+  | { state: "loading"; preview?: TreeOutline }
   | { state: "none" }
   | { state: "ready"; outline: TreeOutline }
   | { state: "failed"; error: ApiError };
 
 /**
  * The app info and the current tree, read from `backend` and followed; `firstOutline`, when given,
- * is the outline already asked for, which the first load takes instead of asking again.
+ * is the outline already asked for, which the first load takes instead of asking again, and
+ * `firstPreview` the preview asked for beside it.
  */
-export function useTreeLoad(backend: Backend, firstOutline?: Promise<Answer<TreeOutline>>) {
+export function useTreeLoad(
+  backend: Backend,
+  firstOutline?: Promise<Answer<TreeOutline>>,
+  firstPreview?: Promise<Answer<TreeOutline | null>>,
+) {
   const [load, setLoad] = useState<Load>({ state: "loading" });
   const [tree, setTree] = useState<TreeLoad>({ state: "loading" });
   // The seq of the outline on screen, and whether a reload is running or owed, kept in refs so
@@ -64,6 +71,16 @@ export function useTreeLoad(backend: Backend, firstOutline?: Promise<Answer<Tree
       return;
     }
   };
+
+  useEffect(() => {
+    void firstPreview?.then((answer) => {
+      if (answer.status !== "ok" || answer.data === null) return;
+      const preview = answer.data;
+      markOnce("flame:preview-received");
+      // Only while nothing else is known: the outline may have come first.
+      setTree((now) => (now.state === "loading" ? { state: "loading", preview } : now));
+    });
+  }, [firstPreview]);
 
   useEffect(() => {
     let live = true;

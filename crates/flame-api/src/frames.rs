@@ -276,14 +276,20 @@ impl Flame {
     /// A tree (the current one if `tree` is `None`) in the narrow form drawing needs.
     pub fn outline(&self, tree: Option<&TreeId>) -> Result<TreeOutline, ApiError> {
         let store = self.store();
-        // The seq is read first, so a change made while the frames are read is reported again
-        // by `events_since` rather than missed.
-        let seq = store.latest_event_seq()?;
-        let id = resolve_tree(&store, tree)?;
-        let frames = store.outline_of_tree(&id)?;
-        let tree = store.tree(&id)?;
-        let costs = self.costs_of_outline(&store, &id, &frames, &tree.focus)?;
-        let budgets = self.budgets_of(&store, &id)?;
+        let (tree, frames, seq) = outline_rows(&store, tree)?;
+        self.priced_outline(&store, tree, frames, seq)
+    }
+
+    /// The outline of `tree`'s `frames` read at `seq`, with their costs and budgets read now.
+    pub(crate) fn priced_outline(
+        &self,
+        store: &Store,
+        tree: Tree,
+        frames: Vec<FrameOutline>,
+        seq: i64,
+    ) -> Result<TreeOutline, ApiError> {
+        let costs = self.costs_of_outline(store, &tree.id, &frames, &tree.focus)?;
+        let budgets = self.budgets_of(store, &tree.id)?;
         Ok(TreeOutline {
             tree,
             frames,
@@ -737,6 +743,20 @@ pub(crate) fn close_open_replies(
 }
 
 /// The current tree, or `tree` if given (which must exist).
+/// A tree (the current one if `tree` is `None`), its frames' outlines, and the newest event's seq
+/// before they were read: the part of [`Flame::outline`] that reads the frames' own rows.
+pub(crate) fn outline_rows(
+    store: &Store,
+    tree: Option<&TreeId>,
+) -> Result<(Tree, Vec<FrameOutline>, i64), StoreError> {
+    // The seq is read first, so a change made while the frames are read is reported again by
+    // `events_since` rather than missed.
+    let seq = store.latest_event_seq()?;
+    let id = resolve_tree(store, tree)?;
+    let frames = store.outline_of_tree(&id)?;
+    Ok((store.tree(&id)?, frames, seq))
+}
+
 pub(crate) fn resolve_tree(store: &Store, tree: Option<&TreeId>) -> Result<TreeId, StoreError> {
     match tree {
         Some(id) => Ok(store.tree(id)?.id),

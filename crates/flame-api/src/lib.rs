@@ -87,7 +87,9 @@ pub use gateway::{
     Rewrite, StoredDraft,
 };
 pub use import::{ImportFormat, ImportProgress, ImportSummary, SkippedRecords, replay_file};
-pub use outline::OutlineColumns;
+pub use outline::{
+    FoldedSubtrees, OutlineColumns, OutlinePreview, PREVIEW_FROM_FRAMES, PREVIEW_MAX_FRAMES,
+};
 pub use search::{
     DEFAULT_SEARCH_HITS, MAX_SEARCH_HITS, MAX_SEARCH_QUERY_CHARS, MAX_SEARCH_WORDS, SearchHit,
     SearchPlace, SnippetPart,

@@ -17,6 +17,15 @@
 //! cost cache; the desktop shell calls it on a thread while its window starts, and the page's first
 //! `outline_columns(None)` takes that outline (waiting if it is still being read) when no event was
 //! recorded and the facade was not reconfigured since, else reads afresh (`OutlineAhead`).
+//!
+//! A large tree's whole outline takes the window most of a second to receive, lay out and draw
+//! (100k frames: 8 MB through the IPC), while what the opening view can show of it is its top
+//! rows: below them its frames are narrower than a pixel. So the read-ahead also makes an
+//! [`OutlinePreview`] of a tree of [`PREVIEW_FROM_FRAMES`] frames or more, as soon as the frames'
+//! rows are read and before their usage is priced: the tree's top levels, whole, each frame
+//! whose children it leaves out carrying what their subtrees weigh, so that every frame in it is
+//! laid out exactly where the whole outline puts it. The window draws it until the whole outline
+//! comes (`Flame::outline_preview`).
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,8 +35,40 @@ use flame_model::{FrameId, FrameOutline, Status, Timestamp, Tree, TreeId};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use crate::frames::TreeOutline;
+use crate::frames::{TreeOutline, outline_rows};
 use crate::{ApiError, Flame};
+
+/// Trees of at least this many frames get an [`OutlinePreview`] at opening; a smaller tree's
+/// whole outline comes in about the time an empty one's does.
+pub const PREVIEW_FROM_FRAMES: usize = 20_000;
+
+/// The most frames a preview holds. The opening view is at most some 2,000 pixels wide, so a
+/// level of more frames than that is mostly frames too narrow to draw one by one.
+pub const PREVIEW_MAX_FRAMES: usize = 5_000;
+
+/// The top of a tree, for the window to draw while the whole outline comes: every frame of the
+/// tree's first levels (whole levels, as many as fit in [`PREVIEW_MAX_FRAMES`]), as
+/// [`OutlineColumns`] without costs or budgets, which are read after it.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct OutlinePreview {
+    pub columns: OutlineColumns,
+    /// How many frames the whole tree has.
+    pub whole_frames: u32,
+    pub folded: FoldedSubtrees,
+}
+
+/// The frames of a preview whose children it leaves out, and what those children's subtrees
+/// weigh together in the flame graph's additive width modes: `frames[k]`, `tokens[k]` and
+/// `messages[k]` belong to the frame at `index[k]` of the preview's columns. (Wall time and cost
+/// are not additive over a subtree as the graph weighs them, or are not read yet: the window
+/// draws no preview by them.)
+#[derive(Debug, Clone, Default, PartialEq, Serialize, specta::Type)]
+pub struct FoldedSubtrees {
+    pub index: Vec<u32>,
+    pub frames: Vec<u32>,
+    pub tokens: Vec<u64>,
+    pub messages: Vec<u64>,
+}
 
 /// A tree's outline by columns: frame `i` is `id[i]`, its title `title[i]`, and so on. Fields
 /// that few frames have are listed as `(index, value)` pairs of those frames only.
@@ -83,6 +124,8 @@ pub(crate) struct OutlineAhead {
     /// Held while the outline is read ahead, so that a first ask made meanwhile waits for it
     /// rather than reading it a second time.
     kept: Mutex<Option<OutlineColumns>>,
+    /// Held while the frames are read ahead, until the preview is made of them.
+    preview: Mutex<Option<OutlinePreview>>,
     /// Whether the first ask came; an outline read after it would never be taken.
     asked: AtomicBool,
 }
@@ -98,6 +141,7 @@ impl OutlineAhead {
 
     /// Drops what was read ahead (waiting if it is being read), for a change no event records.
     pub(crate) fn forget(&self) {
+        self.preview.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
         self.kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
     }
 }
@@ -114,18 +158,131 @@ impl Flame {
         Ok(self.outline(tree)?.into())
     }
 
+    /// The preview of the current tree read ahead ([`OutlinePreview`]), once; `None` when the
+    /// tree is smaller than [`PREVIEW_FROM_FRAMES`], nothing was read ahead, or it was taken.
+    /// Waits while the frames are read ahead, not while their usage is priced. The preview is
+    /// not checked against changes made since, as the whole outline is: it is drawn only until
+    /// the whole outline, asked for beside it, comes.
+    pub fn outline_preview(&self) -> Option<OutlinePreview> {
+        self.outline_ahead.preview.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
     /// Reads the current tree's outline (and the usage it prices) ahead of the window's first
-    /// ask for it, `outline_columns(None)`, which takes it if nothing was recorded since. A front
-    /// end calls this as its window starts. Nothing is read when there is no current tree or the
-    /// first ask came already.
+    /// ask for it, `outline_columns(None)`, which takes it if nothing was recorded since, and
+    /// makes its preview first (`outline_preview`). A front end calls this as its window starts.
+    /// Nothing is read when there is no current tree or the first ask came already.
     pub fn read_outline_ahead(&self) -> Result<(), ApiError> {
         let mut kept = self.outline_ahead.kept.lock().unwrap_or_else(|p| p.into_inner());
+        let mut preview = self.outline_ahead.preview.lock().unwrap_or_else(|p| p.into_inner());
         if self.outline_ahead.asked.load(Ordering::SeqCst) || self.store().current_tree()?.is_none()
         {
             return Ok(());
         }
-        *kept = Some(self.outline(None)?.into());
+        // The store is let go between the frames and their pricing, so that the preview's ask
+        // and the window's other first reads need not wait for the pricing.
+        let (tree, frames, seq) = outline_rows(&self.store(), None)?;
+        if frames.len() >= PREVIEW_FROM_FRAMES {
+            *preview = OutlinePreview::of(&tree, &frames, seq, PREVIEW_MAX_FRAMES);
+        }
+        drop(preview);
+        let outline = self.priced_outline(&self.store(), tree, frames, seq)?;
+        *kept = Some(outline.into());
         Ok(())
+    }
+}
+
+impl OutlinePreview {
+    /// The top levels of `tree`, whose `frames` were read at `seq`: whole levels from the root
+    /// down while they hold at most `max_frames` frames. `None` when not even the root's children
+    /// fit, or when every frame would (then there is nothing to preview). The root is the first
+    /// frame without a parent, as the window's layout takes it; frames the root does not reach
+    /// are left out, as the layout leaves them out.
+    pub fn of(
+        tree: &Tree,
+        frames: &[FrameOutline],
+        seq: i64,
+        max_frames: usize,
+    ) -> Option<OutlinePreview> {
+        let n = frames.len();
+        let index: FxHashMap<&FrameId, usize> =
+            frames.iter().enumerate().map(|(i, f)| (&f.id, i)).collect();
+        let parent: Vec<Option<usize>> =
+            frames.iter().map(|f| f.parent.as_ref().and_then(|p| index.get(p).copied())).collect();
+        let root = frames.iter().position(|f| f.parent.is_none())?;
+        // Children as compressed rows, each in the frames' order.
+        let mut start = vec![0usize; n + 1];
+        for p in parent.iter().flatten() {
+            start[p + 1] += 1;
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut children = vec![0usize; start[n]];
+        for (i, p) in parent.iter().enumerate() {
+            if let Some(p) = *p {
+                children[fill[p]] = i;
+                fill[p] += 1;
+            }
+        }
+        // Breadth first from the root, level by level; `levels[d]` is where level `d` ends.
+        let mut order = vec![root];
+        let mut levels = vec![1];
+        let mut at = 0;
+        while at < order.len() {
+            let end = order.len();
+            for k in at..end {
+                let f = order[k];
+                order.extend_from_slice(&children[start[f]..start[f + 1]]);
+            }
+            at = end;
+            if order.len() > end {
+                levels.push(order.len());
+            }
+        }
+        // The deepest level whose frames and all above them fit; level 0 alone is no preview.
+        let depth = levels.iter().rposition(|&end| end <= max_frames)?;
+        if depth == 0 || depth + 1 == levels.len() {
+            return None;
+        }
+        // Each subtree's weights, children before parents (the reverse of breadth first).
+        let mut weights: Vec<(u32, u64, u64)> =
+            frames.iter().map(|f| (1, f.tokens, f.message_count)).collect();
+        for &f in order.iter().rev() {
+            if let Some(p) = parent[f] {
+                let (frames, tokens, messages) = weights[f];
+                let sum = &mut weights[p];
+                *sum = (sum.0 + frames, sum.1 + tokens, sum.2 + messages);
+            }
+        }
+        // The frames kept, in the frames' order, so siblings of equal position keep their order.
+        let mut kept: Vec<usize> = order[..levels[depth]].to_vec();
+        kept.sort_unstable();
+        let mut deepest = vec![false; n];
+        for &f in &order[levels[depth - 1]..levels[depth]] {
+            deepest[f] = true;
+        }
+        let mut folded = FoldedSubtrees::default();
+        let mut columns_of_kept = Vec::with_capacity(kept.len());
+        for (k, &f) in kept.iter().enumerate() {
+            columns_of_kept.push(frames[f].clone());
+            if deepest[f] && start[f + 1] > start[f] {
+                let (whole, own) = (weights[f], &frames[f]);
+                folded.index.push(k as u32);
+                folded.frames.push(whole.0 - 1);
+                folded.tokens.push(whole.1 - own.tokens);
+                folded.messages.push(whole.2 - own.message_count);
+            }
+        }
+        let outline = TreeOutline {
+            tree: tree.clone(),
+            frames: columns_of_kept,
+            seq,
+            own_costs: Default::default(),
+            focus_cost: None,
+            budgets: Vec::new(),
+        };
+        Some(OutlinePreview { columns: outline.into(), whole_frames: n as u32, folded })
     }
 }
 
@@ -435,5 +592,113 @@ pub(crate) mod tests {
         let objects = serde_json::to_string(&tree).unwrap().len();
         let columns = serde_json::to_string(&OutlineColumns::from(tree)).unwrap().len();
         assert!(columns * 2 < objects, "{columns} bytes as columns, {objects} as objects");
+    }
+
+    /// A tree of `parents.len()` frames, frame `i` under `parents[i]`, at position `i` from the
+    /// end (so siblings come in the reverse of their frames' order), weighing `i` tokens and
+    /// `2 * i` messages.
+    fn tree_of(parents: &[Option<usize>]) -> TreeOutline {
+        let id = |i: usize| format!("f{i:010}");
+        let frames = parents
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let parent = p.map(id);
+                let mut f =
+                    frame(&id(i), parent.as_deref(), (parents.len() - i) as u32, Status::Completed);
+                f.tokens = i as u64;
+                f.message_count = 2 * i as u64;
+                f
+            })
+            .collect();
+        outline(frames)
+    }
+
+    fn preview_of(tree: &TreeOutline, max_frames: usize) -> Option<OutlinePreview> {
+        OutlinePreview::of(&tree.tree, &tree.frames, tree.seq, max_frames)
+    }
+
+    #[test]
+    fn a_preview_holds_the_whole_levels_that_fit_and_folds_what_is_under_them() {
+        // 0 ─┬─ 1 ─┬─ 3 ── 5
+        //    │     └─ 4
+        //    └─ 2 ── 6 ── 7
+        // And 8, under a frame that is not in the tree, which no walk from the root reaches.
+        let mut tree =
+            tree_of(&[None, Some(0), Some(0), Some(1), Some(1), Some(3), Some(2), Some(6), None]);
+        tree.frames[8].parent = Some(FrameId::from_trusted("f000000000z".to_owned()));
+        // Levels end after 1, 3, 6 and 8 frames: at most 5 frames keep levels 0 and 1.
+        let preview = preview_of(&tree, 5).unwrap();
+        let ids: Vec<&str> = preview.columns.id.iter().map(FrameId::as_str).collect();
+        assert_eq!(ids, ["f0000000000", "f0000000001", "f0000000002"], "in the frames' order");
+        assert_eq!(preview.columns.parent, [-1, 0, 0]);
+        assert_eq!(preview.columns.tokens, [0, 1, 2], "each frame's own tokens");
+        assert_eq!(preview.whole_frames, 9);
+        assert_eq!(preview.columns.seq, 7);
+        assert_eq!(preview.folded.index, [1, 2]);
+        assert_eq!(preview.folded.frames, [3, 2], "3, 4 and 5 under 1; 6 and 7 under 2");
+        assert_eq!(preview.folded.tokens, [3 + 4 + 5, 6 + 7]);
+        assert_eq!(preview.folded.messages, [2 * (3 + 4 + 5), 2 * (6 + 7)]);
+
+        // At most 6 frames keep a level more: only 3 and 6 have children left out.
+        let preview = preview_of(&tree, 6).unwrap();
+        assert_eq!(preview.columns.id.len(), 6);
+        assert_eq!(preview.folded.index, [3, 5], "frames 3 and 6, by index in the preview");
+        assert_eq!((preview.folded.frames, preview.folded.tokens), (vec![1, 1], vec![5, 7]));
+    }
+
+    #[test]
+    fn there_is_no_preview_of_the_root_alone_nor_of_a_tree_that_fits_whole() {
+        let tree = tree_of(&[None, Some(0), Some(0), Some(1)]);
+        assert_eq!(preview_of(&tree, 2), None, "the root's children do not fit");
+        assert_eq!(preview_of(&tree, 4), None, "every frame fits");
+        assert!(preview_of(&tree, 3).is_some());
+        assert_eq!(preview_of(&tree_of(&[Some(0)]), 10), None, "no root");
+    }
+
+    /// The window lays a preview out with its folded weights added to the frames they hang from
+    /// (`ui/src/outline.ts`), and must put every frame of it where the whole outline's layout puts
+    /// it. Both sides check `ui/src/outline-preview.cases.json`: this test writes a tree's whole
+    /// columns and its preview (with `FLAME_BLESS` set, as `make bless` runs it) or fails when the
+    /// file says otherwise, and the window's test lays both out and compares.
+    #[test]
+    fn the_window_s_preview_cases_are_what_rust_writes() {
+        #[derive(Serialize)]
+        struct Case {
+            whole: OutlineColumns,
+            preview: OutlinePreview,
+        }
+        // A tree of 120 frames, each under one of the frames before it, with some siblings at
+        // the same position, as a tree whose frames were moved may have them.
+        let mut seed = 7u64;
+        let mut next = |below: usize| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) as usize % below
+        };
+        let parents: Vec<Option<usize>> =
+            (0..120).map(|i| (i > 0).then(|| if i < 4 { i - 1 } else { next(i) })).collect();
+        let mut tree = tree_of(&parents);
+        for f in &mut tree.frames {
+            f.position = next(4) as u32;
+            f.tokens = (next(1_000) * next(3)) as u64;
+            f.message_count = next(7) as u64;
+        }
+        let preview = preview_of(&tree, 40).unwrap();
+        assert!(!preview.folded.index.is_empty());
+        let case = Case { whole: tree.into(), preview };
+        let written = serde_json::to_string(&case).unwrap() + "\n";
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../ui/src/outline-preview.cases.json");
+        if std::env::var_os("FLAME_BLESS").is_some() {
+            std::fs::write(&path, &written).unwrap();
+        }
+        let kept = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            kept == written,
+            "{} is not what Rust writes (run `make bless` if the change is intended)",
+            path.display()
+        );
     }
 }

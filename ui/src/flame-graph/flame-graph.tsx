@@ -32,6 +32,11 @@ export interface FlameGraphProps {
   /** Where the tooltip reads the cost of a frame other than the focused one. */
   backend: Pick<Backend, "frameCost">;
   outline: TreeOutline;
+  /**
+   * Whether `outline` is a preview of the tree's top levels (`expandPreview`), drawn until the
+   * whole outline comes: the benchmark times the first paint of the whole tree apart.
+   */
+  preview?: boolean;
   mode: WeightMode;
   /** What the frames' fill says: their status, or also how much of their budget is spent. */
   colour?: GraphColour;
@@ -72,6 +77,7 @@ function useSceneText(laid: Laid, outline: TreeOutline, colour: GraphColour) {
 export function FlameGraph({
   backend,
   outline,
+  preview = false,
   mode,
   colour = "status",
   onFocus,
@@ -108,6 +114,7 @@ export function FlameGraph({
     active: activeRank,
     hover: hover?.rank ?? -1,
     drop,
+    preview,
   };
 
   const input = {

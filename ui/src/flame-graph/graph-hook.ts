@@ -22,6 +22,11 @@ export interface FlameGraphHook {
    */
   firstFramesPaintedAt(): number | null;
   /**
+   * When the first paint of the whole tree's frames ended, as `firstFramesPaintedAt`: later than
+   * it when a large tree's preview was drawn first.
+   */
+  wholeTreePaintedAt(): number | null;
+  /**
    * Starts timing every paint (each waits for its pixels, so the time covers rasterising), or
    * stops and returns the times, in milliseconds, since it was started.
    */
@@ -36,16 +41,31 @@ declare global {
 
 /**
  * What the benchmark (tests/bench) reads of the paints: when the first paint that drew frames
- * ended, and, while `timing` is on, how long each paint took with its rasterising.
+ * ended, and the first that drew the whole tree's, and, while `timing` is on, how long each paint
+ * took with its rasterising.
  */
-const paintRecord: { firstFramesAt: number | null; timing: boolean; times: number[] } = {
+const paintRecord: {
+  firstFramesAt: number | null;
+  wholeTreeAt: number | null;
+  timing: boolean;
+  times: number[];
+} = {
   firstFramesAt: null,
+  wholeTreeAt: null,
   timing: false,
   times: [],
 };
 
-/** Records a paint into `ctx` that started at `start` and drew `frames` frames. */
-export function recordPaint(ctx: CanvasRenderingContext2D, start: number, frames: number) {
+/**
+ * Records a paint into `ctx` that started at `start` and drew `frames` frames, of the whole tree
+ * or (`whole` false) of a preview of its top levels.
+ */
+export function recordPaint(
+  ctx: CanvasRenderingContext2D,
+  start: number,
+  frames: number,
+  whole: boolean,
+) {
   if (paintRecord.timing) {
     // Reading a pixel back waits for the drawing to finish.
     ctx.getImageData(0, 0, 1, 1);
@@ -54,6 +74,10 @@ export function recordPaint(ctx: CanvasRenderingContext2D, start: number, frames
   if (paintRecord.firstFramesAt === null && frames > 0) {
     markOnce("flame:first-frames-painted");
     paintRecord.firstFramesAt = performance.timeOrigin + performance.now();
+  }
+  if (paintRecord.wholeTreeAt === null && frames > 0 && whole) {
+    markOnce("flame:whole-tree-painted");
+    paintRecord.wholeTreeAt = performance.timeOrigin + performance.now();
   }
 }
 
@@ -88,6 +112,7 @@ export function useGraphHook(
       view: () => ({ ...view.current }),
       laidOut: () => laid.layout.count,
       firstFramesPaintedAt: () => paintRecord.firstFramesAt,
+      wholeTreePaintedAt: () => paintRecord.wholeTreeAt,
       timePaints(on) {
         const times = paintRecord.times;
         paintRecord.timing = on;

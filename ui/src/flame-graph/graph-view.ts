@@ -44,7 +44,7 @@ export function useGraphView(scene: MutableRef<Scene | null>): GraphView {
     if (!c || !ctx || !scene.current) return;
     const start = performance.now();
     paint(ctx, scene.current, view.current, window.devicePixelRatio || 1);
-    recordPaint(ctx, start, scene.current.layout.count);
+    recordPaint(ctx, start, scene.current.layout.count, scene.current.preview !== true);
   };
   const requestDraw = () => {
     if (drawQueued.current) return;

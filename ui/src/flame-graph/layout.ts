@@ -8,7 +8,7 @@ import type {
   FrameOutline_Serialize as FrameOutline,
   TreeOutline_Serialize as TreeOutline,
 } from "../bindings";
-import { knownOwnCosts, knownParentIndexes } from "../outline";
+import { knownFoldedWeights, knownOwnCosts, knownParentIndexes, previewDrawsBy } from "../outline";
 
 /** What a frame's width stands for. */
 export type WeightMode = "tokens" | "equal" | "messages" | "time" | "cost";
@@ -421,6 +421,7 @@ function place(
  * epoch) is where the wall time of frames still running ends; `ownCosts` are the outline's, for
  * frames `expandOutline` did not make (which know theirs by index: `knownOwnCosts`). A frame
  * weighs the priced part of its own cost: tokens of a model with no known price weigh nothing.
+ * A frame of a preview (`expandPreview`) also weighs what the preview leaves out under it.
  */
 export function layoutInputOf(
   frames: readonly FrameOutline[],
@@ -445,14 +446,15 @@ export function layoutInputOf(
   const position = new Float64Array(n);
   const ownWeight = new Float64Array(n);
   const costs = mode === "cost" ? knownOwnCosts(frames) : undefined;
+  const folded = previewDrawsBy(mode) ? knownFoldedWeights(frames, mode) : undefined;
   frames.forEach((f, i) => {
     position[i] = f.position;
     ownWeight[i] =
-      mode !== "cost"
+      (mode !== "cost"
         ? ownWeightOf(f, mode, now)
         : costs !== undefined
           ? costs[i]!
-          : (ownCosts[f.id] ?? 0);
+          : (ownCosts[f.id] ?? 0)) + (folded?.[i] ?? 0);
   });
   return { count: n, parent, position, ownWeight, combine: mode === "time" ? "span" : "sum" };
 }

@@ -75,6 +75,8 @@ export interface Scene {
   active: number;
   hover: number;
   drop: DropMarker | null;
+  /** Whether the layout is of a preview of the tree's top levels, not of the whole tree. */
+  preview?: boolean;
 }
 
 export interface PaintStats {

@@ -266,3 +266,45 @@ fn reading_the_outline_ahead_without_a_current_tree_reads_nothing() {
     assert_eq!(outline["title"][0], "Made after the read");
     assert_eq!(outline["tree"]["id"], tree.id.as_str());
 }
+
+/// A tree of `PREVIEW_FROM_FRAMES` frames gets a preview from the read ahead, once: its top
+/// levels, each frame as the whole outline has it, with what is under them folded in; a small
+/// tree gets none.
+#[test]
+fn a_large_tree_s_read_ahead_makes_a_preview_of_its_top_levels_for_the_first_ask() {
+    let s = Scratch::new(78);
+    let (tree, frames, messages) =
+        flame_store::synthetic::tree(flame_api::PREVIEW_FROM_FRAMES, 1_000);
+    {
+        let mut store = flame_store::Store::open(&s.dir.path().join("flame.db")).unwrap();
+        let change = flame_store::Change { actor: A, at: 1 };
+        store.import_tree(change, &tree, &frames, &messages).unwrap();
+    }
+    let flame = s.reopen(79);
+    assert_eq!(flame.outline_preview(), None, "nothing was read ahead");
+    flame.read_outline_ahead().unwrap();
+    let preview = flame.outline_preview().unwrap();
+    assert_eq!(flame.outline_preview(), None, "the preview goes to one ask");
+    let whole = flame.outline_columns(None).unwrap();
+    assert_eq!(preview.whole_frames as usize, whole.id.len());
+    let kept = preview.columns.id.len();
+    assert!(kept <= flame_api::PREVIEW_MAX_FRAMES && kept > 1, "{kept} frames");
+    // Every frame is in the preview or folded into one of its frames, once.
+    let folded: u32 = preview.folded.frames.iter().sum();
+    assert_eq!(kept + folded as usize, whole.id.len());
+    let tokens = |columns: &flame_api::OutlineColumns| columns.tokens.iter().sum::<u64>();
+    let folded_tokens: u64 = preview.folded.tokens.iter().sum();
+    assert_eq!(tokens(&preview.columns) + folded_tokens, tokens(&whole));
+    // Each frame of the preview is the whole outline's, title and all.
+    let at: std::collections::HashMap<_, _> = whole.id.iter().zip(0..).collect();
+    for (k, id) in preview.columns.id.iter().enumerate() {
+        assert_eq!(preview.columns.title[k], whole.title[at[id]]);
+    }
+    assert_eq!(preview.columns.tree, whole.tree);
+
+    // A small tree's read ahead makes none.
+    let small = Scratch::new(80);
+    priced_tree(&small);
+    small.flame.read_outline_ahead().unwrap();
+    assert_eq!(small.flame.outline_preview(), None);
+}
