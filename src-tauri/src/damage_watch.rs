@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Manager, Runtime};
 use tauri_specta::Event;
 
-use crate::{Startup, in_background};
+use crate::{Startup, in_background, yield_to_the_window};
 
 /// The database's quick check found the file damaged; nothing is written to it.
 #[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
@@ -39,19 +39,3 @@ pub fn spawn<R: Runtime>(app: &AppHandle<R>) {
         }
     });
 }
-
-/// Gives the calling thread the lowest scheduling priority (on Linux a thread's nice value is
-/// its own), so that a check ahead of need does not slow the window on a machine of few cores.
-#[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
-fn yield_to_the_window() {
-    // SAFETY: `setpriority` takes plain integers; `who` 0 with `PRIO_PROCESS` is the calling
-    // thread on Linux. A failure leaves the priority as it was, which is only slower.
-    let lowered = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 19) };
-    if lowered != 0 {
-        tracing::debug!("could not lower the priority of the database's check");
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn yield_to_the_window() {}

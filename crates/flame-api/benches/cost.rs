@@ -6,7 +6,8 @@
 //! time after); the outline by columns as the window receives it, made and written as JSON,
 //! with its size; and the memory a `Flame` keeps once it has read a tree's outline (the tree's
 //! usage, kept to follow it) and once it has read a frame's cost (every frame's, kept for the
-//! next), counted by this benchmark's allocator. Prints
+//! next), counted by this benchmark's allocator; and the preview of the tree's top levels made
+//! from its frames' rows, with its size. Prints
 //! `BENCH <name> <value> <unit>` lines.
 
 #![allow(clippy::print_stdout)]
@@ -15,7 +16,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use flame_api::{DataDir, Env, Flame, FlameConfig};
+use flame_api::{DataDir, Env, Flame, FlameConfig, OutlinePreview};
 use flame_model::{Actor, NewMessage, Role, Usage};
 use flame_store::{Change, Store};
 
@@ -151,4 +152,22 @@ fn main() {
         .collect();
     println!("BENCH cost.outline_columns_json_median {:.3} ms", median(json));
     println!("BENCH cost.outline_columns_json_size {:.1} MB", bytes as f64 / 1e6);
+    // The preview the window draws while the whole outline comes, made from the frames' rows,
+    // and its size as the window receives it.
+    let tree_row = flame.tree(&tree.id).unwrap();
+    let store = Store::open(&dir.path().join("flame.db")).unwrap();
+    let frames = store.outline_of_tree(&tree.id).unwrap();
+    let mut bytes = 0;
+    let made: Vec<Duration> = (0..15)
+        .map(|_| {
+            let started = Instant::now();
+            let preview =
+                OutlinePreview::of(&tree_row, &frames, 0, flame_api::PREVIEW_MAX_FRAMES).unwrap();
+            let elapsed = started.elapsed();
+            bytes = serde_json::to_string(&preview).unwrap().len();
+            elapsed
+        })
+        .collect();
+    println!("BENCH cost.outline_preview_median {:.3} ms", median(made));
+    println!("BENCH cost.outline_preview_json_size {:.1} MB", bytes as f64 / 1e6);
 }
