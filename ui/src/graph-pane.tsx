@@ -134,7 +134,7 @@ export function GraphPane({
           }
         />
       )}
-      {outline && (
+      {drawn && (
         <ul class="legend" aria-label="Colours by status">
           {Object.entries(STATUS_STYLE).map(([status, style]) => (
             <li key={status}>
