@@ -11,6 +11,7 @@ import type {
   ImportSummary,
   TreeOutline_Serialize,
 } from "./bindings";
+import type { PreviewOutline } from "./outline";
 import { INFO, NO_TREE, answer, fakeBackend, outlineFrame, settle } from "./test-backend";
 
 function frame(
@@ -213,7 +214,10 @@ describe("App", () => {
         return answer(null as never);
       },
     });
-    const preview: TreeOutline_Serialize = { ...OUTLINE, frames: OUTLINE.frames.slice(0, 1) };
+    const preview = {
+      outline: { ...OUTLINE, frames: OUTLINE.frames.slice(0, 1) },
+      wholeFrames: 20_000,
+    };
     const root = document.createElement("div");
     document.body.append(root);
     await act(async () => {
@@ -225,6 +229,8 @@ describe("App", () => {
       [...root.querySelectorAll("[role=treeitem]")].map((e) => e.getAttribute("data-frame-id"));
     expect(items()).toEqual(["f0000000001"]);
     expect(root.textContent).not.toContain("Reading the tree");
+    const note = () => root.querySelector("[data-testid=preview-note]")?.textContent;
+    expect(note()).toBe("Reading all 20,000 frames…");
     expect(root.querySelector("[data-testid=weight-mode]")).toBeNull();
     expect(root.querySelector("[data-testid=focused-frame]")).toBeNull();
     // A frame of the preview picked while the rest of the window has no tree does nothing.
@@ -243,12 +249,13 @@ describe("App", () => {
     expect(items()).toEqual(["f0000000001", "f0000000002"]);
     expect(root.querySelector("[data-testid=flame-graph]")).toBe(graph);
     expect(root.querySelector("[data-testid=focused-frame]")).not.toBeNull();
+    expect(note()).toBeUndefined();
   });
 
   it("draws no preview that comes after the outline", async () => {
-    let give: (answer: { status: "ok"; data: TreeOutline_Serialize | null }) => void = () =>
-      undefined;
-    const late = new Promise<{ status: "ok"; data: TreeOutline_Serialize | null }>((resolve) => {
+    type Late = { status: "ok"; data: PreviewOutline | null };
+    let give: (answer: Late) => void = () => undefined;
+    const late = new Promise<Late>((resolve) => {
       give = resolve;
     });
     const root = document.createElement("div");
@@ -261,7 +268,10 @@ describe("App", () => {
       await settle();
     });
     await act(async () => {
-      give({ status: "ok", data: { ...OUTLINE, frames: OUTLINE.frames.slice(0, 1) } });
+      give({
+        status: "ok",
+        data: { outline: { ...OUTLINE, frames: OUTLINE.frames.slice(0, 1) }, wholeFrames: 9 },
+      });
       await settle();
     });
     const items = [...root.querySelectorAll("[role=treeitem]")];

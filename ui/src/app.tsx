@@ -16,6 +16,7 @@ import type { FrameRequest, GraphColour } from "./flame-graph/flame-graph";
 import { WEIGHT_MODES, type WeightMode } from "./flame-graph/layout";
 import { GraphPane, MODE_LABEL } from "./graph-pane";
 import type { NewTreeActions } from "./new-tree-form";
+import type { PreviewOutline } from "./outline";
 import type { PaletteContext } from "./palette/actions";
 import { StartupError } from "./startup-error";
 import { StatusBar } from "./status-bar";
@@ -34,7 +35,7 @@ export function App({
 }: {
   backend: Backend;
   firstOutline?: Promise<Answer<TreeOutline>>;
-  firstPreview?: Promise<Answer<TreeOutline | null>>;
+  firstPreview?: Promise<Answer<PreviewOutline | null>>;
 }) {
   const { load, tree, reload } = useTreeLoad(backend, firstOutline, firstPreview);
   const commands = useWindowCommands(backend, reload);

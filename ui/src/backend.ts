@@ -18,6 +18,7 @@ import type {
   WindowCommand,
   commands,
 } from "./bindings";
+import type { PreviewOutline } from "./outline";
 
 /** Receives the events of a reply as it streams. */
 export type ChatListener = (event: ChatEvent) => void;
@@ -54,7 +55,7 @@ export type Backend = Pick<typeof commands, Exclude<WindowCommand, WrappedComman
    * The top of a large current tree, read ahead while the window started, as the flame graph
    * draws it until the whole outline comes (`expandPreview`); null when there is none.
    */
-  outlinePreview(): Promise<Answer<TreeOutline | null>>;
+  outlinePreview(): Promise<Answer<PreviewOutline | null>>;
   /** Calls `listener` with the newest event seq whenever the data directory changes. */
   onTreeChanged(listener: (seq: number) => void): Promise<() => void>;
   /**

@@ -51,7 +51,7 @@ export function GraphPane({
     tree.state === "loading" && tree.preview !== undefined && previewDrawsBy(mode)
       ? tree.preview
       : null;
-  const drawn = outline ?? preview;
+  const drawn = outline ?? preview?.outline ?? null;
   return (
     <section class="pane graph-pane" aria-label="Flame graph" data-testid="graph-pane">
       <header class="pane-header graph-header">
@@ -65,6 +65,11 @@ export function GraphPane({
           />
         ) : (
           <span>Flame graph</span>
+        )}
+        {preview && (
+          <span class="preview-note" data-testid="preview-note">
+            Reading all {preview.wholeFrames.toLocaleString("en-US")} frames…
+          </span>
         )}
         {outline && (
           <>

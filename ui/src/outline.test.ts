@@ -176,7 +176,8 @@ describe("a preview", () => {
 
   it("puts each of its frames where the whole tree's layout puts it", () => {
     const whole = expandOutline(PREVIEW_CASE.whole);
-    const preview = expandPreview(PREVIEW_CASE.preview);
+    const { outline: preview, wholeFrames } = expandPreview(PREVIEW_CASE.preview);
+    expect(wholeFrames).toBe(whole.frames.length);
     expect(preview.frames.length).toBeLessThan(whole.frames.length);
     expect(PREVIEW_CASE.preview.folded.index.length).toBeGreaterThan(0);
     for (const mode of WEIGHT_MODES.filter(previewDrawsBy)) {

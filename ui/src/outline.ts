@@ -106,12 +106,18 @@ export function knownFoldedWeights(
   return foldedColumns.get(frames)?.[mode];
 }
 
+/** A large tree's preview as the window holds it: its outline, and how many frames are coming. */
+export interface PreviewOutline {
+  outline: TreeOutline;
+  wholeFrames: number;
+}
+
 /**
  * The top of a large tree (`OutlinePreview`) as the outline the flame graph draws until the
  * whole outline comes: its frames as `expandOutline` makes them, with the weights of what it
  * leaves out kept beside them (`knownFoldedWeights`).
  */
-export function expandPreview(preview: OutlinePreview): TreeOutline {
+export function expandPreview(preview: OutlinePreview): PreviewOutline {
   const outline = expandOutline(preview.columns);
   const n = outline.frames.length;
   const columns = {
@@ -126,5 +132,5 @@ export function expandPreview(preview: OutlinePreview): TreeOutline {
     columns.equal[i] = frames[k]!;
   });
   foldedColumns.set(outline.frames, columns);
-  return outline;
+  return { outline, wholeFrames: preview.whole_frames };
 }

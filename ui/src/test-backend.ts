@@ -1,6 +1,7 @@
 // A fake backend for unit tests: every command is refused unless a test answers it.
 
 import type { Backend } from "./backend";
+import type { PreviewOutline } from "./outline";
 import type {
   ApiError,
   AppInfo,
@@ -81,7 +82,7 @@ export function fakeBackend(parts: Partial<Backend>): Backend {
   return {
     appInfo: () => answer(INFO),
     outline: () => answer<TreeOutline_Serialize>(NO_TREE),
-    outlinePreview: () => answer<TreeOutline_Serialize | null>(null),
+    outlinePreview: () => answer<PreviewOutline | null>(null),
     frameCost: refuse,
     setFrameBudget: refuse,
     createTree: refuse,

@@ -12,13 +12,14 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import type { Answer, Backend } from "./backend";
 import type { ApiError, AppInfo, TreeOutline_Serialize as TreeOutline } from "./bindings";
 import { markOnce } from "./marks";
+import type { PreviewOutline } from "./outline";
 
 export type Load =
   { state: "loading" } | { state: "ready"; info: AppInfo } | { state: "failed"; error: ApiError };
 
 /** The current tree as the window knows it. */
 export type TreeLoad =
-  | { state: "loading"; preview?: TreeOutline }
+  | { state: "loading"; preview?: PreviewOutline }
   | { state: "none" }
   | { state: "ready"; outline: TreeOutline }
   | { state: "failed"; error: ApiError };
@@ -31,7 +32,7 @@ export type TreeLoad =
 export function useTreeLoad(
   backend: Backend,
   firstOutline?: Promise<Answer<TreeOutline>>,
-  firstPreview?: Promise<Answer<TreeOutline | null>>,
+  firstPreview?: Promise<Answer<PreviewOutline | null>>,
 ) {
   const [load, setLoad] = useState<Load>({ state: "loading" });
   const [tree, setTree] = useState<TreeLoad>({ state: "loading" });
